@@ -1,0 +1,130 @@
+/* alloc.c - the one pair of allocation hooks every runtime allocation uses.
+ *
+ * Each block carries a small header with its size so that the counters of
+ * nn_memory_usage() are exact and nn_free needs no size from the caller.
+ * The header is 16 bytes (max_align_t on the platforms we build for). */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn_internal.h"
+
+#define HDR 16
+
+static void *libc_malloc(size_t size, void *ud) { (void)ud; return malloc(size); }
+static void *libc_realloc(void *p, size_t size, void *ud) { (void)ud; return realloc(p, size); }
+static void libc_free(void *p, void *ud) { (void)ud; free(p); }
+
+static nn_allocator g_alloc = {libc_malloc, libc_realloc, libc_free, NULL};
+static atomic_size_t g_current;
+static atomic_size_t g_peak;
+static atomic_int g_pins;
+
+static void account_add(size_t n) {
+  size_t cur = atomic_fetch_add(&g_current, n) + n;
+  size_t peak = atomic_load(&g_peak);
+  while (cur > peak && !atomic_compare_exchange_weak(&g_peak, &peak, cur)) {
+  }
+}
+
+nn_status nn_set_allocator(const nn_allocator *a) {
+  if (atomic_load(&g_pins) > 0)
+    return NN_ERR_INVALID_ARG;
+  if (a == NULL) {
+    g_alloc = (nn_allocator){libc_malloc, libc_realloc, libc_free, NULL};
+    return NN_OK;
+  }
+  if (!a->malloc || !a->realloc || !a->free)
+    return NN_ERR_INVALID_ARG;
+  g_alloc = *a;
+  return NN_OK;
+}
+
+void nn_memory_usage(size_t *current, size_t *peak) {
+  if (current) *current = atomic_load(&g_current);
+  if (peak) *peak = atomic_load(&g_peak);
+}
+
+void nn_alloc_pin(void) { atomic_fetch_add(&g_pins, 1); }
+void nn_alloc_unpin(void) { atomic_fetch_sub(&g_pins, 1); }
+
+void *nn_malloc(size_t size) {
+  if (size > SIZE_MAX - HDR)
+    return NULL;
+  unsigned char *p = g_alloc.malloc(size + HDR, g_alloc.ud);
+  if (!p)
+    return NULL;
+  memcpy(p, &size, sizeof size);
+  account_add(size);
+  return p + HDR;
+}
+
+void *nn_calloc(size_t n, size_t size) {
+  size_t total;
+  if (nn_mul_overflow_size(n, size, &total))
+    return NULL;
+  void *p = nn_malloc(total);
+  if (p)
+    memset(p, 0, total);
+  return p;
+}
+
+void *nn_realloc(void *ptr, size_t size) {
+  if (!ptr)
+    return nn_malloc(size);
+  if (size > SIZE_MAX - HDR)
+    return NULL;
+  unsigned char *base = (unsigned char *)ptr - HDR;
+  size_t old;
+  memcpy(&old, base, sizeof old);
+  unsigned char *p = g_alloc.realloc(base, size + HDR, g_alloc.ud);
+  if (!p)
+    return NULL;
+  memcpy(p, &size, sizeof size);
+  atomic_fetch_sub(&g_current, old);
+  account_add(size);
+  return p + HDR;
+}
+
+void nn_free(void *ptr) {
+  if (!ptr)
+    return;
+  unsigned char *base = (unsigned char *)ptr - HDR;
+  size_t size;
+  memcpy(&size, base, sizeof size);
+  atomic_fetch_sub(&g_current, size);
+  g_alloc.free(base, g_alloc.ud);
+}
+
+char *nn_strndup(const char *s, size_t n) {
+  size_t len = strnlen(s, n);
+  char *d = nn_malloc(len + 1);
+  if (d) {
+    memcpy(d, s, len);
+    d[len] = '\0';
+  }
+  return d;
+}
+
+char *nn_strdup(const char *s) { return nn_strndup(s, SIZE_MAX); }
+
+/* Aligned blocks: over-allocate, and keep the raw pointer just below the
+ * aligned address. */
+void *nn_aligned_alloc(size_t size) {
+  if (size > SIZE_MAX - NN_ALIGN - sizeof(void *))
+    return NULL;
+  unsigned char *raw = nn_malloc(size + NN_ALIGN + sizeof(void *));
+  if (!raw)
+    return NULL;
+  uintptr_t a = ((uintptr_t)raw + sizeof(void *) + NN_ALIGN - 1) & ~(uintptr_t)(NN_ALIGN - 1);
+  memcpy((unsigned char *)a - sizeof(void *), &raw, sizeof raw);
+  return (void *)a;
+}
+
+void nn_aligned_free(void *ptr) {
+  if (!ptr)
+    return;
+  void *raw;
+  memcpy(&raw, (unsigned char *)ptr - sizeof(void *), sizeof raw);
+  nn_free(raw);
+}

@@ -1,0 +1,51 @@
+/* error.c - status names and error formatting. */
+#include <stdio.h>
+
+#include "nn_internal.h"
+
+const char *nn_status_str(nn_status st) {
+  switch (st) {
+  case NN_OK: return "NN_OK";
+  case NN_ERR_INVALID_ARG: return "NN_ERR_INVALID_ARG";
+  case NN_ERR_NOMEM: return "NN_ERR_NOMEM";
+  case NN_ERR_IO: return "NN_ERR_IO";
+  case NN_ERR_PARSE: return "NN_ERR_PARSE";
+  case NN_ERR_INVALID_MODEL: return "NN_ERR_INVALID_MODEL";
+  case NN_ERR_UNSUPPORTED: return "NN_ERR_UNSUPPORTED";
+  case NN_ERR_SHAPE: return "NN_ERR_SHAPE";
+  case NN_ERR_DTYPE: return "NN_ERR_DTYPE";
+  case NN_ERR_LIMIT: return "NN_ERR_LIMIT";
+  case NN_ERR_DISPOSED: return "NN_ERR_DISPOSED";
+  case NN_ERR_BACKEND: return "NN_ERR_BACKEND";
+  case NN_ERR_NO_DEVICE: return "NN_ERR_NO_DEVICE";
+  case NN_ERR_RUNTIME: return "NN_ERR_RUNTIME";
+  case NN_ERR_MISSING_INPUT: return "NN_ERR_MISSING_INPUT";
+  }
+  return "NN_ERR_?";
+}
+
+nn_status nn_error_set(nn_error *err, nn_status st, const char *fmt, ...) {
+  if (err) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    err->status = st;
+  }
+  return st;
+}
+
+nn_status nn_fail(nn_ctx *c, nn_status st, const char *fmt, ...) {
+  if (c && c->err) {
+    char detail[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    if (c->node)
+      nn_error_set(c->err, st, "node '%s' (%s): %s", c->node->name, c->node->op_type, detail);
+    else
+      nn_error_set(c->err, st, "%s", detail);
+  }
+  return st;
+}

@@ -1,0 +1,258 @@
+/* nn_internal.h - runtime internals shared by the loader, the graph passes,
+ * the planner, the session and the kernels.  Not installed.
+ *
+ * Life of a model:
+ *   loader (onnx/loader.c)   protobuf -> nn_graph: values, nodes, attributes;
+ *                            initializers copied into session-owned memory
+ *   graph.c                  topological order, validation, op lookup
+ *   passes.c                 drop Identity/Dropout, fold BatchNorm into Conv
+ *   prepare (plan.c)         for the concrete input shapes: every node's
+ *                            prepare() sets its outputs' dtype/shape; nodes
+ *                            whose inputs are all known are run once (constant
+ *                            folding); the rest form the execution list
+ *   plan.c                   lifetimes -> arena offsets (greedy by size,
+ *                            best-fitting gap), in-place and view aliasing
+ *   session.c                run = for each node: op->run()
+ */
+#ifndef NN_INTERNAL_H
+#define NN_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "include/nn.h"
+
+/* ---- allocation (alloc.c) --------------------------------------------------
+ * Every allocation of the runtime goes through these; they call the hooks of
+ * nn_set_allocator() and keep the counters of nn_memory_usage().  Memory from
+ * nn_malloc/nn_calloc/nn_realloc/nn_strdup is freed with nn_free.
+ * nn_malloc(0) returns a valid unique pointer. */
+void *nn_malloc(size_t size);
+void *nn_calloc(size_t n, size_t size);          /* overflow-checked */
+void *nn_realloc(void *ptr, size_t size);
+void nn_free(void *ptr);
+char *nn_strdup(const char *s);
+char *nn_strndup(const char *s, size_t n);
+/* 64-byte aligned block for tensor data; free with nn_aligned_free. */
+void *nn_aligned_alloc(size_t size);
+void nn_aligned_free(void *ptr);
+/* Number of live sessions/contexts that pin the allocator. */
+void nn_alloc_pin(void);
+void nn_alloc_unpin(void);
+
+#define NN_ALIGN 64
+static inline size_t nn_align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+/* Overflow-checked arithmetic: return false on overflow. */
+static inline bool nn_mul_overflow_i64(int64_t a, int64_t b, int64_t *r) {
+  return __builtin_mul_overflow(a, b, r);
+}
+static inline bool nn_mul_overflow_size(size_t a, size_t b, size_t *r) {
+  return __builtin_mul_overflow(a, b, r);
+}
+
+/* ---- errors (error.c) ------------------------------------------------------ */
+/* Format into err (may be NULL) and return st. */
+nn_status nn_error_set(nn_error *err, nn_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- dtypes (dtype.c) ------------------------------------------------------ */
+float nn_f16_to_f32(uint16_t h);
+uint16_t nn_f32_to_f16(float f);     /* round to nearest even */
+float nn_bf16_to_f32(uint16_t h);
+uint16_t nn_f32_to_bf16(float f);    /* round to nearest even */
+bool nn_dtype_is_float(nn_dtype dt); /* float16, bfloat16, float, double */
+bool nn_dtype_is_int(nn_dtype dt);   /* signed and unsigned integers */
+bool nn_dtype_is_signed(nn_dtype dt);
+
+/* ---- values and nodes ------------------------------------------------------- */
+typedef enum nn_value_kind {
+  NN_VAL_INTER = 0,   /* produced by a node, lives in the arena */
+  NN_VAL_INPUT,       /* graph input fed by the caller */
+  NN_VAL_CONST,       /* initializer, Constant, or folded at plan time */
+  NN_VAL_OUTPUT,      /* graph output, lives in its own session buffer */
+} nn_value_kind;
+
+/* A tensor of the graph.  dtype/rank/dims are known after prepare; data is
+ * valid after planning (arena + offset, const storage, io buffer). */
+typedef struct nn_value {
+  char *name;                  /* owned by the graph */
+  nn_dtype dtype;
+  int rank;
+  int64_t dims[NN_MAX_RANK];
+  int64_t numel;
+  size_t nbytes;
+  void *data;
+  nn_value_kind kind;
+  int producer;                /* index of the producing node, -1 if none */
+  int n_uses;                  /* consumer count (+1 when graph output) */
+  /* model-level declaration (graph input/output value_info), rank -1 unknown */
+  nn_dtype decl_dtype;
+  int decl_rank;
+  int64_t decl_dims[NN_MAX_RANK];   /* -1 = dynamic */
+  /* constants: storage owned by the graph (nn_aligned_alloc) */
+  void *const_data;
+  /* inputs: the default (initializer) when has_default */
+  bool has_default;
+  bool is_graph_output;
+  /* planner bookkeeping */
+  int first_use, last_use;     /* execution step range */
+  int alias_of;                /* value whose buffer this one shares, -1 */
+  size_t offset;               /* arena offset */
+} nn_value;
+
+typedef enum nn_attr_type {
+  NN_ATTR_UNDEFINED = 0,
+  NN_ATTR_FLOAT = 1,
+  NN_ATTR_INT = 2,
+  NN_ATTR_STRING = 3,
+  NN_ATTR_TENSOR = 4,
+  NN_ATTR_GRAPH = 5,
+  NN_ATTR_FLOATS = 6,
+  NN_ATTR_INTS = 7,
+  NN_ATTR_STRINGS = 8,
+  NN_ATTR_TENSORS = 9,
+  NN_ATTR_GRAPHS = 10,
+  NN_ATTR_SPARSE_TENSOR = 11,
+  NN_ATTR_SPARSE_TENSORS = 12,
+  NN_ATTR_TYPE_PROTO = 13,
+  NN_ATTR_TYPE_PROTOS = 14,
+} nn_attr_type;
+
+typedef struct nn_attr {
+  char *name;
+  nn_attr_type type;
+  float f;
+  int64_t i;
+  char *s;                     /* NUL-terminated copy */
+  size_t s_len;
+  int n;                       /* element count of floats / ints / strings */
+  float *floats;
+  int64_t *ints;
+  char **strings;
+  nn_tensor t;                 /* NN_ATTR_TENSOR, data owned by the graph */
+} nn_attr;
+
+struct nn_op_def;
+
+typedef struct nn_node {
+  char *name;                  /* never NULL (generated when the model has none) */
+  char *op_type;
+  char *domain;                /* "" for the default domain */
+  int opset;                   /* the model's opset for this domain */
+  int version;                 /* semantic version resolved from op->versions */
+  int n_in, n_out;
+  int *in, *out;               /* value indices, -1 for an omitted optional */
+  nn_value **x, **y;           /* resolved value pointers (NULL when omitted) */
+  int n_attrs;
+  nn_attr *attrs;
+  const struct nn_op_def *op;
+  /* set by prepare */
+  void *priv;                  /* kernel parameters: one nn_malloc block,
+                                  freed by the framework before re-prepare */
+  size_t ws_bytes;             /* workspace the kernel needs during run */
+  /* set by the planner */
+  void *ws;                    /* workspace, valid during run */
+  bool folded;                 /* evaluated at plan time */
+  bool removed;                /* dropped by a graph pass */
+} nn_node;
+
+/* ---- kernel context ---------------------------------------------------------
+ * One context for prepare and run.  Kernels report errors through nn_fail(),
+ * which prefixes the node's name and op. */
+typedef struct nn_threadpool nn_threadpool;
+
+typedef struct nn_ctx {
+  nn_node *node;               /* node being prepared or run */
+  nn_error *err;
+  const nn_limits *limits;
+  nn_threadpool *pool;         /* NULL = run serially */
+  int threads;
+} nn_ctx;
+
+nn_status nn_fail(nn_ctx *c, nn_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Set an output's dtype and shape in prepare: checks dims >= 0, rank and
+ * element-count limits, computes numel and nbytes. */
+nn_status nn_set_output(nn_ctx *c, nn_value *y, nn_dtype dt, int rank,
+                        const int64_t *dims);
+
+/* Run fn over [0, n) split into chunks of at least `grain` items, on the
+ * session's workers (serially when there are none).  Returns when all chunks
+ * are done.  fn must not allocate. */
+typedef void (*nn_range_fn)(void *arg, int64_t begin, int64_t end);
+void nn_parallel_for(nn_ctx *c, int64_t n, int64_t grain, nn_range_fn fn, void *arg);
+
+/* ---- operator definitions -------------------------------------------------- */
+enum {
+  /* output 0 may share the buffer of an input of the same shape and dtype
+   * size whose last use is this node: the kernel reads element k of that
+   * input before writing element k of the output. */
+  NN_OP_ELEMENTWISE = 1u << 0,
+  /* output 0 holds exactly the bytes of input 0 (Reshape, Squeeze, ...): the
+   * planner may alias them; run must then do nothing when y->data == x->data
+   * and copy otherwise. */
+  NN_OP_VIEW = 1u << 1,
+  /* never fold at plan time (random ops) */
+  NN_OP_NO_FOLD = 1u << 2,
+};
+
+#define NN_MAX_VERSIONS 8
+
+typedef struct nn_op_def {
+  const char *name;            /* op_type */
+  const char *domain;          /* NULL or "" = default domain */
+  /* ONNX since-versions whose semantics this kernel implements, ascending,
+   * 0-terminated.  A node resolves to the largest entry <= the model's opset;
+   * none -> unsupported.  Type-only revisions need no entry. */
+  int versions[NN_MAX_VERSIONS];
+  /* bitmask of inputs whose VALUES determine output shapes (Reshape's shape,
+   * Slice's starts, ...): they must be known at prepare. */
+  unsigned shape_inputs;
+  unsigned flags;
+  /* Validate attributes and input dtypes/shapes, set every output with
+   * nn_set_output(), optionally set node->priv and node->ws_bytes.
+   * Inputs in shape_inputs have data != NULL; other inputs may have data
+   * (constants) or not. */
+  nn_status (*prepare)(nn_ctx *c, nn_node *n);
+  /* Compute.  Every input and output has data (possibly 0 bytes). */
+  nn_status (*run)(nn_ctx *c, nn_node *n);
+} nn_op_def;
+
+/* Op lookup (cpu/registry.c).  NULL when unknown. */
+const nn_op_def *nn_op_find(const char *domain, const char *op_type);
+/* Resolve node->version from op->versions and the node's opset; 0 if none. */
+int nn_op_resolve_version(const nn_op_def *op, int opset);
+
+/* ---- attributes (graph.c) --------------------------------------------------
+ * Lookups by name; the returned pointers are graph-owned, valid until dispose. */
+const nn_attr *nn_attr_get(const nn_node *n, const char *name);
+int64_t nn_attr_int(const nn_node *n, const char *name, int64_t def);
+float nn_attr_float(const nn_node *n, const char *name, float def);
+const char *nn_attr_string(const nn_node *n, const char *name, const char *def);
+/* Array attributes: NULL and *count = 0 when absent. */
+const int64_t *nn_attr_ints(const nn_node *n, const char *name, int *count);
+const float *nn_attr_floats(const nn_node *n, const char *name, int *count);
+const nn_tensor *nn_attr_tensor(const nn_node *n, const char *name);
+
+/* ---- shape helpers (shape_util.c) ------------------------------------------ */
+/* Multidirectional (numpy) broadcast of two shapes; NN_ERR_SHAPE when they
+ * don't broadcast. */
+nn_status nn_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db,
+                             int *rout, int64_t *dout);
+/* Element strides of a tensor of rank r viewed at rank rout (right-aligned),
+ * with 0 on broadcast dimensions.  Writes rout strides. */
+void nn_broadcast_strides(int r, const int64_t *dims, int rout,
+                          const int64_t *dout, int64_t *strides);
+/* Normalize an axis in [-rank, rank) to [0, rank); false when out of range. */
+bool nn_norm_axis(int64_t axis, int rank, int *out);
+int64_t nn_dims_numel(int rank, const int64_t *dims);
+/* Read element i of an integer tensor of any int dtype as int64. */
+int64_t nn_value_get_int(const nn_value *v, int64_t i);
+/* Read element i of a float/double/f16/bf16/int tensor as double. */
+double nn_value_get_double(const nn_value *v, int64_t i);
+
+#endif /* NN_INTERNAL_H */

@@ -1,0 +1,2 @@
+/* placeholder */
+#include "nn_internal.h"
