@@ -98,6 +98,9 @@ typedef struct nn_value {
   bool has_default;
   bool is_graph_output;
   /* planner bookkeeping */
+  bool known;                  /* data is fixed for the current plan (constant,
+                                  unfed default, or folded at plan time) */
+  void *fold_data;             /* plan-owned buffer of a value folded at plan time */
   int first_use, last_use;     /* execution step range */
   int alias_of;                /* value whose buffer this one shares, -1 */
   size_t offset;               /* arena offset */
@@ -145,6 +148,7 @@ typedef struct nn_node {
   int version;                 /* semantic version resolved from op->versions */
   int n_in, n_out;
   int *in, *out;               /* value indices, -1 for an omitted optional */
+  int n_in_model;              /* n_in as loaded (plan-time rewrites may add one) */
   nn_value **x, **y;           /* resolved value pointers (NULL when omitted) */
   int n_attrs;
   nn_attr *attrs;
@@ -156,6 +160,7 @@ typedef struct nn_node {
   /* set by the planner */
   void *ws;                    /* workspace, valid during run */
   bool folded;                 /* evaluated at plan time */
+  bool fused;                  /* absorbed into its producer by a plan-time pass */
   bool removed;                /* dropped by a graph pass */
 } nn_node;
 

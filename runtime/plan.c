@@ -1,2 +1,533 @@
-/* placeholder */
-#include "nn_internal.h"
+/* plan.c - from concrete input shapes to an execution plan.
+ *
+ * 1. prepare: in topological order every node computes its output shapes;
+ *    a node whose inputs are all known (constants, unfed defaults, values
+ *    folded before it, or only the shape of its input for Shape/Size) is
+ *    evaluated right away and its outputs become plan-time constants.
+ * 2. fusion: BatchNormalization after a Conv with constant weights is folded
+ *    into new Conv weights and bias.
+ * 3. lifetimes: every intermediate value lives from the step producing it to
+ *    its last consumer.  Element-wise ops write over an input that dies there
+ *    (in place); view ops (Reshape...) share their input's bytes.
+ * 4. placement: buffers sorted by size, each put in the best-fitting gap among
+ *    the already-placed buffers whose lifetimes overlap it (the greedy-by-size
+ *    strategy of TFLite's arena planner); the arena is the highest end.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+
+static bool op_is(const nn_node *n, const char *op) {
+  return n->domain[0] == '\0' && strcmp(n->op_type, op) == 0;
+}
+
+/* Shape and Size read only the dims of their input. */
+static bool op_needs_dims_only(const nn_node *n) {
+  return op_is(n, "Shape") || op_is(n, "Size");
+}
+
+void nn_plan_value_needs(const nn_graph *g, bool *need) {
+  memset(need, 0, (size_t)g->n_values * sizeof *need);
+  for (int i = g->n_nodes - 1; i >= 0; i--) {
+    const nn_node *n = &g->nodes[i];
+    if (n->removed || !n->op)
+      continue;
+    bool outs_needed = false;
+    for (int k = 0; k < n->n_out; k++)
+      if (n->out[k] >= 0 && need[n->out[k]])
+        outs_needed = true;
+    for (int k = 0; k < n->n_in; k++) {
+      if (n->in[k] < 0)
+        continue;
+      bool shape_slot = k < 32 && (n->op->shape_inputs & (1u << k));
+      if (shape_slot || (outs_needed && !op_needs_dims_only(n)))
+        need[n->in[k]] = true;
+    }
+  }
+}
+
+/* ---- clearing ---------------------------------------------------------------- */
+void nn_plan_clear(nn_graph *g, nn_plan *plan) {
+  for (int i = 0; i < g->n_nodes; i++) {
+    nn_node *n = &g->nodes[i];
+    nn_free(n->priv);
+    n->priv = NULL;
+    n->ws = NULL;
+    n->ws_bytes = 0;
+    n->folded = false;
+    n->fused = false;
+    n->n_in = n->n_in_model;
+  }
+  for (int v = 0; v < g->n_values; v++) {
+    nn_value *val = &g->values[v];
+    nn_aligned_free(val->fold_data);
+    val->fold_data = NULL;
+    val->alias_of = -1;
+    val->offset = 0;
+    if (val->kind == NN_VAL_CONST) {
+      val->known = true;
+      val->data = val->const_data;
+    } else if (val->kind != NN_VAL_INPUT) {
+      val->known = false;
+      val->data = NULL;
+    }
+  }
+  if (plan) {
+    for (int i = 0; i < plan->n_extra; i++)
+      nn_aligned_free(plan->extra[i].fold_data);
+    nn_free(plan->extra);
+    nn_free(plan->steps);
+    memset(plan, 0, sizeof *plan);
+  }
+  nn_graph_resolve_pointers(g);
+}
+
+/* ---- prepare and fold -------------------------------------------------------- */
+static nn_status alloc_value_data(nn_value *v, nn_error *err) {
+  v->fold_data = nn_aligned_alloc(v->nbytes ? v->nbytes : 1);
+  if (!v->fold_data)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory folding '%s' (%zu bytes)", v->name, v->nbytes);
+  v->data = v->fold_data;
+  return NN_OK;
+}
+
+static nn_status prepare_node(nn_ctx *c, nn_node *n, nn_error *err) {
+  nn_free(n->priv);
+  n->priv = NULL;
+  n->ws_bytes = 0;
+  c->node = n;
+  for (int k = 0; k < n->n_in; k++) {
+    nn_value *x = n->x[k];
+    if (!x)
+      continue;
+    if (x->dtype == NN_DTYPE_UNDEFINED)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "input %d ('%s') has no type", k, x->name);
+    if (k < 32 && (n->op->shape_inputs & (1u << k)) && !x->known)
+      return nn_fail(c, NN_ERR_UNSUPPORTED,
+                     "input %d ('%s') decides the output shape but is only computed at run time "
+                     "(data-dependent shapes are not supported)", k, x->name);
+  }
+  for (int k = 0; k < n->n_out; k++)
+    if (n->y[k]) {
+      n->y[k]->dtype = NN_DTYPE_UNDEFINED;
+      n->y[k]->rank = 0;
+      n->y[k]->numel = 0;
+      n->y[k]->nbytes = 0;
+    }
+  nn_status st = n->op->prepare(c, n);
+  if (st != NN_OK) {
+    if (err && err->msg[0] == '\0')
+      nn_fail(c, st, "prepare failed (%s)", nn_status_str(st));
+    return st;
+  }
+  for (int k = 0; k < n->n_out; k++)
+    if (n->y[k] && n->y[k]->dtype == NN_DTYPE_UNDEFINED)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "output %d ('%s') was not produced by prepare", k,
+                     n->y[k]->name);
+  return NN_OK;
+}
+
+static nn_status fold_node(nn_ctx *c, nn_node *n, nn_plan *plan, nn_error *err) {
+  nn_status st = NN_OK;
+  void *ws = NULL;
+  for (int k = 0; k < n->n_out; k++) {
+    nn_value *y = n->y[k];
+    if (!y)
+      continue;
+    st = alloc_value_data(y, err);
+    if (st != NN_OK)
+      return st;
+    plan->folded_bytes += y->nbytes;
+  }
+  if (n->ws_bytes) {
+    ws = nn_aligned_alloc(n->ws_bytes);
+    if (!ws)
+      return nn_error_set(err, NN_ERR_NOMEM, "out of memory for workspace of node '%s'", n->name);
+  }
+  n->ws = ws;
+  c->node = n;
+  st = n->op->run(c, n);
+  n->ws = NULL;
+  nn_aligned_free(ws);
+  if (st != NN_OK) {
+    if (err && err->msg[0] == '\0')
+      nn_fail(c, st, "constant folding failed (%s)", nn_status_str(st));
+    return st;
+  }
+  for (int k = 0; k < n->n_out; k++)
+    if (n->y[k])
+      n->y[k]->known = true;
+  n->folded = true;
+  plan->nodes_folded++;
+  return NN_OK;
+}
+
+static bool node_foldable(const nn_node *n) {
+  if (n->op->flags & NN_OP_NO_FOLD)
+    return false;
+  if (op_needs_dims_only(n))
+    return true;
+  for (int k = 0; k < n->n_in; k++)
+    if (n->x[k] && !n->x[k]->known)
+      return false;
+  return true;
+}
+
+/* ---- Conv + BatchNormalization fusion --------------------------------------- */
+static bool value_is_const_f32(const nn_value *v) {
+  return v && v->known && v->dtype == NN_DTYPE_FLOAT && v->data;
+}
+
+static int count_bn_candidates(const nn_graph *g) {
+  int n = 0;
+  for (int i = 0; i < g->n_nodes; i++)
+    if (op_is(&g->nodes[i], "BatchNormalization"))
+      n++;
+  return n;
+}
+
+/* The Conv producing x, when fusing BN into it is legal. */
+static nn_node *bn_fusable_conv(nn_graph *g, const nn_node *bn) {
+  if (bn->n_in < 5 || bn->folded || bn->removed)
+    return NULL;
+  for (int k = 1; k < 5; k++)
+    if (!value_is_const_f32(bn->x[k]))
+      return NULL;
+  for (int k = 1; k < bn->n_out; k++)
+    if (bn->y[k] && bn->y[k]->n_uses > 0)
+      return NULL;
+  if (nn_attr_int(bn, "training_mode", 0) != 0)
+    return NULL;
+  const nn_value *x = bn->x[0];
+  if (!x || x->known || x->producer < 0 || x->is_graph_output || x->n_uses != 1)
+    return NULL;
+  nn_node *conv = &g->nodes[x->producer];
+  if (!op_is(conv, "Conv") || conv->folded || conv->fused || conv->removed || conv->y[0] != x)
+    return NULL;
+  if (!value_is_const_f32(conv->x[1]) || x->dtype != NN_DTYPE_FLOAT)
+    return NULL;
+  if (conv->n_in > 2 && conv->x[2] && !value_is_const_f32(conv->x[2]))
+    return NULL;
+  int64_t m = conv->x[1]->dims[0];
+  if (conv->x[1]->rank < 1 || x->rank < 2 || x->dims[1] != m)
+    return NULL;
+  for (int k = 1; k < 5; k++)
+    if (bn->x[k]->numel != m)
+      return NULL;
+  return conv;
+}
+
+static nn_status fuse_batchnorm(nn_ctx *c, nn_graph *g, nn_plan *plan, nn_error *err) {
+  int cap = count_bn_candidates(g) * 2;
+  if (cap == 0)
+    return NN_OK;
+  plan->extra = nn_calloc((size_t)cap, sizeof(nn_value));
+  if (!plan->extra)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < g->n_nodes; i++) {
+    nn_node *bn = &g->nodes[i];
+    if (!op_is(bn, "BatchNormalization"))
+      continue;
+    nn_node *conv = bn_fusable_conv(g, bn);
+    if (!conv)
+      continue;
+    float eps = nn_attr_float(bn, "epsilon", 1e-5f);
+    const nn_value *w = conv->x[1];
+    const nn_value *b = conv->n_in > 2 ? conv->x[2] : NULL;
+    int64_t m = w->dims[0], per = w->numel / (m ? m : 1);
+    nn_value *nw = &plan->extra[plan->n_extra++];
+    nn_value *nb = &plan->extra[plan->n_extra++];
+    *nw = *w;
+    nw->name = w->name;
+    nw->const_data = NULL;
+    nw->fold_data = NULL;
+    memset(nb, 0, sizeof *nb);
+    nb->name = bn->x[2]->name;
+    nb->dtype = NN_DTYPE_FLOAT;
+    nb->rank = 1;
+    nb->dims[0] = m;
+    nb->numel = m;
+    nb->nbytes = (size_t)m * sizeof(float);
+    nb->kind = NN_VAL_CONST;
+    nb->producer = -1;
+    nb->alias_of = -1;
+    nn_status st = alloc_value_data(nw, err);
+    if (st == NN_OK)
+      st = alloc_value_data(nb, err);
+    if (st != NN_OK)
+      return st;
+    nw->known = nb->known = true;
+    const float *sc = bn->x[1]->data, *bb = bn->x[2]->data, *mean = bn->x[3]->data,
+                *var = bn->x[4]->data, *w0 = w->data, *b0 = b ? b->data : NULL;
+    float *w1 = nw->data, *b1 = nb->data;
+    for (int64_t o = 0; o < m; o++) {
+      float s = sc[o] / sqrtf(var[o] + eps);
+      for (int64_t j = 0; j < per; j++)
+        w1[o * per + j] = w0[o * per + j] * s;
+      b1[o] = ((b0 ? b0[o] : 0.0f) - mean[o]) * s + bb[o];
+    }
+    plan->folded_bytes += nw->nbytes + nb->nbytes;
+    conv->x[1] = nw;
+    conv->x[2] = nb;
+    if (conv->n_in < 3)
+      conv->n_in = 3;
+    conv->y[0] = bn->y[0];
+    bn->fused = true;
+    st = prepare_node(c, conv, err);
+    if (st != NN_OK)
+      return st;
+  }
+  return NN_OK;
+}
+
+/* ---- lifetimes and placement ---------------------------------------------- */
+typedef struct buf {
+  size_t size;
+  int first, last;
+  size_t offset;
+  int root;   /* value index (or -1 - step for a workspace) */
+} buf;
+
+static int buf_cmp_size(const void *a, const void *b) {
+  const buf *x = a, *y = b;
+  if (x->size != y->size)
+    return x->size > y->size ? -1 : 1;
+  if (x->first != y->first)
+    return x->first < y->first ? -1 : 1;
+  return 0;
+}
+
+static int vidx(const nn_graph *g, const nn_value *v) {
+  if (v < g->values || v >= g->values + g->n_values)
+    return -1;
+  return (int)(v - g->values);
+}
+
+/* An arena value: produced by a step, not a graph output, not known. */
+static bool in_arena(const nn_value *v) {
+  return v && !v->known && !v->is_graph_output && v->kind == NN_VAL_INTER;
+}
+
+static int alias_root(const nn_graph *g, int v) {
+  while (g->values[v].alias_of >= 0)
+    v = g->values[v].alias_of;
+  return v;
+}
+
+static bool same_dims(const nn_value *a, const nn_value *b) {
+  if (a->rank != b->rank)
+    return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i])
+      return false;
+  return true;
+}
+
+/* Best-fitting gap among placed buffers overlapping [first,last]. */
+static size_t place(buf *bufs, int n_placed, const buf *b, int *scratch) {
+  int k = 0;
+  for (int i = 0; i < n_placed; i++)
+    if (bufs[i].first <= b->last && b->first <= bufs[i].last)
+      scratch[k++] = i;
+  /* insertion sort by offset: overlapping sets are small */
+  for (int i = 1; i < k; i++) {
+    int t = scratch[i], j = i - 1;
+    while (j >= 0 && bufs[scratch[j]].offset > bufs[t].offset) {
+      scratch[j + 1] = scratch[j];
+      j--;
+    }
+    scratch[j + 1] = t;
+  }
+  size_t best = SIZE_MAX, best_gap = SIZE_MAX, cursor = 0;
+  for (int i = 0; i < k; i++) {
+    const buf *o = &bufs[scratch[i]];
+    if (o->offset > cursor) {
+      size_t gap = o->offset - cursor;
+      if (gap >= b->size && gap < best_gap) {
+        best_gap = gap;
+        best = cursor;
+      }
+    }
+    size_t end = o->offset + o->size;
+    if (end > cursor)
+      cursor = end;
+  }
+  return best != SIZE_MAX ? best : cursor;
+}
+
+static nn_status plan_memory(nn_graph *g, nn_plan *plan, nn_error *err) {
+  nn_status st = NN_OK;
+  int nv = g->n_values;
+  int *gfirst = NULL, *glast = NULL, *scratch = NULL;
+  size_t *gsize = NULL;
+  buf *bufs = NULL;
+  gfirst = nn_malloc(((size_t)nv + 1) * sizeof(int));
+  glast = nn_malloc(((size_t)nv + 1) * sizeof(int));
+  gsize = nn_calloc((size_t)nv + 1, sizeof(size_t));
+  if (!gfirst || !glast || !gsize) {
+    st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    goto out;
+  }
+  for (int v = 0; v < nv; v++) {
+    g->values[v].first_use = -1;
+    g->values[v].last_use = -1;
+    g->values[v].alias_of = -1;
+  }
+  /* lifetimes */
+  for (int s = 0; s < plan->n_steps; s++) {
+    nn_node *n = &g->nodes[plan->steps[s]];
+    for (int k = 0; k < n->n_out; k++)
+      if (in_arena(n->y[k])) {
+        n->y[k]->first_use = s;
+        n->y[k]->last_use = s;
+      }
+    for (int k = 0; k < n->n_in; k++)
+      if (in_arena(n->x[k]))
+        n->x[k]->last_use = s;
+  }
+  /* aliasing, in step order: a group's last use is final once all members
+   * that exist are known, because later members are created by later steps */
+  for (int v = 0; v < nv; v++) {
+    gfirst[v] = g->values[v].first_use;
+    glast[v] = g->values[v].last_use;
+    gsize[v] = g->values[v].nbytes;
+  }
+  for (int s = 0; s < plan->n_steps; s++) {
+    nn_node *n = &g->nodes[plan->steps[s]];
+    nn_value *y = n->n_out > 0 ? n->y[0] : NULL;
+    if (!in_arena(y))
+      continue;
+    int yi = vidx(g, y);
+    if (yi < 0)
+      continue;
+    if ((n->op->flags & NN_OP_VIEW) && n->n_in > 0 && in_arena(n->x[0]) && vidx(g, n->x[0]) >= 0 &&
+        n->x[0]->nbytes == y->nbytes) {
+      int r = alias_root(g, vidx(g, n->x[0]));
+      y->alias_of = r;
+      if (glast[yi] > glast[r])
+        glast[r] = glast[yi];
+      continue;
+    }
+    if (n->op->flags & NN_OP_ELEMENTWISE) {
+      for (int k = 0; k < n->n_in; k++) {
+        nn_value *x = n->x[k];
+        int xi = x ? vidx(g, x) : -1;
+        if (xi < 0 || !in_arena(x) || x->nbytes != y->nbytes || !same_dims(x, y))
+          continue;
+        int r = alias_root(g, xi);
+        if (glast[r] != s)
+          continue;
+        y->alias_of = r;
+        glast[r] = glast[yi] > s ? glast[yi] : s;
+        if (gsize[r] < y->nbytes)
+          gsize[r] = y->nbytes;
+        break;
+      }
+    }
+  }
+  /* one buffer per group root plus one per workspace */
+  int nb = 0;
+  bufs = nn_calloc((size_t)nv + (size_t)plan->n_steps + 1, sizeof(buf));
+  scratch = nn_malloc(((size_t)nv + (size_t)plan->n_steps + 1) * sizeof(int));
+  if (!bufs || !scratch) {
+    st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    goto out;
+  }
+  plan->arena_naive_bytes = 0;
+  for (int v = 0; v < nv; v++) {
+    nn_value *val = &g->values[v];
+    if (val->first_use < 0)
+      continue;
+    plan->arena_naive_bytes += nn_align_up(val->nbytes, NN_ALIGN);
+    if (val->alias_of >= 0)
+      continue;
+    bufs[nb++] = (buf){nn_align_up(gsize[v], NN_ALIGN), gfirst[v], glast[v], 0, v};
+  }
+  for (int s = 0; s < plan->n_steps; s++) {
+    nn_node *n = &g->nodes[plan->steps[s]];
+    if (n->ws_bytes) {
+      plan->arena_naive_bytes += nn_align_up(n->ws_bytes, NN_ALIGN);
+      bufs[nb++] = (buf){nn_align_up(n->ws_bytes, NN_ALIGN), s, s, 0, -1 - s};
+    }
+  }
+  qsort(bufs, (size_t)nb, sizeof *bufs, buf_cmp_size);
+  size_t arena = 0;
+  for (int i = 0; i < nb; i++) {
+    bufs[i].offset = place(bufs, i, &bufs[i], scratch);
+    if (bufs[i].offset + bufs[i].size > arena)
+      arena = bufs[i].offset + bufs[i].size;
+  }
+  plan->arena_bytes = arena;
+  for (int i = 0; i < nb; i++) {
+    if (bufs[i].root >= 0)
+      g->values[bufs[i].root].offset = bufs[i].offset;
+    else
+      plan->ws_offsets[-1 - bufs[i].root] = bufs[i].offset;
+  }
+  for (int v = 0; v < nv; v++)
+    if (g->values[v].first_use >= 0 && g->values[v].alias_of >= 0)
+      g->values[v].offset = g->values[alias_root(g, v)].offset;
+out:
+  nn_free(gfirst);
+  nn_free(glast);
+  nn_free(gsize);
+  nn_free(bufs);
+  nn_free(scratch);
+  return st;
+}
+
+nn_status nn_plan_build(nn_graph *g, nn_plan *plan, const nn_limits *lim, nn_ctx *ctx, nn_error *err) {
+  nn_status st;
+  /* per-plan node state is reset by the caller through nn_plan_clear(), which
+   * must run before the session sets the inputs' plan fields */
+  ctx->node = NULL;
+  for (int i = 0; i < g->n_nodes; i++) {
+    nn_node *n = &g->nodes[i];
+    if (n->removed)
+      continue;
+    st = prepare_node(ctx, n, err);
+    if (st != NN_OK)
+      return st;
+    if (node_foldable(n)) {
+      st = fold_node(ctx, n, plan, err);
+      if (st != NN_OK)
+        return st;
+    }
+  }
+  st = fuse_batchnorm(ctx, g, plan, err);
+  if (st != NN_OK)
+    return st;
+  plan->steps = nn_malloc(((size_t)g->n_nodes + 1) * sizeof(int));
+  plan->ws_offsets = nn_calloc((size_t)g->n_nodes + 1, sizeof(size_t));
+  if (!plan->steps || !plan->ws_offsets)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  plan->n_steps = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    nn_node *n = &g->nodes[i];
+    if (!n->removed && !n->folded && !n->fused)
+      plan->steps[plan->n_steps++] = i;
+  }
+  st = plan_memory(g, plan, err);
+  if (st != NN_OK)
+    return st;
+  int64_t max_arena = lim && lim->max_arena_bytes ? lim->max_arena_bytes : ((int64_t)8 << 30);
+  if ((int64_t)plan->arena_bytes > max_arena)
+    return nn_error_set(err, NN_ERR_LIMIT, "the planned arena (%zu bytes) exceeds the limit of %lld bytes",
+                        plan->arena_bytes, (long long)max_arena);
+  return NN_OK;
+}
+
+void nn_plan_bind_arena(nn_graph *g, nn_plan *plan, void *arena) {
+  unsigned char *base = arena;
+  for (int v = 0; v < g->n_values; v++) {
+    nn_value *val = &g->values[v];
+    if (val->first_use >= 0 && in_arena(val))
+      val->data = base + val->offset;
+  }
+  for (int s = 0; s < plan->n_steps; s++) {
+    nn_node *n = &g->nodes[plan->steps[s]];
+    n->ws = n->ws_bytes ? base + plan->ws_offsets[s] : NULL;
+  }
+}

@@ -1,2 +1,864 @@
-/* placeholder */
-#include "nn_internal.h"
+/* session.c - create / run / dispose, pre-allocated I/O, memory stats.
+ *
+ * Life of a session:
+ *   create   load + validate the graph, pre-allocate inputs with static
+ *            shapes, and plan right away when every required input shape is
+ *            known (so unsupported ops/shapes fail at creation);
+ *   run      re-plan only when an input shape, the set of fed optional inputs
+ *            or the value of a shape-deciding input changed; otherwise only
+ *            pointer updates and the kernels: no heap allocation;
+ *   dispose  everything released; the handle answers NN_ERR_DISPOSED.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "graph.h"
+#ifdef NN_HAVE_VULKAN
+#include "vulkan/vk_backend.h"
+#endif
+
+typedef struct in_slot {
+  int value;                 /* graph value index */
+  bool has_default;
+  bool fed;                  /* the caller provides it this run */
+  bool bound;                /* zero-copy from caller memory */
+  bool need_value;           /* its value decides shapes: snapshot + compare */
+  nn_dtype dtype;
+  int rank;
+  int64_t dims[NN_MAX_RANK]; /* current shape (-1 = dynamic, not yet set) */
+  int def_rank;
+  int64_t def_dims[NN_MAX_RANK];
+  nn_tensor tensor;          /* the pre-allocated tensor handed out */
+  void *own;                 /* its storage (nn_aligned_alloc), own_cap bytes */
+  size_t own_cap;
+  nn_tensor bound_t;         /* the caller's tensor when bound */
+  void *snap;                /* plan-time copy of a shape-deciding input */
+  size_t snap_cap, snap_bytes;
+} in_slot;
+
+typedef struct out_slot {
+  int value;
+  nn_tensor tensor;
+  void *own;
+  size_t own_cap;
+  bool bound;
+  nn_tensor bound_t;
+} out_slot;
+
+struct nn_session {
+  bool disposed;
+  nn_error err;
+  nn_options opt;
+  nn_graph *g;
+  nn_plan plan;
+  bool planned;
+  bool need_plan;
+  void *arena;
+  size_t arena_cap;
+  int n_in, n_out;
+  in_slot *in;
+  out_slot *out;
+  nn_ctx ctx;
+  uint64_t runs;
+  size_t peak;
+  nn_backend backend;
+};
+
+#define CHECK_SESSION(s)                                                                  \
+  do {                                                                                    \
+    if (!(s))                                                                             \
+      return NN_ERR_INVALID_ARG;                                                          \
+    if ((s)->disposed)                                                                    \
+      return nn_error_set(&(s)->err, NN_ERR_DISPOSED, "the session was disposed");        \
+    (s)->err.msg[0] = '\0';                                                               \
+    (s)->err.status = NN_OK;                                                              \
+  } while (0)
+
+void nn_options_init(nn_options *opt) {
+  memset(opt, 0, sizeof *opt);
+  opt->backend = NN_BACKEND_CPU;
+  opt->threads = 1;
+  opt->limits.max_rank = NN_MAX_RANK;
+  opt->limits.max_tensor_elems = (int64_t)1 << 31;
+  opt->limits.max_weights_bytes = (int64_t)4 << 30;
+  opt->limits.max_arena_bytes = (int64_t)8 << 30;
+  opt->limits.max_nodes = 1000000;
+  opt->limits.max_graph_depth = 100000;
+  opt->limits.max_model_bytes = (int64_t)2 << 30;
+}
+
+static void limits_fill(nn_limits *l) {
+  nn_options d;
+  nn_options_init(&d);
+  if (l->max_rank <= 0 || l->max_rank > NN_MAX_RANK) l->max_rank = d.limits.max_rank;
+  if (l->max_tensor_elems <= 0) l->max_tensor_elems = d.limits.max_tensor_elems;
+  if (l->max_weights_bytes <= 0) l->max_weights_bytes = d.limits.max_weights_bytes;
+  if (l->max_arena_bytes <= 0) l->max_arena_bytes = d.limits.max_arena_bytes;
+  if (l->max_nodes <= 0) l->max_nodes = d.limits.max_nodes;
+  if (l->max_graph_depth <= 0) l->max_graph_depth = d.limits.max_graph_depth;
+  if (l->max_model_bytes <= 0) l->max_model_bytes = d.limits.max_model_bytes;
+}
+
+static size_t session_io_bytes(const nn_session *s) {
+  size_t n = 0;
+  for (int i = 0; i < s->n_in; i++)
+    n += s->in[i].own_cap + s->in[i].snap_cap;
+  for (int i = 0; i < s->n_out; i++)
+    n += s->out[i].own_cap;
+  return n;
+}
+
+static void session_track_peak(nn_session *s) {
+  size_t total = s->g->weights_bytes + s->plan.folded_bytes + s->arena_cap + session_io_bytes(s);
+  if (total > s->peak)
+    s->peak = total;
+}
+
+static bool shape_static(int rank, const int64_t *dims) {
+  if (rank < 0)
+    return false;
+  for (int i = 0; i < rank; i++)
+    if (dims[i] < 0)
+      return false;
+  return true;
+}
+
+static void shape_str(int rank, const int64_t *dims, char *buf, size_t len) {
+  size_t off = 0;
+  buf[0] = '\0';
+  if (rank < 0) {
+    snprintf(buf, len, "(unknown)");
+    return;
+  }
+  if (rank == 0) {
+    snprintf(buf, len, "(scalar)");
+    return;
+  }
+  for (int i = 0; i < rank && off < len; i++)
+    off += (size_t)snprintf(buf + off, len - off, dims[i] < 0 ? "%s?" : "%s%lld", i ? "x" : "",
+                            (long long)dims[i]);
+}
+
+/* Bytes of a tensor with this shape, with overflow and limit checks. */
+static nn_status shape_bytes(nn_session *s, const char *name, nn_dtype dt, int rank, const int64_t *dims,
+                             size_t *out) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] < 0)
+      return nn_error_set(&s->err, NN_ERR_SHAPE, "input '%s' has a negative dimension", name);
+    if (nn_mul_overflow_i64(n, dims[i], &n))
+      return nn_error_set(&s->err, NN_ERR_LIMIT, "input '%s': element count overflows", name);
+  }
+  if (n > s->opt.limits.max_tensor_elems)
+    return nn_error_set(&s->err, NN_ERR_LIMIT, "input '%s' has %lld elements, more than the limit %lld",
+                        name, (long long)n, (long long)s->opt.limits.max_tensor_elems);
+  if (nn_mul_overflow_size((size_t)n, nn_dtype_size(dt), out))
+    return nn_error_set(&s->err, NN_ERR_LIMIT, "input '%s': byte size overflows", name);
+  return NN_OK;
+}
+
+/* Make the pre-allocated buffer of an input fit its current shape. */
+static nn_status in_slot_alloc(nn_session *s, in_slot *sl) {
+  const char *name = s->g->values[sl->value].name;
+  size_t nbytes;
+  nn_status st = shape_bytes(s, name, sl->dtype, sl->rank, sl->dims, &nbytes);
+  if (st != NN_OK)
+    return st;
+  if (nbytes > sl->own_cap || !sl->own) {
+    void *p = nn_aligned_alloc(nbytes ? nbytes : 1);
+    if (!p)
+      return nn_error_set(&s->err, NN_ERR_NOMEM, "out of memory for input '%s' (%zu bytes)", name, nbytes);
+    nn_aligned_free(sl->own);
+    sl->own = p;
+    sl->own_cap = nbytes;
+    memset(sl->own, 0, nbytes);
+  }
+  sl->tensor.dtype = sl->dtype;
+  sl->tensor.rank = sl->rank;
+  memcpy(sl->tensor.dims, sl->dims, sizeof sl->dims);
+  sl->tensor.data = sl->own;
+  sl->tensor.nbytes = nbytes;
+  return NN_OK;
+}
+
+/* Does `rank/dims` agree with the model's declaration of the input? */
+static nn_status check_decl_shape(nn_session *s, const nn_value *v, int rank, const int64_t *dims) {
+  if (rank < 0 || rank > s->opt.limits.max_rank)
+    return nn_error_set(&s->err, NN_ERR_SHAPE, "input '%s': rank %d is out of range", v->name, rank);
+  for (int i = 0; i < rank; i++)
+    if (dims[i] < 0)
+      return nn_error_set(&s->err, NN_ERR_SHAPE, "input '%s': dimension %d is negative", v->name, i);
+  if (v->decl_rank < 0)
+    return NN_OK;
+  bool ok = v->decl_rank == rank;
+  for (int i = 0; ok && i < rank; i++)
+    if (v->decl_dims[i] >= 0 && v->decl_dims[i] != dims[i])
+      ok = false;
+  if (!ok) {
+    char want[128], got[128];
+    shape_str(v->decl_rank, v->decl_dims, want, sizeof want);
+    shape_str(rank, dims, got, sizeof got);
+    return nn_error_set(&s->err, NN_ERR_SHAPE, "input '%s' expects shape %s, got %s", v->name, want, got);
+  }
+  return NN_OK;
+}
+
+static bool dims_equal(int ra, const int64_t *a, int rb, const int64_t *b) {
+  if (ra != rb)
+    return false;
+  for (int i = 0; i < ra; i++)
+    if (a[i] != b[i])
+      return false;
+  return true;
+}
+
+/* ---- planning ---------------------------------------------------------------- */
+static const void *in_slot_data(const in_slot *sl) {
+  return sl->bound ? sl->bound_t.data : sl->own;
+}
+
+static nn_status session_plan(nn_session *s) {
+  nn_graph *g = s->g;
+  nn_status st;
+  s->planned = false;
+  nn_plan_clear(g, &s->plan);
+  for (int i = 0; i < s->n_in; i++) {
+    in_slot *sl = &s->in[i];
+    nn_value *v = &g->values[sl->value];
+    if (sl->fed) {
+      v->dtype = sl->dtype;
+      v->rank = sl->rank;
+      memcpy(v->dims, sl->dims, sizeof v->dims);
+      v->numel = nn_dims_numel(sl->rank, sl->dims);
+      v->nbytes = (size_t)v->numel * nn_dtype_size(sl->dtype);
+      v->known = false;
+      v->data = NULL;
+      if (sl->need_value) {
+        if (v->nbytes > sl->snap_cap || !sl->snap) {
+          void *p = nn_aligned_alloc(v->nbytes ? v->nbytes : 1);
+          if (!p)
+            return nn_error_set(&s->err, NN_ERR_NOMEM, "out of memory");
+          nn_aligned_free(sl->snap);
+          sl->snap = p;
+          sl->snap_cap = v->nbytes;
+        }
+        memcpy(sl->snap, in_slot_data(sl), v->nbytes);
+        sl->snap_bytes = v->nbytes;
+        v->data = sl->snap;
+        v->known = true;
+      }
+    } else if (sl->has_default) {
+      v->dtype = sl->dtype;
+      v->rank = sl->def_rank;
+      memcpy(v->dims, sl->def_dims, sizeof v->dims);
+      v->numel = nn_dims_numel(v->rank, v->dims);
+      v->nbytes = (size_t)v->numel * nn_dtype_size(v->dtype);
+      v->data = v->const_data;
+      v->known = true;
+    } else {
+      return nn_error_set(&s->err, NN_ERR_MISSING_INPUT,
+                          "input '%s' was neither filled (nn_session_input_tensor) nor bound", v->name);
+    }
+  }
+  s->err.msg[0] = '\0';
+  st = nn_plan_build(g, &s->plan, &s->opt.limits, &s->ctx, &s->err);
+  if (st != NN_OK)
+    goto out_clear;
+  if (s->plan.arena_bytes > s->arena_cap || !s->arena) {
+    void *a = nn_aligned_alloc(s->plan.arena_bytes ? s->plan.arena_bytes : 1);
+    if (!a) {
+      st = nn_error_set(&s->err, NN_ERR_NOMEM, "out of memory for the arena (%zu bytes)",
+                        s->plan.arena_bytes);
+      goto out_clear;
+    }
+    nn_aligned_free(s->arena);
+    s->arena = a;
+    s->arena_cap = s->plan.arena_bytes;
+  }
+  nn_plan_bind_arena(g, &s->plan, s->arena);
+  for (int i = 0; i < s->n_out; i++) {
+    out_slot *sl = &s->out[i];
+    nn_value *v = &g->values[sl->value];
+    if (v->nbytes > sl->own_cap || !sl->own) {
+      void *p = nn_aligned_alloc(v->nbytes ? v->nbytes : 1);
+      if (!p) {
+        st = nn_error_set(&s->err, NN_ERR_NOMEM, "out of memory for output '%s'", v->name);
+        goto out_clear;
+      }
+      nn_aligned_free(sl->own);
+      sl->own = p;
+      sl->own_cap = v->nbytes;
+    }
+    sl->tensor.dtype = v->dtype;
+    sl->tensor.rank = v->rank;
+    memcpy(sl->tensor.dims, v->dims, sizeof v->dims);
+    sl->tensor.nbytes = v->nbytes;
+    sl->tensor.data = sl->own;
+  }
+  s->planned = true;
+  s->need_plan = false;
+  session_track_peak(s);
+  return NN_OK;
+
+out_clear:
+  nn_plan_clear(g, &s->plan);
+  return st;
+}
+
+/* ---- creation ------------------------------------------------------------------ */
+static nn_status session_create(const void *data, size_t size, const char *base_dir, const nn_options *opt,
+                                nn_session **out, nn_error *err) {
+  nn_status st;
+  nn_graph *g = NULL;
+  nn_session *s = NULL;
+  bool *need = NULL;
+  nn_options o;
+  if (opt)
+    o = *opt;
+  else
+    nn_options_init(&o);
+  limits_fill(&o.limits);
+  if (o.threads < 1)
+    o.threads = 1;
+  if (o.threads > 256)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "threads must be between 1 and 256, got %d", o.threads);
+  nn_backend backend = o.backend;
+  if (backend == NN_BACKEND_AUTO) {
+#ifdef NN_HAVE_VULKAN
+    backend = nn_vulkan_available(NULL) == NN_OK ? NN_BACKEND_VULKAN : NN_BACKEND_CPU;
+#else
+    backend = NN_BACKEND_CPU;
+#endif
+  }
+  if (backend == NN_BACKEND_VULKAN) {
+#ifdef NN_HAVE_VULKAN
+    st = nn_vulkan_available(err);
+    if (st != NN_OK)
+      return st;
+    /* TODO(issue 4): the Vulkan graph executor; until it is wired the CPU
+     * kernels run the graph */
+    backend = NN_BACKEND_CPU;
+#else
+    return nn_error_set(err, NN_ERR_UNSUPPORTED, "this build has no Vulkan backend");
+#endif
+  } else if (backend != NN_BACKEND_CPU) {
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "unknown backend %d", (int)o.backend);
+  }
+
+  st = nn_graph_load(data, size, base_dir, &o.limits, &g, err);
+  if (st != NN_OK)
+    return st;
+  st = nn_graph_finalize(g, &o.limits, err);
+  if (st != NN_OK)
+    goto out_free_graph;
+  st = nn_graph_simplify(g, err);
+  if (st != NN_OK)
+    goto out_free_graph;
+
+  s = nn_calloc(1, sizeof *s);
+  need = nn_calloc((size_t)g->n_values + 1, sizeof(bool));
+  if (!s || !need) {
+    st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    goto out_free_session;
+  }
+  s->g = g;
+  s->opt = o;
+  s->opt.base_dir = NULL; /* not owned; only the loader needed it */
+  s->backend = backend;
+  s->ctx.err = &s->err;
+  s->ctx.limits = &s->opt.limits;
+  s->ctx.threads = o.threads;
+  s->n_in = g->n_inputs;
+  s->n_out = g->n_outputs;
+  s->in = nn_calloc((size_t)s->n_in + 1, sizeof(in_slot));
+  s->out = nn_calloc((size_t)s->n_out + 1, sizeof(out_slot));
+  if (!s->in || !s->out) {
+    st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    goto out_free_session;
+  }
+  nn_plan_value_needs(g, need);
+  bool can_plan = true;
+  for (int i = 0; i < s->n_in; i++) {
+    in_slot *sl = &s->in[i];
+    nn_value *v = &g->values[g->inputs[i]];
+    sl->value = g->inputs[i];
+    sl->has_default = v->has_default;
+    sl->need_value = need[sl->value];
+    sl->dtype = v->has_default ? v->dtype : v->decl_dtype;
+    if (v->has_default) {
+      sl->def_rank = v->rank;
+      memcpy(sl->def_dims, v->dims, sizeof v->dims);
+      sl->rank = v->rank;
+      memcpy(sl->dims, v->dims, sizeof v->dims);
+    } else {
+      sl->rank = v->decl_rank;
+      memcpy(sl->dims, v->decl_dims, sizeof v->dims);
+      if (shape_static(sl->rank, sl->dims)) {
+        st = in_slot_alloc(s, sl);
+        if (st != NN_OK) {
+          nn_error_set(err, st, "%s", s->err.msg);
+          goto out_free_session;
+        }
+      }
+      if (!shape_static(sl->rank, sl->dims) || sl->need_value)
+        can_plan = false;
+    }
+  }
+  for (int i = 0; i < s->n_out; i++)
+    s->out[i].value = g->outputs[i];
+  nn_free(need);
+  need = NULL;
+
+  /* plan now when possible so that unsupported shapes fail at creation; the
+   * inputs count as fed for this first plan (their data is not needed) */
+  if (can_plan) {
+    for (int i = 0; i < s->n_in; i++)
+      if (!s->in[i].has_default)
+        s->in[i].fed = true;
+    st = session_plan(s);
+    for (int i = 0; i < s->n_in; i++)
+      if (!s->in[i].has_default)
+        s->in[i].fed = false;
+    if (st != NN_OK) {
+      nn_error_set(err, st, "%s", s->err.msg);
+      goto out_free_session;
+    }
+  } else {
+    s->need_plan = true;
+  }
+  nn_alloc_pin();
+  *out = s;
+  return NN_OK;
+
+out_free_session:
+  nn_free(need);
+  if (s) {
+    s->g = g;
+    g = NULL;
+    nn_session_dispose(s);
+    nn_free(s);
+  }
+out_free_graph:
+  nn_graph_free(g);
+  return st;
+}
+
+nn_status nn_session_create_from_memory(const void *data, size_t size, const nn_options *opt,
+                                        nn_session **out, nn_error *err) {
+  if (err) {
+    err->status = NN_OK;
+    err->msg[0] = '\0';
+  }
+  if (!out)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "out is NULL");
+  *out = NULL;
+  if (!data && size)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "data is NULL");
+  return session_create(data, size, opt ? opt->base_dir : NULL, opt, out, err);
+}
+
+nn_status nn_session_create_from_file(const char *path, const nn_options *opt, nn_session **out,
+                                      nn_error *err) {
+  nn_status st;
+  FILE *f = NULL;
+  unsigned char *buf = NULL;
+  char *dir = NULL;
+  if (err) {
+    err->status = NN_OK;
+    err->msg[0] = '\0';
+  }
+  if (!out || !path)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "path or out is NULL");
+  *out = NULL;
+  nn_options o;
+  if (opt)
+    o = *opt;
+  else
+    nn_options_init(&o);
+  limits_fill(&o.limits);
+  f = fopen(path, "rb");
+  if (!f)
+    return nn_error_set(err, NN_ERR_IO, "cannot open model '%s': %s", path, strerror(errno));
+  struct stat sb;
+  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    st = nn_error_set(err, NN_ERR_IO, "cannot read model '%s': not a regular file", path);
+    goto out_close;
+  }
+  if ((int64_t)sb.st_size > o.limits.max_model_bytes) {
+    st = nn_error_set(err, NN_ERR_LIMIT, "model '%s' is %lld bytes, more than the limit %lld", path,
+                      (long long)sb.st_size, (long long)o.limits.max_model_bytes);
+    goto out_close;
+  }
+  size_t size = (size_t)sb.st_size;
+  buf = nn_malloc(size ? size : 1);
+  if (!buf) {
+    st = nn_error_set(err, NN_ERR_NOMEM, "out of memory reading '%s'", path);
+    goto out_close;
+  }
+  if (size && fread(buf, 1, size, f) != size) {
+    st = nn_error_set(err, NN_ERR_IO, "cannot read model '%s': short read", path);
+    goto out_free_buf;
+  }
+  const char *slash = strrchr(path, '/');
+  dir = slash ? nn_strndup(path, (size_t)(slash - path) + (slash == path ? 1 : 0)) : nn_strdup(".");
+  if (!dir) {
+    st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    goto out_free_buf;
+  }
+  st = session_create(buf, size, dir, &o, out, err);
+  if (st != NN_OK && err && strstr(err->msg, path) == NULL) {
+    char tmp[sizeof err->msg];
+    snprintf(tmp, sizeof tmp, "%.200s: %.300s", path, err->msg);
+    memcpy(err->msg, tmp, sizeof tmp);
+  }
+  nn_free(dir);
+out_free_buf:
+  nn_free(buf);
+out_close:
+  fclose(f);
+  return st;
+}
+
+/* ---- queries ------------------------------------------------------------------- */
+const char *nn_session_last_error(const nn_session *s) {
+  return s ? s->err.msg : "no session";
+}
+
+nn_status nn_session_io_count(const nn_session *s, int *n_inputs, int *n_outputs) {
+  if (!s)
+    return NN_ERR_INVALID_ARG;
+  if (s->disposed)
+    return NN_ERR_DISPOSED;
+  if (n_inputs)
+    *n_inputs = s->n_in;
+  if (n_outputs)
+    *n_outputs = s->n_out;
+  return NN_OK;
+}
+
+nn_status nn_session_input_info(const nn_session *s, int index, nn_io_info *info) {
+  if (!s || !info)
+    return NN_ERR_INVALID_ARG;
+  if (s->disposed)
+    return NN_ERR_DISPOSED;
+  if (index < 0 || index >= s->n_in)
+    return NN_ERR_INVALID_ARG;
+  const in_slot *sl = &s->in[index];
+  const nn_value *v = &s->g->values[sl->value];
+  memset(info, 0, sizeof *info);
+  info->name = v->name;
+  info->dtype = sl->dtype;
+  info->rank = sl->rank;
+  memcpy(info->dims, sl->dims, sizeof info->dims);
+  info->has_default = sl->has_default;
+  return NN_OK;
+}
+
+nn_status nn_session_output_info(const nn_session *s, int index, nn_io_info *info) {
+  if (!s || !info)
+    return NN_ERR_INVALID_ARG;
+  if (s->disposed)
+    return NN_ERR_DISPOSED;
+  if (index < 0 || index >= s->n_out)
+    return NN_ERR_INVALID_ARG;
+  const nn_value *v = &s->g->values[s->out[index].value];
+  memset(info, 0, sizeof *info);
+  info->name = v->name;
+  if (s->planned) {
+    info->dtype = v->dtype;
+    info->rank = v->rank;
+    memcpy(info->dims, v->dims, sizeof info->dims);
+  } else {
+    info->dtype = v->decl_dtype;
+    info->rank = v->decl_rank;
+    memcpy(info->dims, v->decl_dims, sizeof info->dims);
+  }
+  return NN_OK;
+}
+
+static nn_status find_name(const nn_session *s, const char *name, bool input, int *index) {
+  if (!s || !name || !index)
+    return NN_ERR_INVALID_ARG;
+  if (s->disposed)
+    return NN_ERR_DISPOSED;
+  int n = input ? s->n_in : s->n_out;
+  for (int i = 0; i < n; i++) {
+    int v = input ? s->in[i].value : s->out[i].value;
+    if (strcmp(s->g->values[v].name, name) == 0) {
+      *index = i;
+      return NN_OK;
+    }
+  }
+  return NN_ERR_INVALID_ARG;
+}
+
+nn_status nn_session_find_input(const nn_session *s, const char *name, int *index) {
+  return find_name(s, name, true, index);
+}
+
+nn_status nn_session_find_output(const nn_session *s, const char *name, int *index) {
+  return find_name(s, name, false, index);
+}
+
+/* ---- inputs -------------------------------------------------------------------- */
+nn_status nn_session_set_input_shape(nn_session *s, int index, int rank, const int64_t *dims) {
+  CHECK_SESSION(s);
+  if (index < 0 || index >= s->n_in || (rank > 0 && !dims) || rank < 0 || rank > NN_MAX_RANK)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "bad input index %d or rank %d", index, rank);
+  in_slot *sl = &s->in[index];
+  const nn_value *v = &s->g->values[sl->value];
+  nn_status st = check_decl_shape(s, v, rank, dims);
+  if (st != NN_OK)
+    return st;
+  if (dims_equal(rank, dims, sl->rank, sl->dims) && sl->own)
+    return NN_OK;
+  int old_rank = sl->rank;
+  int64_t old[NN_MAX_RANK];
+  memcpy(old, sl->dims, sizeof old);
+  sl->rank = rank;
+  for (int i = 0; i < rank; i++)
+    sl->dims[i] = dims[i];
+  st = in_slot_alloc(s, sl);
+  if (st != NN_OK) {
+    sl->rank = old_rank;
+    memcpy(sl->dims, old, sizeof old);
+    return st;
+  }
+  s->need_plan = true;
+  return NN_OK;
+}
+
+nn_status nn_session_input_tensor(nn_session *s, int index, nn_tensor **t) {
+  CHECK_SESSION(s);
+  if (index < 0 || index >= s->n_in || !t)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "bad input index %d", index);
+  in_slot *sl = &s->in[index];
+  const nn_value *v = &s->g->values[sl->value];
+  if (!shape_static(sl->rank, sl->dims)) {
+    char got[128];
+    shape_str(sl->rank, sl->dims, got, sizeof got);
+    return nn_error_set(&s->err, NN_ERR_SHAPE,
+                        "input '%s' has dynamic shape %s: call nn_session_set_input_shape first", v->name,
+                        got);
+  }
+  if (!sl->own || sl->tensor.data != sl->own) {
+    nn_status st = in_slot_alloc(s, sl);
+    if (st != NN_OK)
+      return st;
+  }
+  if (sl->has_default && !sl->fed) {
+    /* start from the default so a partial fill is still meaningful */
+    memcpy(sl->own, v->const_data, sl->tensor.nbytes < v->nbytes ? sl->tensor.nbytes : v->nbytes);
+    s->need_plan = true;
+  }
+  if (sl->bound)
+    sl->bound = false;
+  sl->fed = true;
+  *t = &sl->tensor;
+  return NN_OK;
+}
+
+nn_status nn_session_bind_input(nn_session *s, int index, const nn_tensor *t) {
+  CHECK_SESSION(s);
+  if (index < 0 || index >= s->n_in || !t)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "bad input index %d", index);
+  in_slot *sl = &s->in[index];
+  const nn_value *v = &s->g->values[sl->value];
+  if (t->dtype != sl->dtype)
+    return nn_error_set(&s->err, NN_ERR_DTYPE, "input '%s' expects %s, got %s", v->name,
+                        nn_dtype_name(sl->dtype), nn_dtype_name(t->dtype));
+  nn_status st = check_decl_shape(s, v, t->rank, t->dims);
+  if (st != NN_OK)
+    return st;
+  size_t nbytes;
+  st = shape_bytes(s, v->name, t->dtype, t->rank, t->dims, &nbytes);
+  if (st != NN_OK)
+    return st;
+  if (t->nbytes != nbytes || (nbytes && !t->data))
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "input '%s': tensor has %zu bytes, its shape needs %zu",
+                        v->name, t->nbytes, nbytes);
+  if (!dims_equal(t->rank, t->dims, sl->rank, sl->dims) || (sl->has_default && !sl->fed)) {
+    sl->rank = t->rank;
+    memcpy(sl->dims, t->dims, sizeof sl->dims);
+    s->need_plan = true;
+  }
+  sl->bound_t = *t;
+  sl->bound = true;
+  sl->fed = true;
+  return NN_OK;
+}
+
+nn_status nn_session_reset_input(nn_session *s, int index) {
+  CHECK_SESSION(s);
+  if (index < 0 || index >= s->n_in)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "bad input index %d", index);
+  in_slot *sl = &s->in[index];
+  sl->bound = false;
+  if (sl->has_default) {
+    if (sl->fed)
+      s->need_plan = true;
+    sl->fed = false;
+    sl->rank = sl->def_rank;
+    memcpy(sl->dims, sl->def_dims, sizeof sl->dims);
+  } else if (sl->own && !dims_equal(sl->tensor.rank, sl->tensor.dims, sl->rank, sl->dims)) {
+    sl->rank = sl->tensor.rank;
+    memcpy(sl->dims, sl->tensor.dims, sizeof sl->dims);
+    s->need_plan = true;
+  }
+  return NN_OK;
+}
+
+nn_status nn_session_bind_output(nn_session *s, int index, const nn_tensor *t) {
+  CHECK_SESSION(s);
+  if (index < 0 || index >= s->n_out)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "bad output index %d", index);
+  out_slot *sl = &s->out[index];
+  if (!t) {
+    sl->bound = false;
+    return NN_OK;
+  }
+  if (t->nbytes && !t->data)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "output tensor has no data");
+  sl->bound_t = *t;
+  sl->bound = true;
+  return NN_OK;
+}
+
+/* ---- run ---------------------------------------------------------------------- */
+nn_status nn_session_run(nn_session *s) {
+  CHECK_SESSION(s);
+  nn_graph *g = s->g;
+  nn_status st;
+  for (int i = 0; i < s->n_in; i++) {
+    in_slot *sl = &s->in[i];
+    if (!sl->fed && !sl->has_default)
+      return nn_error_set(&s->err, NN_ERR_MISSING_INPUT,
+                          "input '%s' was neither filled (nn_session_input_tensor) nor bound",
+                          g->values[sl->value].name);
+    if (sl->fed && sl->need_value && s->planned && !s->need_plan &&
+        (sl->snap_bytes != (sl->bound ? sl->bound_t.nbytes : sl->tensor.nbytes) ||
+         memcmp(sl->snap, in_slot_data(sl), sl->snap_bytes) != 0))
+      s->need_plan = true;
+  }
+  if (s->need_plan || !s->planned) {
+    st = session_plan(s);
+    if (st != NN_OK)
+      return st;
+  }
+  /* bind this run's buffers: pointer updates only */
+  for (int i = 0; i < s->n_in; i++) {
+    in_slot *sl = &s->in[i];
+    if (sl->fed)
+      g->values[sl->value].data = (void *)in_slot_data(sl);
+  }
+  for (int i = 0; i < s->n_out; i++) {
+    out_slot *sl = &s->out[i];
+    nn_value *v = &g->values[sl->value];
+    void *dst = sl->own;
+    if (sl->bound) {
+      if (sl->bound_t.nbytes != v->nbytes)
+        return nn_error_set(&s->err, NN_ERR_SHAPE, "bound output '%s' has %zu bytes, the result needs %zu",
+                            v->name, sl->bound_t.nbytes, v->nbytes);
+      dst = sl->bound_t.data;
+    }
+    sl->tensor.data = dst;
+    if (!v->known && v->kind == NN_VAL_INTER)
+      v->data = dst;
+  }
+  for (int k = 0; k < s->plan.n_steps; k++) {
+    nn_node *n = &g->nodes[s->plan.steps[k]];
+    s->ctx.node = n;
+    st = n->op->run(&s->ctx, n);
+    if (st != NN_OK) {
+      if (s->err.msg[0] == '\0')
+        nn_fail(&s->ctx, st, "kernel failed (%s)", nn_status_str(st));
+      s->ctx.node = NULL;
+      return st;
+    }
+  }
+  s->ctx.node = NULL;
+  /* outputs that no step wrote: constants, folded values, graph inputs */
+  for (int i = 0; i < s->n_out; i++) {
+    out_slot *sl = &s->out[i];
+    const nn_value *v = &g->values[sl->value];
+    if ((v->known || v->kind != NN_VAL_INTER) && v->data != sl->tensor.data && v->nbytes)
+      memcpy(sl->tensor.data, v->data, v->nbytes);
+  }
+  s->runs++;
+  return NN_OK;
+}
+
+nn_status nn_session_output_tensor(nn_session *s, int index, const nn_tensor **t) {
+  CHECK_SESSION(s);
+  if (index < 0 || index >= s->n_out || !t)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "bad output index %d", index);
+  if (!s->planned)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "no result yet: run the session first");
+  *t = &s->out[index].tensor;
+  return NN_OK;
+}
+
+nn_status nn_session_stats(const nn_session *s, nn_stats *st) {
+  if (!s || !st)
+    return NN_ERR_INVALID_ARG;
+  if (s->disposed)
+    return NN_ERR_DISPOSED;
+  memset(st, 0, sizeof *st);
+  st->weights_bytes = s->g->weights_bytes + s->plan.folded_bytes;
+  st->arena_bytes = s->plan.arena_bytes;
+  st->arena_naive_bytes = s->plan.arena_naive_bytes;
+  st->io_bytes = session_io_bytes(s);
+  st->peak_bytes = s->peak;
+  st->nodes_cpu = s->plan.n_steps;
+  st->nodes_folded = s->plan.nodes_folded;
+  st->runs = s->runs;
+  st->backend = s->backend;
+  return NN_OK;
+}
+
+/* ---- dispose ------------------------------------------------------------------ */
+nn_status nn_session_dispose(nn_session *s) {
+  if (!s)
+    return NN_ERR_INVALID_ARG;
+  if (s->disposed)
+    return NN_ERR_DISPOSED;
+  if (s->g) {
+    nn_plan_clear(s->g, &s->plan);
+    nn_graph_free(s->g);
+    s->g = NULL;
+  }
+  for (int i = 0; s->in && i < s->n_in; i++) {
+    nn_aligned_free(s->in[i].own);
+    nn_aligned_free(s->in[i].snap);
+  }
+  for (int i = 0; s->out && i < s->n_out; i++)
+    nn_aligned_free(s->out[i].own);
+  nn_free(s->in);
+  nn_free(s->out);
+  s->in = NULL;
+  s->out = NULL;
+  nn_aligned_free(s->arena);
+  s->arena = NULL;
+  s->arena_cap = 0;
+  s->disposed = true;
+  s->planned = false;
+  return NN_OK;
+}
+
+#ifndef NN_HAVE_VULKAN
+nn_status nn_vulkan_available(nn_error *err) {
+  return nn_error_set(err, NN_ERR_UNSUPPORTED, "this build has no Vulkan backend");
+}
+#endif
+
+/* The handle is nn_malloc'd, so the allocator stays pinned until it is freed. */
+void nn_session_free(nn_session *s) {
+  if (!s)
+    return;
+  if (!s->disposed)
+    nn_session_dispose(s);
+  nn_alloc_unpin();
+  nn_free(s);
+}

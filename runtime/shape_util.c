@@ -84,3 +84,40 @@ int64_t nn_tensor_numel(const nn_tensor *t) {
     return 0;
   return nn_dims_numel(t->rank, t->dims);
 }
+
+nn_status nn_set_output(nn_ctx *c, nn_value *y, nn_dtype dt, int rank, const int64_t *dims) {
+  if (!y)
+    return NN_OK; /* omitted optional output */
+  int max_rank = c && c->limits && c->limits->max_rank ? c->limits->max_rank : NN_MAX_RANK;
+  if (rank < 0 || rank > max_rank || rank > NN_MAX_RANK)
+    return nn_fail(c, NN_ERR_LIMIT, "output '%s' would have rank %d (limit %d)", y->name, rank, max_rank);
+  size_t esize = nn_dtype_size(dt);
+  if (esize == 0)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "output '%s' would have unsupported type %s", y->name,
+                   nn_dtype_name(dt));
+  int64_t numel = 1;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] < 0)
+      return nn_fail(c, NN_ERR_SHAPE, "output '%s' would have negative dimension %lld", y->name,
+                     (long long)dims[i]);
+    if (nn_mul_overflow_i64(numel, dims[i], &numel))
+      return nn_fail(c, NN_ERR_LIMIT, "output '%s': element count overflows", y->name);
+  }
+  int64_t max_elems = c && c->limits && c->limits->max_tensor_elems ? c->limits->max_tensor_elems
+                                                                     : ((int64_t)1 << 31);
+  if (numel > max_elems)
+    return nn_fail(c, NN_ERR_LIMIT, "output '%s' would have %lld elements, more than the limit %lld",
+                   y->name, (long long)numel, (long long)max_elems);
+  size_t nbytes;
+  if (nn_mul_overflow_size((size_t)numel, esize, &nbytes))
+    return nn_fail(c, NN_ERR_LIMIT, "output '%s': byte size overflows", y->name);
+  y->dtype = dt;
+  y->rank = rank;
+  for (int i = 0; i < rank; i++)
+    y->dims[i] = dims[i];
+  for (int i = rank; i < NN_MAX_RANK; i++)
+    y->dims[i] = 0;
+  y->numel = numel;
+  y->nbytes = nbytes;
+  return NN_OK;
+}

@@ -1,2 +1,711 @@
-/* placeholder */
-#include "nn_internal.h"
+/* loader.c - ONNX protobuf -> nn_graph.
+ *
+ * The protobuf is decoded with protobuf-c through the runtime's allocation
+ * hooks, then everything the graph needs is copied out of it (names,
+ * attributes, initializer bytes) and the message is freed before returning:
+ * the graph never borrows from the caller's buffer or from the message
+ * (memory rule 6).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "graph.h"
+#include "onnx/loader.h"
+#include "onnx-subset.pb-c.h"
+
+typedef OnnxSubset__ModelProto ModelProto;
+typedef OnnxSubset__GraphProto GraphProto;
+typedef OnnxSubset__NodeProto NodeProto;
+typedef OnnxSubset__TensorProto TensorProto;
+typedef OnnxSubset__AttributeProto AttributeProto;
+typedef OnnxSubset__ValueInfoProto ValueInfoProto;
+
+#define NN_IR_MIN 3
+#define NN_IR_MAX 13
+#define NN_OPSET_MAX 28
+
+/* ---- protobuf-c allocator over the runtime hooks ------------------------ */
+static void *pb_alloc(void *ud, size_t size) {
+  (void)ud;
+  return nn_malloc(size);
+}
+static void pb_free(void *ud, void *p) {
+  (void)ud;
+  nn_free(p);
+}
+static ProtobufCAllocator pb_allocator = {pb_alloc, pb_free, NULL};
+
+/* ---- name -> value index hash (open addressing, loader-local) ---------- */
+typedef struct name_map {
+  int *slots; /* value index + 1, 0 = empty */
+  size_t cap;
+} name_map;
+
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static bool name_map_init(name_map *m, size_t expected) {
+  size_t cap = 64;
+  while (cap < expected * 2 + 1)
+    cap *= 2;
+  m->slots = nn_calloc(cap, sizeof(int));
+  m->cap = cap;
+  return m->slots != NULL;
+}
+
+static int name_map_get(const name_map *m, const nn_graph *g, const char *name) {
+  size_t i = name_hash(name) & (m->cap - 1);
+  for (;;) {
+    int v = m->slots[i];
+    if (v == 0)
+      return -1;
+    if (strcmp(g->values[v - 1].name, name) == 0)
+      return v - 1;
+    i = (i + 1) & (m->cap - 1);
+  }
+}
+
+static void name_map_put(name_map *m, const nn_graph *g, int idx) {
+  size_t i = name_hash(g->values[idx].name) & (m->cap - 1);
+  while (m->slots[i] != 0)
+    i = (i + 1) & (m->cap - 1);
+  m->slots[i] = idx + 1;
+}
+
+/* Value index for a name, creating it when absent; -1 on OOM. */
+static int value_get_or_add(nn_graph *g, name_map *m, const char *name) {
+  int idx = name_map_get(m, g, name);
+  if (idx >= 0)
+    return idx;
+  idx = nn_graph_add_value(g, name);
+  if (idx >= 0)
+    name_map_put(m, g, idx);
+  return idx;
+}
+
+/* ---- tensors ------------------------------------------------------------- */
+
+/* Is `rel` a plain relative path that stays inside its base directory?
+ * Rejects absolute paths, any ".." component, and empty names (the ONNX
+ * external-data path traversals, CVE-2024-27318/27319). */
+static bool external_path_is_safe(const char *rel) {
+  if (!rel || !rel[0] || rel[0] == '/' || rel[0] == '\\')
+    return false;
+  if (strchr(rel, ':') || strchr(rel, '\\'))
+    return false;
+  const char *p = rel;
+  while (*p) {
+    const char *slash = strchr(p, '/');
+    size_t len = slash ? (size_t)(slash - p) : strlen(p);
+    if (len == 2 && p[0] == '.' && p[1] == '.')
+      return false;
+    if (!slash)
+      break;
+    p = slash + 1;
+  }
+  return true;
+}
+
+/* Read [offset, offset+length) of base_dir/location into dst.  The resolved
+ * real path must lie inside the real path of base_dir (symlinks included). */
+static nn_status read_external(const char *base_dir, const char *location, int64_t offset,
+                               int64_t length, void *dst, const char *tname, nn_error *err) {
+  nn_status st = NN_OK;
+  char *path = NULL, *real_base = NULL, *real_file = NULL;
+  FILE *f = NULL;
+  if (!base_dir)
+    return nn_error_set(err, NN_ERR_INVALID_MODEL,
+                        "tensor '%s' uses external data but the model was not loaded from a "
+                        "directory (set nn_options.base_dir)", tname);
+  if (!external_path_is_safe(location))
+    return nn_error_set(err, NN_ERR_INVALID_MODEL,
+                        "tensor '%s': external data location '%s' leaves the model directory",
+                        tname, location ? location : "");
+  size_t plen = strlen(base_dir) + strlen(location) + 2;
+  path = nn_malloc(plen);
+  if (!path)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  snprintf(path, plen, "%s/%s", base_dir, location);
+  real_base = realpath(base_dir, NULL);
+  real_file = realpath(path, NULL);
+  if (!real_base || !real_file) {
+    st = nn_error_set(err, NN_ERR_IO, "tensor '%s': cannot open external data '%s': %s", tname,
+                      location, strerror(errno));
+    goto out_free;
+  }
+  size_t bl = strlen(real_base);
+  if (strncmp(real_file, real_base, bl) != 0 || (real_file[bl] != '/' && real_base[bl - 1] != '/')) {
+    st = nn_error_set(err, NN_ERR_INVALID_MODEL,
+                      "tensor '%s': external data '%s' resolves outside the model directory",
+                      tname, location);
+    goto out_free;
+  }
+  f = fopen(real_file, "rb");
+  if (!f) {
+    st = nn_error_set(err, NN_ERR_IO, "tensor '%s': cannot open external data '%s': %s", tname,
+                      location, strerror(errno));
+    goto out_free;
+  }
+  struct stat sb;
+  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || offset < 0 || length < 0 ||
+      offset > (int64_t)sb.st_size || length > (int64_t)sb.st_size - offset) {
+    st = nn_error_set(err, NN_ERR_INVALID_MODEL,
+                      "tensor '%s': external data range [%lld, +%lld) is outside '%s'", tname,
+                      (long long)offset, (long long)length, location);
+    goto out_close;
+  }
+  if (fseeko(f, (off_t)offset, SEEK_SET) != 0 || fread(dst, 1, (size_t)length, f) != (size_t)length)
+    st = nn_error_set(err, NN_ERR_IO, "tensor '%s': short read from external data '%s'", tname,
+                      location);
+out_close:
+  fclose(f);
+out_free:
+  free(real_base); /* realpath() memory comes from libc */
+  free(real_file);
+  nn_free(path);
+  return st;
+}
+
+nn_status nn_tensor_from_proto(const void *proto, const char *base_dir, const nn_limits *lim,
+                               nn_tensor *out, nn_error *err) {
+  const TensorProto *tp = proto;
+  const char *tname = tp->name ? tp->name : "";
+  memset(out, 0, sizeof *out);
+  nn_dtype dt = (nn_dtype)tp->data_type;
+  size_t esize = nn_dtype_size(dt);
+  if (esize == 0)
+    return nn_error_set(err, NN_ERR_UNSUPPORTED, "tensor '%s' has data type %d (%s), not supported",
+                        tname, tp->data_type, nn_dtype_name(dt));
+  int max_rank = lim && lim->max_rank ? lim->max_rank : NN_MAX_RANK;
+  if (tp->n_dims > (size_t)max_rank || tp->n_dims > NN_MAX_RANK)
+    return nn_error_set(err, NN_ERR_LIMIT, "tensor '%s' has rank %zu, more than %d", tname,
+                        tp->n_dims, max_rank);
+  if (tp->segment)
+    return nn_error_set(err, NN_ERR_UNSUPPORTED, "tensor '%s' is segmented", tname);
+  int64_t numel = 1;
+  for (size_t i = 0; i < tp->n_dims; i++) {
+    if (tp->dims[i] < 0)
+      return nn_error_set(err, NN_ERR_INVALID_MODEL, "tensor '%s' has negative dim %lld", tname,
+                          (long long)tp->dims[i]);
+    if (nn_mul_overflow_i64(numel, tp->dims[i], &numel))
+      return nn_error_set(err, NN_ERR_LIMIT, "tensor '%s': element count overflows", tname);
+    out->dims[i] = tp->dims[i];
+  }
+  int64_t max_elems = lim && lim->max_tensor_elems ? lim->max_tensor_elems : ((int64_t)1 << 31);
+  if (numel > max_elems)
+    return nn_error_set(err, NN_ERR_LIMIT, "tensor '%s' has %lld elements, more than the limit %lld",
+                        tname, (long long)numel, (long long)max_elems);
+  size_t nbytes;
+  if (nn_mul_overflow_size((size_t)numel, esize, &nbytes))
+    return nn_error_set(err, NN_ERR_LIMIT, "tensor '%s': byte size overflows", tname);
+  out->rank = (int)tp->n_dims;
+  out->dtype = dt;
+  out->nbytes = nbytes;
+  unsigned char *data = nn_aligned_alloc(nbytes ? nbytes : 1);
+  if (!data)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory for tensor '%s' (%zu bytes)", tname, nbytes);
+  nn_status st = NN_OK;
+
+  if (tp->data_location == ONNX_SUBSET__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+    const char *location = NULL;
+    int64_t offset = 0, length = -1;
+    for (size_t i = 0; i < tp->n_external_data; i++) {
+      const char *k = tp->external_data[i]->key, *v = tp->external_data[i]->value;
+      if (!k || !v)
+        continue;
+      if (strcmp(k, "location") == 0)
+        location = v;
+      else if (strcmp(k, "offset") == 0)
+        offset = strtoll(v, NULL, 10);
+      else if (strcmp(k, "length") == 0)
+        length = strtoll(v, NULL, 10);
+    }
+    if (length < 0)
+      length = (int64_t)nbytes;
+    if ((size_t)length != nbytes) {
+      st = nn_error_set(err, NN_ERR_INVALID_MODEL,
+                        "tensor '%s': external data length %lld does not match its %zu bytes", tname,
+                        (long long)length, nbytes);
+      goto out_fail;
+    }
+    st = read_external(base_dir, location, offset, length, data, tname, err);
+    if (st != NN_OK)
+      goto out_fail;
+  } else if (tp->has_raw_data) {
+    if (tp->raw_data.len != nbytes) {
+      st = nn_error_set(err, NN_ERR_INVALID_MODEL,
+                        "tensor '%s': raw_data has %zu bytes, its shape needs %zu", tname,
+                        tp->raw_data.len, nbytes);
+      goto out_fail;
+    }
+    if (nbytes)
+      memcpy(data, tp->raw_data.data, nbytes); /* little-endian host assumed (x86, arm) */
+  } else {
+    /* typed fields: ONNX stores small types widened in int32_data, and
+     * float16/bfloat16 as their bit patterns in int32_data */
+    size_t have;
+    switch (dt) {
+    case NN_DTYPE_FLOAT: have = tp->n_float_data; break;
+    case NN_DTYPE_DOUBLE: have = tp->n_double_data; break;
+    case NN_DTYPE_INT64: have = tp->n_int64_data; break;
+    case NN_DTYPE_UINT32: case NN_DTYPE_UINT64: have = tp->n_uint64_data; break;
+    default: have = tp->n_int32_data; break;
+    }
+    if (have != (size_t)numel) {
+      st = nn_error_set(err, NN_ERR_INVALID_MODEL,
+                        "tensor '%s' holds %zu values, its shape needs %lld", tname, have,
+                        (long long)numel);
+      goto out_fail;
+    }
+    for (int64_t i = 0; i < numel; i++) {
+      switch (dt) {
+      case NN_DTYPE_FLOAT: ((float *)data)[i] = tp->float_data[i]; break;
+      case NN_DTYPE_DOUBLE: ((double *)data)[i] = tp->double_data[i]; break;
+      case NN_DTYPE_INT64: ((int64_t *)data)[i] = tp->int64_data[i]; break;
+      case NN_DTYPE_UINT64: ((uint64_t *)data)[i] = tp->uint64_data[i]; break;
+      case NN_DTYPE_UINT32: ((uint32_t *)data)[i] = (uint32_t)tp->uint64_data[i]; break;
+      case NN_DTYPE_INT32: ((int32_t *)data)[i] = tp->int32_data[i]; break;
+      case NN_DTYPE_INT16: ((int16_t *)data)[i] = (int16_t)tp->int32_data[i]; break;
+      case NN_DTYPE_UINT16: case NN_DTYPE_FLOAT16: case NN_DTYPE_BFLOAT16:
+        ((uint16_t *)data)[i] = (uint16_t)tp->int32_data[i];
+        break;
+      case NN_DTYPE_INT8: ((int8_t *)data)[i] = (int8_t)tp->int32_data[i]; break;
+      case NN_DTYPE_UINT8: ((uint8_t *)data)[i] = (uint8_t)tp->int32_data[i]; break;
+      case NN_DTYPE_BOOL: ((uint8_t *)data)[i] = tp->int32_data[i] != 0; break;
+      default: break;
+      }
+    }
+  }
+  out->data = data;
+  return NN_OK;
+
+out_fail:
+  nn_aligned_free(data);
+  return st;
+}
+
+nn_status nn_tensor_decode(const void *buf, size_t size, nn_tensor *out, char **name,
+                           nn_error *err) {
+  if (name)
+    *name = NULL;
+  TensorProto *tp = onnx_subset__tensor_proto__unpack(&pb_allocator, size, buf);
+  if (!tp)
+    return nn_error_set(err, NN_ERR_PARSE, "not a TensorProto (protobuf does not decode)");
+  nn_status st = nn_tensor_from_proto(tp, NULL, NULL, out, err);
+  if (st == NN_OK && name) {
+    *name = nn_strdup(tp->name ? tp->name : "");
+    if (!*name) {
+      nn_aligned_free(out->data);
+      out->data = NULL;
+      st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    }
+  }
+  onnx_subset__tensor_proto__free_unpacked(tp, &pb_allocator);
+  return st;
+}
+
+/* ---- attributes ---------------------------------------------------------- */
+static nn_status attr_copy(nn_attr *a, const AttributeProto *ap, const char *node_name,
+                           const nn_limits *lim, nn_error *err) {
+  a->name = nn_strdup(ap->name ? ap->name : "");
+  if (!a->name)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  if (ap->ref_attr_name && ap->ref_attr_name[0])
+    return nn_error_set(err, NN_ERR_UNSUPPORTED,
+                        "node '%s': attribute '%s' refers to a function attribute", node_name, a->name);
+  int type = ap->has_type ? (int)ap->type : 0;
+  if (type == 0) {
+    /* IR < 0.0.2 style: infer from what is set */
+    if (ap->n_floats) type = NN_ATTR_FLOATS;
+    else if (ap->n_ints) type = NN_ATTR_INTS;
+    else if (ap->n_strings) type = NN_ATTR_STRINGS;
+    else if (ap->t) type = NN_ATTR_TENSOR;
+    else if (ap->g) type = NN_ATTR_GRAPH;
+    else if (ap->has_s) type = NN_ATTR_STRING;
+    else if (ap->has_i) type = NN_ATTR_INT;
+    else if (ap->has_f) type = NN_ATTR_FLOAT;
+  }
+  a->type = (nn_attr_type)type;
+  a->f = ap->f;
+  a->i = ap->i;
+  switch (type) {
+  case NN_ATTR_STRING:
+    a->s = nn_strndup(ap->s.data ? (const char *)ap->s.data : "", ap->s.len);
+    a->s_len = ap->s.len;
+    if (!a->s)
+      return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    break;
+  case NN_ATTR_FLOATS:
+    if (ap->n_floats > INT_MAX)
+      return nn_error_set(err, NN_ERR_LIMIT, "node '%s': attribute too long", node_name);
+    a->n = (int)ap->n_floats;
+    a->floats = nn_malloc(ap->n_floats * sizeof(float));
+    if (!a->floats)
+      return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    memcpy(a->floats, ap->floats, ap->n_floats * sizeof(float));
+    break;
+  case NN_ATTR_INTS:
+    if (ap->n_ints > INT_MAX)
+      return nn_error_set(err, NN_ERR_LIMIT, "node '%s': attribute too long", node_name);
+    a->n = (int)ap->n_ints;
+    a->ints = nn_malloc(ap->n_ints * sizeof(int64_t));
+    if (!a->ints)
+      return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    memcpy(a->ints, ap->ints, ap->n_ints * sizeof(int64_t));
+    break;
+  case NN_ATTR_STRINGS:
+    if (ap->n_strings > INT_MAX)
+      return nn_error_set(err, NN_ERR_LIMIT, "node '%s': attribute too long", node_name);
+    a->strings = nn_calloc(ap->n_strings ? ap->n_strings : 1, sizeof(char *));
+    if (!a->strings)
+      return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    a->n = (int)ap->n_strings;
+    for (size_t i = 0; i < ap->n_strings; i++) {
+      a->strings[i] = nn_strndup((const char *)ap->strings[i].data, ap->strings[i].len);
+      if (!a->strings[i])
+        return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    }
+    break;
+  case NN_ATTR_TENSOR:
+    if (!ap->t)
+      return nn_error_set(err, NN_ERR_INVALID_MODEL, "node '%s': tensor attribute '%s' is empty",
+                          node_name, a->name);
+    return nn_tensor_from_proto(ap->t, NULL, lim, &a->t, err);
+  default:
+    /* graphs, sparse tensors, type protos: kept as typed but empty; ops
+     * needing them are not implemented and fail at lookup */
+    break;
+  }
+  return NN_OK;
+}
+
+/* ---- graph --------------------------------------------------------------- */
+static void decl_from_value_info(nn_value *v, const ValueInfoProto *vi) {
+  v->decl_rank = -1;
+  v->decl_dtype = NN_DTYPE_UNDEFINED;
+  if (!vi->type || vi->type->value_case != ONNX_SUBSET__TYPE_PROTO__VALUE_TENSOR_TYPE)
+    return;
+  const OnnxSubset__TypeProto__Tensor *tt = vi->type->tensor_type;
+  v->decl_dtype = (nn_dtype)tt->elem_type;
+  if (!tt->shape || tt->shape->n_dim > NN_MAX_RANK)
+    return;
+  v->decl_rank = (int)tt->shape->n_dim;
+  for (size_t i = 0; i < tt->shape->n_dim; i++) {
+    const OnnxSubset__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+    v->decl_dims[i] =
+        (d->value_case == ONNX_SUBSET__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0)
+            ? d->dim_value
+            : -1;
+  }
+}
+
+static bool value_info_is_tensor(const ValueInfoProto *vi) {
+  return !vi->type || vi->type->value_case == ONNX_SUBSET__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+         vi->type->value_case == ONNX_SUBSET__TYPE_PROTO__VALUE__NOT_SET;
+}
+
+static nn_status load_graph(nn_graph *g, const ModelProto *mp, const nn_limits *lim, nn_error *err) {
+  const GraphProto *gp = mp->graph;
+  nn_status st = NN_OK;
+  name_map map = {0};
+  int *order = NULL;
+  int max_nodes = lim && lim->max_nodes ? lim->max_nodes : 1000000;
+  if (gp->n_node > (size_t)max_nodes)
+    return nn_error_set(err, NN_ERR_LIMIT, "model has %zu nodes, more than the limit %d", gp->n_node,
+                        max_nodes);
+  size_t expected = gp->n_initializer + gp->n_input + gp->n_output;
+  for (size_t i = 0; i < gp->n_node; i++)
+    expected += gp->node[i]->n_output + gp->node[i]->n_input;
+  if (!name_map_init(&map, expected))
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+
+  /* initializers: constants owned by the graph */
+  int64_t max_weights = lim && lim->max_weights_bytes ? lim->max_weights_bytes : ((int64_t)4 << 30);
+  for (size_t i = 0; i < gp->n_initializer; i++) {
+    const TensorProto *tp = gp->initializer[i];
+    if (!tp->name || !tp->name[0]) {
+      st = nn_error_set(err, NN_ERR_INVALID_MODEL, "initializer %zu has no name", i);
+      goto out;
+    }
+    if (name_map_get(&map, g, tp->name) >= 0) {
+      st = nn_error_set(err, NN_ERR_INVALID_MODEL, "initializer '%s' is defined twice", tp->name);
+      goto out;
+    }
+    int idx = value_get_or_add(g, &map, tp->name);
+    if (idx < 0) {
+      st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+      goto out;
+    }
+    nn_tensor t;
+    st = nn_tensor_from_proto(tp, g->base_dir, lim, &t, err);
+    if (st != NN_OK)
+      goto out;
+    nn_value *v = &g->values[idx];
+    v->kind = NN_VAL_CONST;
+    v->dtype = t.dtype;
+    v->rank = t.rank;
+    memcpy(v->dims, t.dims, sizeof v->dims);
+    v->numel = nn_dims_numel(t.rank, t.dims);
+    v->nbytes = t.nbytes;
+    v->const_data = t.data;
+    v->data = t.data;
+    g->weights_bytes += t.nbytes;
+    if ((int64_t)g->weights_bytes > max_weights) {
+      st = nn_error_set(err, NN_ERR_LIMIT, "model weights exceed the limit of %lld bytes",
+                        (long long)max_weights);
+      goto out;
+    }
+  }
+
+  /* graph inputs: required ones first, then those backed by an initializer */
+  g->inputs = nn_calloc(gp->n_input ? gp->n_input : 1, sizeof(int));
+  g->outputs = nn_calloc(gp->n_output ? gp->n_output : 1, sizeof(int));
+  if (!g->inputs || !g->outputs) {
+    st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    goto out;
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < gp->n_input; i++) {
+      const ValueInfoProto *vi = gp->input[i];
+      if (!vi->name || !vi->name[0]) {
+        st = nn_error_set(err, NN_ERR_INVALID_MODEL, "graph input %zu has no name", i);
+        goto out;
+      }
+      int idx = name_map_get(&map, g, vi->name);
+      bool has_default = idx >= 0 && g->values[idx].kind == NN_VAL_CONST;
+      if (has_default != (pass == 1))
+        continue;
+      if (!value_info_is_tensor(vi)) {
+        st = nn_error_set(err, NN_ERR_UNSUPPORTED,
+                          "graph input '%s' is not a tensor (sequences, maps and optionals are not "
+                          "supported)", vi->name);
+        goto out;
+      }
+      if (idx >= 0 && !has_default) {
+        st = nn_error_set(err, NN_ERR_INVALID_MODEL, "graph input '%s' is listed twice", vi->name);
+        goto out;
+      }
+      if (idx < 0)
+        idx = value_get_or_add(g, &map, vi->name);
+      if (idx < 0) {
+        st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+        goto out;
+      }
+      nn_value *v = &g->values[idx];
+      decl_from_value_info(v, vi);
+      if (has_default) {
+        v->has_default = true;
+        if (v->decl_dtype == NN_DTYPE_UNDEFINED)
+          v->decl_dtype = v->dtype;
+      } else if (nn_dtype_size(v->decl_dtype) == 0) {
+        st = nn_error_set(err, NN_ERR_UNSUPPORTED, "graph input '%s' has data type %d (%s), not supported",
+                          vi->name, (int)v->decl_dtype, nn_dtype_name(v->decl_dtype));
+        goto out;
+      }
+      v->kind = NN_VAL_INPUT;
+      for (int k = 0; k < g->n_inputs; k++)
+        if (g->inputs[k] == idx) {
+          st = nn_error_set(err, NN_ERR_INVALID_MODEL, "graph input '%s' is listed twice", vi->name);
+          goto out;
+        }
+      g->inputs[g->n_inputs++] = idx;
+    }
+  }
+
+  /* nodes */
+  g->nodes = nn_calloc(gp->n_node ? gp->n_node : 1, sizeof(nn_node));
+  if (!g->nodes) {
+    st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    goto out;
+  }
+  g->cap_nodes = (int)gp->n_node;
+  for (size_t i = 0; i < gp->n_node; i++) {
+    const NodeProto *np = gp->node[i];
+    nn_node *n = &g->nodes[g->n_nodes++];
+    const char *op = np->op_type ? np->op_type : "";
+    char gen[64];
+    if (!np->name || !np->name[0])
+      snprintf(gen, sizeof gen, "%s_%zu", op[0] ? op : "node", i);
+    n->name = nn_strdup(np->name && np->name[0] ? np->name : gen);
+    n->op_type = nn_strdup(op);
+    n->domain = nn_strdup(np->domain ? np->domain : "");
+    if (!n->name || !n->op_type || !n->domain) {
+      st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+      goto out;
+    }
+    if (!op[0]) {
+      st = nn_error_set(err, NN_ERR_INVALID_MODEL, "node '%s' has no op_type", n->name);
+      goto out;
+    }
+    if (np->n_input > 65536 || np->n_output > 65536 || np->n_attribute > 65536) {
+      st = nn_error_set(err, NN_ERR_LIMIT, "node '%s' has too many inputs/outputs/attributes", n->name);
+      goto out;
+    }
+    n->n_in = (int)np->n_input;
+    n->n_in_model = n->n_in;
+    n->n_out = (int)np->n_output;
+    n->in = nn_malloc((np->n_input + 1) * sizeof(int));
+    n->out = nn_malloc((np->n_output + 1) * sizeof(int));
+    n->x = nn_calloc(np->n_input + 1, sizeof(nn_value *));
+    n->y = nn_calloc(np->n_output + 1, sizeof(nn_value *));
+    n->attrs = nn_calloc(np->n_attribute + 1, sizeof(nn_attr));
+    if (!n->in || !n->out || !n->x || !n->y || !n->attrs) {
+      st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+      goto out;
+    }
+    for (size_t k = 0; k < np->n_input; k++) {
+      const char *nm = np->input[k];
+      n->in[k] = (nm && nm[0]) ? value_get_or_add(g, &map, nm) : -1;
+      if (nm && nm[0] && n->in[k] < 0) {
+        st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+        goto out;
+      }
+    }
+    for (size_t k = 0; k < np->n_output; k++) {
+      const char *nm = np->output[k];
+      n->out[k] = (nm && nm[0]) ? value_get_or_add(g, &map, nm) : -1;
+      if (nm && nm[0] && n->out[k] < 0) {
+        st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+        goto out;
+      }
+      if (n->out[k] >= 0) {
+        nn_value *v = &g->values[n->out[k]];
+        if (v->producer >= 0 || v->kind == NN_VAL_CONST || v->kind == NN_VAL_INPUT) {
+          st = nn_error_set(err, NN_ERR_INVALID_MODEL, "value '%s' is produced twice (again by node '%s')",
+                            v->name, n->name);
+          goto out;
+        }
+        v->producer = g->n_nodes - 1;
+      }
+    }
+    for (size_t k = 0; k < np->n_attribute; k++) {
+      st = attr_copy(&n->attrs[k], np->attribute[k], n->name, lim, err);
+      n->n_attrs = (int)k + 1;
+      if (st != NN_OK)
+        goto out;
+    }
+  }
+
+  /* graph outputs */
+  for (size_t i = 0; i < gp->n_output; i++) {
+    const ValueInfoProto *vi = gp->output[i];
+    if (!vi->name || !vi->name[0]) {
+      st = nn_error_set(err, NN_ERR_INVALID_MODEL, "graph output %zu has no name", i);
+      goto out;
+    }
+    if (!value_info_is_tensor(vi)) {
+      st = nn_error_set(err, NN_ERR_UNSUPPORTED,
+                        "graph output '%s' is not a tensor (sequences, maps and optionals are not "
+                        "supported)", vi->name);
+      goto out;
+    }
+    int idx = name_map_get(&map, g, vi->name);
+    if (idx < 0) {
+      st = nn_error_set(err, NN_ERR_INVALID_MODEL, "graph output '%s' is never produced", vi->name);
+      goto out;
+    }
+    nn_value *v = &g->values[idx];
+    if (v->is_graph_output) {
+      st = nn_error_set(err, NN_ERR_INVALID_MODEL, "graph output '%s' is listed twice", vi->name);
+      goto out;
+    }
+    v->is_graph_output = true;
+    nn_dtype keep = v->dtype;
+    decl_from_value_info(v, vi);
+    if (v->kind == NN_VAL_CONST && v->decl_dtype == NN_DTYPE_UNDEFINED)
+      v->decl_dtype = keep;
+    g->outputs[g->n_outputs++] = idx;
+  }
+
+out:
+  nn_free(map.slots);
+  nn_free(order);
+  return st;
+}
+
+nn_status nn_graph_load(const void *data, size_t size, const char *base_dir, const nn_limits *lim,
+                        nn_graph **out, nn_error *err) {
+  nn_status st;
+  *out = NULL;
+  int64_t max_model = lim && lim->max_model_bytes ? lim->max_model_bytes : ((int64_t)2 << 30);
+  if (size == 0)
+    return nn_error_set(err, NN_ERR_PARSE, "not an ONNX model: the file is empty");
+  if ((int64_t)size > max_model)
+    return nn_error_set(err, NN_ERR_LIMIT, "model is %zu bytes, more than the limit %lld", size,
+                        (long long)max_model);
+  ModelProto *mp = onnx_subset__model_proto__unpack(&pb_allocator, size, data);
+  if (!mp)
+    return nn_error_set(err, NN_ERR_PARSE,
+                        "not an ONNX model: the protobuf does not decode (truncated or corrupt file?)");
+  nn_graph *g = nn_calloc(1, sizeof *g);
+  if (!g) {
+    st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    goto out_free_proto;
+  }
+  if (!mp->has_ir_version || !mp->graph) {
+    st = nn_error_set(err, NN_ERR_PARSE, "not an ONNX model: %s",
+                      !mp->has_ir_version ? "no ir_version" : "no graph");
+    goto out_free_graph;
+  }
+  g->ir_version = mp->ir_version;
+  if (mp->ir_version < NN_IR_MIN || mp->ir_version > NN_IR_MAX) {
+    st = nn_error_set(err, NN_ERR_UNSUPPORTED, "ONNX IR version %lld is not supported (supported: %d to %d)",
+                      (long long)mp->ir_version, NN_IR_MIN, NN_IR_MAX);
+    goto out_free_graph;
+  }
+  if (mp->n_functions > 0) {
+    /* local functions are only a problem when a node calls one: that node's
+     * op is then unknown and reported by name at finalize */
+  }
+  g->opsets = nn_calloc(mp->n_opset_import + 1, sizeof(nn_opset));
+  if (!g->opsets) {
+    st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    goto out_free_graph;
+  }
+  for (size_t i = 0; i < mp->n_opset_import; i++) {
+    const char *d = mp->opset_import[i]->domain ? mp->opset_import[i]->domain : "";
+    if (strcmp(d, "ai.onnx") == 0)
+      d = "";
+    int64_t ver = mp->opset_import[i]->version;
+    if (d[0] == '\0' && (ver < 1 || ver > NN_OPSET_MAX)) {
+      st = nn_error_set(err, NN_ERR_UNSUPPORTED,
+                        "default-domain opset %lld is not supported (supported: 1 to %d)",
+                        (long long)ver, NN_OPSET_MAX);
+      goto out_free_graph;
+    }
+    g->opsets[g->n_opsets].domain = nn_strdup(d);
+    g->opsets[g->n_opsets].version = (int)(ver > INT_MAX ? INT_MAX : ver < 0 ? 0 : ver);
+    if (!g->opsets[g->n_opsets].domain) {
+      st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+      goto out_free_graph;
+    }
+    g->n_opsets++;
+  }
+  if (base_dir) {
+    g->base_dir = nn_strdup(base_dir);
+    if (!g->base_dir) {
+      st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+      goto out_free_graph;
+    }
+  }
+  st = load_graph(g, mp, lim, err);
+  if (st != NN_OK)
+    goto out_free_graph;
+  onnx_subset__model_proto__free_unpacked(mp, &pb_allocator);
+  *out = g;
+  return NN_OK;
+
+out_free_graph:
+  nn_graph_free(g);
+out_free_proto:
+  onnx_subset__model_proto__free_unpacked(mp, &pb_allocator);
+  return st;
+}

@@ -1,0 +1,84 @@
+/* graph.h - the in-memory model: values, nodes, inputs/outputs, and the plan.
+ *
+ * Ownership: an nn_graph owns every name, attribute, node array and constant
+ * buffer it points to; nn_graph_free() releases all of it.
+ */
+#ifndef NN_GRAPH_H
+#define NN_GRAPH_H
+
+#include "nn_internal.h"
+
+typedef struct nn_opset {
+  char *domain;
+  int version;
+} nn_opset;
+
+typedef struct nn_graph {
+  int n_values, cap_values;
+  nn_value *values;
+  int n_nodes, cap_nodes;
+  nn_node *nodes;
+  /* graph inputs in API order (required first, then defaulted) and outputs;
+   * indices into values */
+  int n_inputs, n_outputs;
+  int *inputs, *outputs;
+  int n_opsets;
+  nn_opset *opsets;
+  int64_t ir_version;
+  char *base_dir;            /* for external data; NULL when none allowed */
+  size_t weights_bytes;      /* bytes of const_data owned by the graph */
+} nn_graph;
+
+/* The outcome of planning for concrete input shapes. */
+typedef struct nn_plan {
+  int n_steps;
+  int *steps;                /* node indices in execution order (folded nodes excluded) */
+  size_t *ws_offsets;        /* per step: arena offset of the node's workspace */
+  int n_extra;
+  nn_value *extra;           /* plan-owned constants made by fusion passes */
+  size_t arena_bytes;        /* planned size */
+  size_t arena_naive_bytes;  /* sum of all intermediate sizes (and workspaces) */
+  size_t folded_bytes;       /* constants produced by folding at plan time */
+  int nodes_folded;
+} nn_plan;
+
+/* loader.c: decode an ONNX model into a graph.  *out is caller-owned, free
+ * with nn_graph_free().  base_dir (may be NULL) anchors external data. */
+nn_status nn_graph_load(const void *data, size_t size, const char *base_dir,
+                        const nn_limits *lim, nn_graph **out, nn_error *err);
+void nn_graph_free(nn_graph *g);
+
+/* graph.c */
+/* Add a value with the given name (copied); returns its index or -1 on OOM. */
+int nn_graph_add_value(nn_graph *g, const char *name);
+/* Index of the value with that name, -1 when none. */
+int nn_graph_find_value(const nn_graph *g, const char *name);
+/* Resolve ops and versions, check every input is produced exactly once, sort
+ * the nodes topologically (cycle -> error), count uses, resolve x/y pointers. */
+nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_error *err);
+/* Recount value uses (consumers + graph output) over nodes not removed. */
+nn_status nn_graph_count_uses(nn_graph *g);
+/* Resolve node->x / node->y after values were added or nodes rewired. */
+void nn_graph_resolve_pointers(nn_graph *g);
+/* Opset the model imports for a domain; 0 when not imported. */
+int nn_graph_opset(const nn_graph *g, const char *domain);
+
+/* passes.c: structure-only rewrites done once at load (no shapes needed). */
+nn_status nn_graph_simplify(nn_graph *g, nn_error *err);
+
+/* plan.c: prepare every node for the current input shapes, fold constants,
+ * plan the arena.  Inputs must have dtype/rank/dims set (and data for inputs
+ * that feed shape-determining slots).  Frees the previous plan's per-node
+ * state first. */
+nn_status nn_plan_build(nn_graph *g, nn_plan *plan, const nn_limits *lim, nn_ctx *ctx,
+                        nn_error *err);
+/* Reset every per-plan field of the graph and free the plan's memory.
+ * Afterwards constants are known; inputs keep what the session set. */
+void nn_plan_clear(nn_graph *g, nn_plan *plan);
+/* Point arena values and workspaces into `arena` (plan->arena_bytes long). */
+void nn_plan_bind_arena(nn_graph *g, nn_plan *plan, void *arena);
+/* need[v] = the value of v (not only its shape) must be known when planning,
+ * because it decides some output shape. */
+void nn_plan_value_needs(const nn_graph *g, bool *need);
+
+#endif /* NN_GRAPH_H */

@@ -1,0 +1,619 @@
+/* nn-run - the runtime's command-line runner, checker and benchmark.
+ *
+ *   nn-run MODEL.onnx [--backend cpu|vulkan|auto] [--threads N] [--input NAME=FILE.pb ...]
+ *          [--save-outputs DIR] [--bench RUNS] [--stats]
+ *   nn-run --check CASE_DIR [--backend ...] [--threads N] [--rtol R] [--atol A]
+ *
+ * --check runs a case in the ONNX node-test layout (model.onnx +
+ * test_data_set_N/input_K.pb, output_K.pb), prints one line per output with
+ * its max abs error, then PASS or FAIL.  Exit status: 0 pass, 1 mismatch or
+ * run failure, 2 model not supported or invalid (the reason is printed).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "nn_internal.h"
+#include "onnx-subset.pb-c.h"
+#include "onnx/loader.h"
+
+#define EXIT_MISMATCH 1
+#define EXIT_UNSUPPORTED 2
+
+typedef struct opts {
+  const char *model;
+  const char *check_dir;
+  nn_backend backend;
+  int threads;
+  int bench;
+  int stats;
+  const char *save_dir;
+  double rtol, atol;
+  int n_inputs;
+  const char *input_spec[64];
+} opts;
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: nn-run MODEL.onnx [--backend cpu|vulkan|auto] [--threads N] [--input NAME=FILE.pb ...]\n"
+          "              [--save-outputs DIR] [--bench RUNS] [--stats]\n"
+          "       nn-run --check CASE_DIR [--backend ...] [--threads N] [--rtol R] [--atol A]\n");
+}
+
+static unsigned char *read_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  struct stat sb;
+  if (fstat(fileno(f), &sb) != 0) {
+    fclose(f);
+    return NULL;
+  }
+  unsigned char *buf = malloc((size_t)sb.st_size + 1);
+  if (buf && fread(buf, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  *size = (size_t)sb.st_size;
+  return buf;
+}
+
+/* Load a .pb TensorProto; data is nn_aligned_alloc'd, name nn_malloc'd. */
+static nn_status load_pb(const char *path, nn_tensor *t, char **name, nn_error *err) {
+  size_t size = 0;
+  unsigned char *buf = read_file(path, &size);
+  if (!buf)
+    return nn_error_set(err, NN_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+  nn_status st = nn_tensor_decode(buf, size, t, name, err);
+  free(buf);
+  return st;
+}
+
+static int save_pb(const char *path, const char *name, const nn_tensor *t) {
+  OnnxSubset__TensorProto tp = ONNX_SUBSET__TENSOR_PROTO__INIT;
+  int64_t dims[NN_MAX_RANK];
+  for (int i = 0; i < t->rank; i++)
+    dims[i] = t->dims[i];
+  tp.n_dims = (size_t)t->rank;
+  tp.dims = dims;
+  tp.has_data_type = 1;
+  tp.data_type = (int32_t)t->dtype;
+  tp.name = (char *)name;
+  tp.has_raw_data = 1;
+  tp.raw_data.len = t->nbytes;
+  tp.raw_data.data = t->data;
+  size_t len = onnx_subset__tensor_proto__get_packed_size(&tp);
+  uint8_t *buf = malloc(len + 1);
+  if (!buf)
+    return -1;
+  onnx_subset__tensor_proto__pack(&tp, buf);
+  FILE *f = fopen(path, "wb");
+  int rc = -1;
+  if (f) {
+    rc = fwrite(buf, 1, len, f) == len ? 0 : -1;
+    fclose(f);
+  }
+  free(buf);
+  return rc;
+}
+
+/* Deterministic pseudo-random fill (xorshift), floats uniform in [0,1). */
+static void fill_random(nn_tensor *t, uint64_t seed) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  int64_t n = nn_tensor_numel(t);
+  for (int64_t i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    double u = (double)(x >> 11) / 9007199254740992.0;
+    switch (t->dtype) {
+    case NN_DTYPE_FLOAT: ((float *)t->data)[i] = (float)u; break;
+    case NN_DTYPE_DOUBLE: ((double *)t->data)[i] = u; break;
+    case NN_DTYPE_FLOAT16: ((uint16_t *)t->data)[i] = nn_f32_to_f16((float)u); break;
+    case NN_DTYPE_BFLOAT16: ((uint16_t *)t->data)[i] = nn_f32_to_bf16((float)u); break;
+    case NN_DTYPE_BOOL: ((uint8_t *)t->data)[i] = u < 0.5; break;
+    case NN_DTYPE_INT64: ((int64_t *)t->data)[i] = (int64_t)(u * 4); break;
+    case NN_DTYPE_INT32: ((int32_t *)t->data)[i] = (int32_t)(u * 4); break;
+    default: ((uint8_t *)t->data)[i * nn_dtype_size(t->dtype)] = (uint8_t)(u * 4); break;
+    }
+  }
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static long peak_rss_bytes(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss * 1024L;
+}
+
+static void print_stats(nn_session *s, FILE *out) {
+  nn_stats st;
+  if (nn_session_stats(s, &st) != NN_OK)
+    return;
+  fprintf(out,
+          "weights_bytes=%zu arena_bytes=%zu arena_naive_bytes=%zu io_bytes=%zu device_bytes=%zu "
+          "peak_rss_bytes=%ld\n",
+          st.weights_bytes, st.arena_bytes, st.arena_naive_bytes, st.io_bytes, st.device_bytes,
+          peak_rss_bytes());
+}
+
+static void print_nodes(nn_session *s, const opts *o) {
+  nn_stats st;
+  if (o->backend == NN_BACKEND_CPU || nn_session_stats(s, &st) != NN_OK)
+    return;
+  printf("nodes_vulkan=%d nodes_cpu=%d\n", st.nodes_vulkan, st.nodes_cpu);
+}
+
+static nn_status make_session(const char *model, const opts *o, nn_session **s) {
+  nn_options opt;
+  nn_options_init(&opt);
+  opt.backend = o->backend;
+  opt.threads = o->threads;
+  nn_error err = {0};
+  nn_status st = nn_session_create_from_file(model, &opt, s, &err);
+  if (st != NN_OK)
+    fprintf(stderr, "nn-run: %s: %s\n", nn_status_str(st), err.msg);
+  return st;
+}
+
+/* Copy t into the session input `index` (through its pre-allocated tensor). */
+static nn_status feed(nn_session *s, int index, const nn_tensor *t) {
+  nn_io_info info;
+  nn_status st = nn_session_input_info(s, index, &info);
+  if (st != NN_OK)
+    return st;
+  if (info.dtype != t->dtype) {
+    fprintf(stderr, "nn-run: input '%s' expects %s, the file holds %s\n", info.name,
+            nn_dtype_name(info.dtype), nn_dtype_name(t->dtype));
+    return NN_ERR_DTYPE;
+  }
+  st = nn_session_set_input_shape(s, index, t->rank, t->dims);
+  if (st != NN_OK) {
+    fprintf(stderr, "nn-run: %s\n", nn_session_last_error(s));
+    return st;
+  }
+  nn_tensor *dst;
+  st = nn_session_input_tensor(s, index, &dst);
+  if (st != NN_OK) {
+    fprintf(stderr, "nn-run: %s\n", nn_session_last_error(s));
+    return st;
+  }
+  if (t->nbytes)
+    memcpy(dst->data, t->data, t->nbytes);
+  return NN_OK;
+}
+
+/* ---- comparison ---------------------------------------------------------------- */
+static double elem_double(const nn_tensor *t, int64_t i) {
+  nn_value v = {0};
+  v.dtype = t->dtype;
+  v.data = t->data;
+  return nn_value_get_double(&v, i);
+}
+
+/* Returns true when got matches want; *max_err receives the max abs error. */
+static bool compare(const nn_tensor *got, const nn_tensor *want, double rtol, double atol,
+                    double *max_err, char *why, size_t why_len) {
+  *max_err = 0;
+  why[0] = '\0';
+  if (got->dtype != want->dtype) {
+    snprintf(why, why_len, "dtype %s, expected %s", nn_dtype_name(got->dtype), nn_dtype_name(want->dtype));
+    return false;
+  }
+  bool shape_ok = got->rank == want->rank;
+  for (int i = 0; shape_ok && i < got->rank; i++)
+    shape_ok = got->dims[i] == want->dims[i];
+  if (!shape_ok) {
+    char a[128] = "", b[128] = "";
+    size_t oa = 0, ob = 0;
+    for (int i = 0; i < got->rank && oa < sizeof a; i++)
+      oa += (size_t)snprintf(a + oa, sizeof a - oa, "%s%lld", i ? "x" : "", (long long)got->dims[i]);
+    for (int i = 0; i < want->rank && ob < sizeof b; i++)
+      ob += (size_t)snprintf(b + ob, sizeof b - ob, "%s%lld", i ? "x" : "", (long long)want->dims[i]);
+    snprintf(why, why_len, "shape [%s], expected [%s]", a, b);
+    return false;
+  }
+  int64_t n = nn_tensor_numel(want);
+  bool ok = true;
+  bool is_float = nn_dtype_is_float(want->dtype);
+  for (int64_t i = 0; i < n; i++) {
+    if (!is_float) {
+      size_t es = nn_dtype_size(want->dtype);
+      if (memcmp((const char *)got->data + i * es, (const char *)want->data + i * es, es) != 0) {
+        double e = fabs(elem_double(got, i) - elem_double(want, i));
+        if (e > *max_err || e == 0)
+          *max_err = e > *max_err ? e : *max_err;
+        if (ok)
+          snprintf(why, why_len, "element %lld differs", (long long)i);
+        ok = false;
+      }
+      continue;
+    }
+    double g = elem_double(got, i), w = elem_double(want, i);
+    if (isnan(w) || isnan(g)) {
+      if (!(isnan(w) && isnan(g))) {
+        if (ok)
+          snprintf(why, why_len, "element %lld: got %g, expected %g", (long long)i, g, w);
+        ok = false;
+      }
+      continue;
+    }
+    if (isinf(w) || isinf(g)) {
+      if (g != w) {
+        if (ok)
+          snprintf(why, why_len, "element %lld: got %g, expected %g", (long long)i, g, w);
+        ok = false;
+      }
+      continue;
+    }
+    double e = fabs(g - w);
+    if (e > *max_err)
+      *max_err = e;
+    if (e > atol + rtol * fabs(w)) {
+      if (ok)
+        snprintf(why, why_len, "element %lld: got %.9g, expected %.9g", (long long)i, g, w);
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+static int name_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted list of entries of dir starting with prefix; caller frees. */
+static int list_dir(const char *dir, const char *prefix, char ***out) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return -1;
+  int n = 0, cap = 16;
+  char **v = malloc((size_t)cap * sizeof *v);
+  struct dirent *e;
+  while (v && (e = readdir(d))) {
+    if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+      continue;
+    if (n == cap) {
+      cap *= 2;
+      char **nv = realloc(v, (size_t)cap * sizeof *v);
+      if (!nv)
+        break;
+      v = nv;
+    }
+    v[n++] = strdup(e->d_name);
+  }
+  closedir(d);
+  qsort(v, (size_t)n, sizeof *v, name_cmp);
+  *out = v;
+  return n;
+}
+
+static void free_list(char **v, int n) {
+  for (int i = 0; i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
+/* Index K of "input_K.pb". */
+static int pb_index(const char *name, const char *prefix) {
+  return atoi(name + strlen(prefix));
+}
+
+static int by_pb_index(const void *a, const void *b) {
+  const char *x = *(char *const *)a, *y = *(char *const *)b;
+  int ix = atoi(strchr(x, '_') + 1), iy = atoi(strchr(y, '_') + 1);
+  return ix - iy;
+}
+
+static int run_check(const opts *o) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/model.onnx", o->check_dir);
+  nn_session *s = NULL;
+  nn_status st = make_session(path, o, &s);
+  if (st != NN_OK) {
+    printf("UNSUPPORTED %s\n", nn_status_str(st));
+    return st == NN_ERR_IO ? EXIT_UNSUPPORTED : EXIT_UNSUPPORTED;
+  }
+  char **sets = NULL;
+  int n_sets = list_dir(o->check_dir, "test_data_set_", &sets);
+  int rc = 0;
+  if (n_sets <= 0) {
+    fprintf(stderr, "nn-run: no test_data_set_* in %s\n", o->check_dir);
+    nn_session_free(s);
+    return EXIT_UNSUPPORTED;
+  }
+  int n_in = 0, n_out = 0;
+  nn_session_io_count(s, &n_in, &n_out);
+  for (int ds = 0; ds < n_sets && rc == 0; ds++) {
+    char setdir[4096];
+    snprintf(setdir, sizeof setdir, "%s/%s", o->check_dir, sets[ds]);
+    char **ins = NULL, **outs = NULL;
+    int ni = list_dir(setdir, "input_", &ins);
+    int no = list_dir(setdir, "output_", &outs);
+    if (ni < 0 || no < 0) {
+      rc = EXIT_UNSUPPORTED;
+      break;
+    }
+    qsort(ins, (size_t)ni, sizeof *ins, by_pb_index);
+    qsort(outs, (size_t)no, sizeof *outs, by_pb_index);
+    /* inputs: by name when the file names a session input, else by position */
+    for (int i = 0; i < n_in; i++)
+      nn_session_reset_input(s, i);
+    int positional = 0;
+    for (int k = 0; k < ni && rc == 0; k++) {
+      char p[4200];
+      snprintf(p, sizeof p, "%s/%s", setdir, ins[k]);
+      nn_tensor t;
+      char *name = NULL;
+      nn_error err = {0};
+      st = load_pb(p, &t, &name, &err);
+      if (st != NN_OK) {
+        printf("UNSUPPORTED %s\n", err.msg);
+        rc = EXIT_UNSUPPORTED;
+        break;
+      }
+      int idx = -1;
+      if (!name[0] || nn_session_find_input(s, name, &idx) != NN_OK)
+        idx = positional;
+      positional = idx + 1;
+      if (idx >= n_in) {
+        printf("UNSUPPORTED input file %s has no matching model input\n", ins[k]);
+        rc = EXIT_UNSUPPORTED;
+      } else {
+        st = feed(s, idx, &t);
+        if (st != NN_OK)
+          rc = st == NN_ERR_UNSUPPORTED ? EXIT_UNSUPPORTED : EXIT_MISMATCH;
+      }
+      nn_aligned_free(t.data);
+      nn_free(name);
+    }
+    (void)pb_index;
+    if (rc == 0) {
+      st = nn_session_run(s);
+      if (st != NN_OK) {
+        const char *msg = nn_session_last_error(s);
+        bool unsupported = st == NN_ERR_UNSUPPORTED || st == NN_ERR_INVALID_MODEL;
+        printf("%s %s: %s\n", unsupported ? "UNSUPPORTED" : "ERROR", nn_status_str(st), msg);
+        rc = unsupported ? EXIT_UNSUPPORTED : EXIT_MISMATCH;
+      }
+    }
+    if (rc == 0 && no != n_out) {
+      printf("FAIL the case has %d outputs, the model %d\n", no, n_out);
+      rc = EXIT_MISMATCH;
+    }
+    for (int k = 0; k < no && rc == 0; k++) {
+      char p[4200];
+      snprintf(p, sizeof p, "%s/%s", setdir, outs[k]);
+      nn_tensor want;
+      char *name = NULL;
+      nn_error err = {0};
+      st = load_pb(p, &want, &name, &err);
+      if (st != NN_OK) {
+        printf("UNSUPPORTED %s\n", err.msg);
+        rc = EXIT_UNSUPPORTED;
+        break;
+      }
+      int idx = k;
+      if (name[0])
+        nn_session_find_output(s, name, &idx);
+      const nn_tensor *got = NULL;
+      nn_io_info info;
+      nn_session_output_info(s, idx, &info);
+      nn_session_output_tensor(s, idx, &got);
+      double max_err = 0;
+      char why[256];
+      bool ok = got && compare(got, &want, o->rtol, o->atol, &max_err, why, sizeof why);
+      printf("output %s: max_abs_err=%.3g%s%s\n", info.name, max_err, ok ? "" : " ", ok ? "" : why);
+      if (!ok)
+        rc = EXIT_MISMATCH;
+      nn_aligned_free(want.data);
+      nn_free(name);
+    }
+    free_list(ins, ni);
+    free_list(outs, no);
+  }
+  free_list(sets, n_sets);
+  print_nodes(s, o);
+  if (rc == 0)
+    printf("PASS\n");
+  else if (rc == EXIT_MISMATCH)
+    printf("FAIL\n");
+  nn_session_free(s);
+  return rc;
+}
+
+static int run_model(const opts *o) {
+  nn_session *s = NULL;
+  nn_status st = make_session(o->model, o, &s);
+  if (st != NN_OK)
+    return EXIT_UNSUPPORTED;
+  int rc = 0;
+  int n_in = 0, n_out = 0;
+  nn_session_io_count(s, &n_in, &n_out);
+  char *fed = calloc((size_t)n_in + 1, 1);
+  for (int k = 0; k < o->n_inputs; k++) {
+    const char *eq = strchr(o->input_spec[k], '=');
+    if (!eq) {
+      fprintf(stderr, "nn-run: --input expects NAME=FILE.pb, got '%s'\n", o->input_spec[k]);
+      rc = EXIT_UNSUPPORTED;
+      goto out;
+    }
+    char name[512];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - o->input_spec[k]), o->input_spec[k]);
+    int idx;
+    if (nn_session_find_input(s, name, &idx) != NN_OK) {
+      fprintf(stderr, "nn-run: the model has no input '%s'\n", name);
+      rc = EXIT_UNSUPPORTED;
+      goto out;
+    }
+    nn_tensor t;
+    nn_error err = {0};
+    if (load_pb(eq + 1, &t, NULL, &err) != NN_OK) {
+      fprintf(stderr, "nn-run: %s\n", err.msg);
+      rc = EXIT_UNSUPPORTED;
+      goto out;
+    }
+    st = feed(s, idx, &t);
+    nn_aligned_free(t.data);
+    if (st != NN_OK) {
+      rc = EXIT_UNSUPPORTED;
+      goto out;
+    }
+    fed[idx] = 1;
+  }
+  for (int i = 0; i < n_in; i++) {
+    nn_io_info info;
+    nn_session_input_info(s, i, &info);
+    if (fed[i] || info.has_default)
+      continue;
+    int64_t dims[NN_MAX_RANK];
+    for (int d = 0; d < info.rank; d++)
+      dims[d] = info.dims[d] < 0 ? 1 : info.dims[d];
+    nn_tensor *t;
+    if (nn_session_set_input_shape(s, i, info.rank < 0 ? 0 : info.rank, dims) != NN_OK ||
+        nn_session_input_tensor(s, i, &t) != NN_OK) {
+      fprintf(stderr, "nn-run: input '%s': %s\n", info.name, nn_session_last_error(s));
+      rc = EXIT_UNSUPPORTED;
+      goto out;
+    }
+    fill_random(t, (uint64_t)i + 1);
+  }
+  double t0 = now_ms();
+  st = nn_session_run(s);
+  double first_ms = now_ms() - t0;
+  if (st != NN_OK) {
+    fprintf(stderr, "nn-run: %s: %s\n", nn_status_str(st), nn_session_last_error(s));
+    rc = st == NN_ERR_UNSUPPORTED ? EXIT_UNSUPPORTED : EXIT_MISMATCH;
+    goto out;
+  }
+  for (int i = 0; i < n_out; i++) {
+    const nn_tensor *t;
+    nn_io_info info;
+    nn_session_output_info(s, i, &info);
+    nn_session_output_tensor(s, i, &t);
+    char dims[128] = "";
+    size_t off = 0;
+    for (int d = 0; d < t->rank && off < sizeof dims; d++)
+      off += (size_t)snprintf(dims + off, sizeof dims - off, "%s%lld", d ? "x" : "", (long long)t->dims[d]);
+    double sum = 0;
+    int64_t n = nn_tensor_numel(t);
+    for (int64_t k = 0; k < n; k++)
+      sum += elem_double(t, k);
+    printf("output %s: %s [%s] sum=%.6g\n", info.name, nn_dtype_name(t->dtype), dims, sum);
+    if (o->save_dir) {
+      char p[4096];
+      snprintf(p, sizeof p, "%s/output_%d.pb", o->save_dir, i);
+      mkdir(o->save_dir, 0755);
+      if (save_pb(p, info.name, t) != 0) {
+        fprintf(stderr, "nn-run: cannot write %s\n", p);
+        rc = EXIT_MISMATCH;
+      }
+    }
+  }
+  printf("first_run_ms=%.3f\n", first_ms);
+  if (o->stats) {
+    print_stats(s, stdout);
+    print_nodes(s, o);
+  }
+  if (o->bench > 0) {
+    for (int w = 0; w < 3; w++)
+      nn_session_run(s);
+    double *ms = malloc((size_t)o->bench * sizeof *ms);
+    for (int r = 0; r < o->bench && ms; r++) {
+      double a = now_ms();
+      nn_session_run(s);
+      ms[r] = now_ms() - a;
+    }
+    if (ms) {
+      qsort(ms, (size_t)o->bench, sizeof *ms, cmp_double);
+      double med = o->bench % 2 ? ms[o->bench / 2] : (ms[o->bench / 2 - 1] + ms[o->bench / 2]) / 2;
+      printf("median_ms=%.4f min_ms=%.4f\n", med, ms[0]);
+      free(ms);
+    }
+  }
+out:
+  free(fed);
+  nn_session_free(s);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  opts o = {0};
+  o.backend = NN_BACKEND_CPU;
+  o.threads = 1;
+  o.rtol = 1e-3;
+  o.atol = 1e-5;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--check") == 0 && next) {
+      o.check_dir = next;
+      i++;
+    } else if (strcmp(a, "--backend") == 0 && next) {
+      if (strcmp(next, "cpu") == 0)
+        o.backend = NN_BACKEND_CPU;
+      else if (strcmp(next, "vulkan") == 0)
+        o.backend = NN_BACKEND_VULKAN;
+      else if (strcmp(next, "auto") == 0)
+        o.backend = NN_BACKEND_AUTO;
+      else {
+        fprintf(stderr, "nn-run: unknown backend '%s'\n", next);
+        return EXIT_UNSUPPORTED;
+      }
+      i++;
+    } else if (strcmp(a, "--threads") == 0 && next) {
+      o.threads = atoi(next);
+      i++;
+    } else if (strcmp(a, "--input") == 0 && next) {
+      if (o.n_inputs < 64)
+        o.input_spec[o.n_inputs++] = next;
+      i++;
+    } else if (strcmp(a, "--save-outputs") == 0 && next) {
+      o.save_dir = next;
+      i++;
+    } else if (strcmp(a, "--bench") == 0 && next) {
+      o.bench = atoi(next);
+      i++;
+    } else if (strcmp(a, "--stats") == 0) {
+      o.stats = 1;
+    } else if (strcmp(a, "--rtol") == 0 && next) {
+      o.rtol = atof(next);
+      i++;
+    } else if (strcmp(a, "--atol") == 0 && next) {
+      o.atol = atof(next);
+      i++;
+    } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage();
+      return 0;
+    } else if (a[0] != '-' && !o.model) {
+      o.model = a;
+    } else {
+      usage();
+      return EXIT_UNSUPPORTED;
+    }
+  }
+  if (o.check_dir)
+    return run_check(&o);
+  if (!o.model) {
+    usage();
+    return EXIT_UNSUPPORTED;
+  }
+  return run_model(&o);
+}
