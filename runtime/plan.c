@@ -79,6 +79,7 @@ void nn_plan_clear(nn_graph *g, nn_plan *plan) {
       nn_aligned_free(plan->extra[i].fold_data);
     nn_free(plan->extra);
     nn_free(plan->steps);
+    nn_free(plan->ws_offsets);
     memset(plan, 0, sizeof *plan);
   }
   nn_graph_resolve_pointers(g);

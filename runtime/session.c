@@ -508,7 +508,7 @@ nn_status nn_session_create_from_file(const char *path, const nn_options *opt, n
     goto out_free_buf;
   }
   st = session_create(buf, size, dir, &o, out, err);
-  if (st != NN_OK && err && strstr(err->msg, path) == NULL) {
+  if ((st == NN_ERR_PARSE || st == NN_ERR_LIMIT) && err && strstr(err->msg, path) == NULL) {
     char tmp[sizeof err->msg];
     snprintf(tmp, sizeof tmp, "%.200s: %.300s", path, err->msg);
     memcpy(err->msg, tmp, sizeof tmp);

@@ -161,16 +161,12 @@ static void print_nodes(nn_session *s, const opts *o) {
   printf("nodes_vulkan=%d nodes_cpu=%d\n", st.nodes_vulkan, st.nodes_cpu);
 }
 
-static nn_status make_session(const char *model, const opts *o, nn_session **s) {
+static nn_status make_session(const char *model, const opts *o, nn_session **s, nn_error *err) {
   nn_options opt;
   nn_options_init(&opt);
   opt.backend = o->backend;
   opt.threads = o->threads;
-  nn_error err = {0};
-  nn_status st = nn_session_create_from_file(model, &opt, s, &err);
-  if (st != NN_OK)
-    fprintf(stderr, "nn-run: %s: %s\n", nn_status_str(st), err.msg);
-  return st;
+  return nn_session_create_from_file(model, &opt, s, err);
 }
 
 /* Copy t into the session input `index` (through its pre-allocated tensor). */
@@ -326,10 +322,11 @@ static int run_check(const opts *o) {
   char path[4096];
   snprintf(path, sizeof path, "%s/model.onnx", o->check_dir);
   nn_session *s = NULL;
-  nn_status st = make_session(path, o, &s);
+  nn_error err = {0};
+  nn_status st = make_session(path, o, &s, &err);
   if (st != NN_OK) {
-    printf("UNSUPPORTED %s\n", nn_status_str(st));
-    return st == NN_ERR_IO ? EXIT_UNSUPPORTED : EXIT_UNSUPPORTED;
+    printf("UNSUPPORTED %s: %s\n", nn_status_str(st), err.msg);
+    return EXIT_UNSUPPORTED;
   }
   char **sets = NULL;
   int n_sets = list_dir(o->check_dir, "test_data_set_", &sets);
@@ -362,10 +359,10 @@ static int run_check(const opts *o) {
       snprintf(p, sizeof p, "%s/%s", setdir, ins[k]);
       nn_tensor t;
       char *name = NULL;
-      nn_error err = {0};
-      st = load_pb(p, &t, &name, &err);
+      nn_error perr = {0};
+      st = load_pb(p, &t, &name, &perr);
       if (st != NN_OK) {
-        printf("UNSUPPORTED %s\n", err.msg);
+        printf("UNSUPPORTED %s\n", perr.msg);
         rc = EXIT_UNSUPPORTED;
         break;
       }
@@ -403,10 +400,10 @@ static int run_check(const opts *o) {
       snprintf(p, sizeof p, "%s/%s", setdir, outs[k]);
       nn_tensor want;
       char *name = NULL;
-      nn_error err = {0};
-      st = load_pb(p, &want, &name, &err);
+      nn_error perr = {0};
+      st = load_pb(p, &want, &name, &perr);
       if (st != NN_OK) {
-        printf("UNSUPPORTED %s\n", err.msg);
+        printf("UNSUPPORTED %s\n", perr.msg);
         rc = EXIT_UNSUPPORTED;
         break;
       }
@@ -441,9 +438,12 @@ static int run_check(const opts *o) {
 
 static int run_model(const opts *o) {
   nn_session *s = NULL;
-  nn_status st = make_session(o->model, o, &s);
-  if (st != NN_OK)
+  nn_error err = {0};
+  nn_status st = make_session(o->model, o, &s, &err);
+  if (st != NN_OK) {
+    fprintf(stderr, "nn-run: %s: %s\n", nn_status_str(st), err.msg);
     return EXIT_UNSUPPORTED;
+  }
   int rc = 0;
   int n_in = 0, n_out = 0;
   nn_session_io_count(s, &n_in, &n_out);
@@ -464,9 +464,9 @@ static int run_model(const opts *o) {
       goto out;
     }
     nn_tensor t;
-    nn_error err = {0};
-    if (load_pb(eq + 1, &t, NULL, &err) != NN_OK) {
-      fprintf(stderr, "nn-run: %s\n", err.msg);
+    nn_error perr = {0};
+    if (load_pb(eq + 1, &t, NULL, &perr) != NN_OK) {
+      fprintf(stderr, "nn-run: %s\n", perr.msg);
       rc = EXIT_UNSUPPORTED;
       goto out;
     }

@@ -1,0 +1,619 @@
+/* test_runtime.c - session API, memory rules and bad-input handling.
+ *
+ * Every test checks real values, and that the runtime's live heap (counted
+ * by nn_memory_usage) returns to where it started: nothing leaks, on success
+ * or on any error path.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "model_builder.h"
+#include "nn.h"
+
+static int g_failed, g_passed, g_skipped;
+static int t_failed;
+
+#define CHECK(cond)                                                                   \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      fprintf(stderr, "  %s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);       \
+      t_failed = 1;                                                                   \
+    }                                                                                 \
+  } while (0)
+#define CHECK_ST(expr, want)                                                          \
+  do {                                                                                \
+    nn_status _st = (expr);                                                           \
+    if (_st != (want)) {                                                              \
+      fprintf(stderr, "  %s:%d: %s returned %s, expected %s\n", __FILE__, __LINE__,   \
+              #expr, nn_status_str(_st), nn_status_str(want));                        \
+      t_failed = 1;                                                                   \
+    }                                                                                 \
+  } while (0)
+
+static const char *shared_dir(void) {
+  const char *e = getenv("NN_SHARED_DIR");
+  return e ? e : SHARED_DIR_DEFAULT;
+}
+
+static size_t live_bytes(void) {
+  size_t cur;
+  nn_memory_usage(&cur, NULL);
+  return cur;
+}
+
+/* ---- counting allocator ------------------------------------------------------- */
+static long g_allocs;
+static void *count_malloc(size_t n, void *ud) { (void)ud; g_allocs++; return malloc(n); }
+static void *count_realloc(void *p, size_t n, void *ud) { (void)ud; g_allocs++; return realloc(p, n); }
+static void count_free(void *p, void *ud) { (void)ud; free(p); }
+
+/* ---- helpers ------------------------------------------------------------------- */
+static uint8_t *relu_model(size_t *len, int dynamic) {
+  mb m;
+  mb_init(&m, 13);
+  int64_t dims[2] = {dynamic ? -1 : 2, 3};
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 2, dims);
+  mb_node(&m, "Relu", "relu0", "x", "h");
+  mb_node(&m, "Relu", "relu1", "h", "y");
+  mb_output(&m, "y");
+  uint8_t *buf = mb_pack(&m, len);
+  mb_free(&m);
+  return buf;
+}
+
+static nn_status create_mem(const uint8_t *buf, size_t len, nn_session **s, nn_error *err) {
+  nn_options o;
+  nn_options_init(&o);
+  return nn_session_create_from_memory(buf, len, &o, s, err);
+}
+
+/* ---- tests ---------------------------------------------------------------------- */
+static void test_run_basic(void) {
+  size_t base = live_bytes();
+  size_t len;
+  uint8_t *buf = relu_model(&len, 0);
+  nn_session *s = NULL;
+  nn_error err;
+  CHECK_ST(create_mem(buf, len, &s, &err), NN_OK);
+  free(buf);
+  if (!s)
+    return;
+  int ni, no;
+  CHECK_ST(nn_session_io_count(s, &ni, &no), NN_OK);
+  CHECK(ni == 1 && no == 1);
+  nn_io_info info;
+  CHECK_ST(nn_session_input_info(s, 0, &info), NN_OK);
+  CHECK(strcmp(info.name, "x") == 0 && info.rank == 2 && info.dims[0] == 2 && info.dims[1] == 3);
+  /* a run before the input is provided is an error, not garbage */
+  CHECK_ST(nn_session_run(s), NN_ERR_MISSING_INPUT);
+  CHECK(strstr(nn_session_last_error(s), "'x'") != NULL);
+  nn_tensor *in;
+  CHECK_ST(nn_session_input_tensor(s, 0, &in), NN_OK);
+  float src[6] = {-1, 2, -3, 4, -5, 6};
+  memcpy(in->data, src, sizeof src);
+  CHECK_ST(nn_session_run(s), NN_OK);
+  const nn_tensor *out;
+  CHECK_ST(nn_session_output_tensor(s, 0, &out), NN_OK);
+  const float want[6] = {0, 2, 0, 4, 0, 6};
+  CHECK(out->dtype == NN_DTYPE_FLOAT && out->rank == 2 && out->nbytes == sizeof want);
+  CHECK(memcmp(out->data, want, sizeof want) == 0);
+  /* zero-copy input and caller-provided output */
+  float mine[6] = {1, -1, 1, -1, 1, -1}, res[6] = {0};
+  nn_tensor tin = {NN_DTYPE_FLOAT, 2, {2, 3}, mine, sizeof mine};
+  nn_tensor tout = {NN_DTYPE_FLOAT, 2, {2, 3}, res, sizeof res};
+  CHECK_ST(nn_session_bind_input(s, 0, &tin), NN_OK);
+  CHECK_ST(nn_session_bind_output(s, 0, &tout), NN_OK);
+  CHECK_ST(nn_session_run(s), NN_OK);
+  CHECK(res[0] == 1 && res[1] == 0 && res[4] == 1 && res[5] == 0);
+  CHECK_ST(nn_session_output_tensor(s, 0, &out), NN_OK);
+  CHECK(out->data == res);
+  /* wrong dtype / shape are refused with a message */
+  int32_t ints[6];
+  nn_tensor bad_dt = {NN_DTYPE_INT32, 2, {2, 3}, ints, sizeof ints};
+  CHECK_ST(nn_session_bind_input(s, 0, &bad_dt), NN_ERR_DTYPE);
+  CHECK(strstr(nn_session_last_error(s), "float32") != NULL);
+  nn_tensor bad_shape = {NN_DTYPE_FLOAT, 2, {3, 2}, mine, sizeof mine};
+  CHECK_ST(nn_session_bind_input(s, 0, &bad_shape), NN_ERR_SHAPE);
+  CHECK(strstr(nn_session_last_error(s), "2x3") != NULL);
+  nn_tensor bad_rank = {NN_DTYPE_FLOAT, 1, {6}, mine, sizeof mine};
+  CHECK_ST(nn_session_bind_input(s, 0, &bad_rank), NN_ERR_SHAPE);
+  CHECK_ST(nn_session_set_input_shape(s, 0, 2, (int64_t[]){4, 3}), NN_ERR_SHAPE);
+  /* a bound output of the wrong size fails the run cleanly */
+  nn_tensor small = {NN_DTYPE_FLOAT, 1, {2}, res, 2 * sizeof(float)};
+  CHECK_ST(nn_session_bind_output(s, 0, &small), NN_OK);
+  CHECK_ST(nn_session_run(s), NN_ERR_SHAPE);
+  CHECK_ST(nn_session_bind_output(s, 0, NULL), NN_OK);
+  CHECK_ST(nn_session_run(s), NN_OK);
+  nn_session_free(s);
+  CHECK(live_bytes() == base);
+}
+
+static void test_dispose(void) {
+  size_t base = live_bytes();
+  size_t len;
+  uint8_t *buf = relu_model(&len, 0);
+  nn_session *s = NULL;
+  CHECK_ST(create_mem(buf, len, &s, NULL), NN_OK);
+  free(buf);
+  if (!s)
+    return;
+  nn_tensor *in;
+  CHECK_ST(nn_session_input_tensor(s, 0, &in), NN_OK);
+  CHECK_ST(nn_session_run(s), NN_OK);
+  nn_stats st;
+  CHECK_ST(nn_session_stats(s, &st), NN_OK);
+  CHECK(st.io_bytes > 0 && st.runs == 1);
+  CHECK_ST(nn_session_dispose(s), NN_OK);
+  /* everything released but the handle */
+  CHECK(live_bytes() - base < 4096);
+  const nn_tensor *out;
+  int ni;
+  nn_io_info info;
+  CHECK_ST(nn_session_run(s), NN_ERR_DISPOSED);
+  CHECK_ST(nn_session_input_tensor(s, 0, &in), NN_ERR_DISPOSED);
+  CHECK_ST(nn_session_output_tensor(s, 0, &out), NN_ERR_DISPOSED);
+  CHECK_ST(nn_session_io_count(s, &ni, NULL), NN_ERR_DISPOSED);
+  CHECK_ST(nn_session_input_info(s, 0, &info), NN_ERR_DISPOSED);
+  CHECK_ST(nn_session_stats(s, &st), NN_ERR_DISPOSED);
+  CHECK_ST(nn_session_set_input_shape(s, 0, 2, (int64_t[]){2, 3}), NN_ERR_DISPOSED);
+  CHECK_ST(nn_session_bind_input(s, 0, NULL), NN_ERR_DISPOSED);
+  CHECK_ST(nn_session_dispose(s), NN_ERR_DISPOSED);
+  CHECK(strstr(nn_session_last_error(s), "disposed") != NULL);
+  nn_session_free(s);
+  nn_session_free(NULL);
+  CHECK(live_bytes() == base);
+}
+
+static void test_dynamic_shape(void) {
+  size_t base = live_bytes();
+  size_t len;
+  uint8_t *buf = relu_model(&len, 1);
+  nn_session *s = NULL;
+  CHECK_ST(create_mem(buf, len, &s, NULL), NN_OK);
+  free(buf);
+  if (!s)
+    return;
+  nn_tensor *in;
+  CHECK_ST(nn_session_input_tensor(s, 0, &in), NN_ERR_SHAPE); /* N not fixed yet */
+  CHECK(strstr(nn_session_last_error(s), "set_input_shape") != NULL);
+  for (int64_t n = 1; n <= 5; n++) {
+    CHECK_ST(nn_session_set_input_shape(s, 0, 2, (int64_t[]){n, 3}), NN_OK);
+    CHECK_ST(nn_session_input_tensor(s, 0, &in), NN_OK);
+    for (int64_t i = 0; i < n * 3; i++)
+      ((float *)in->data)[i] = (float)(i % 2 ? i : -i);
+    CHECK_ST(nn_session_run(s), NN_OK);
+    const nn_tensor *out;
+    CHECK_ST(nn_session_output_tensor(s, 0, &out), NN_OK);
+    CHECK(out->dims[0] == n && out->nbytes == (size_t)n * 12);
+    for (int64_t i = 0; i < n * 3; i++)
+      CHECK(((float *)out->data)[i] == (float)(i % 2 ? i : 0));
+  }
+  nn_session_free(s);
+  CHECK(live_bytes() == base);
+}
+
+/* An input with an initializer is optional: the default is used until fed. */
+static void test_default_input(void) {
+  size_t base = live_bytes();
+  mb m;
+  mb_init(&m, 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 1, (int64_t[]){3});
+  mb_input(&m, "b", NN_DTYPE_FLOAT, 1, (int64_t[]){3});
+  mb_init_f32(&m, "b", 1, (int64_t[]){3}, (float[]){10, 20, 30});
+  mb_node(&m, "Add", "add", "x,b", "y");
+  mb_output(&m, "y");
+  size_t len;
+  uint8_t *buf = mb_pack(&m, &len);
+  mb_free(&m);
+  nn_session *s = NULL;
+  CHECK_ST(create_mem(buf, len, &s, NULL), NN_OK);
+  free(buf);
+  if (!s)
+    return;
+  nn_io_info info;
+  CHECK_ST(nn_session_input_info(s, 1, &info), NN_OK);
+  CHECK(info.has_default == 1 && strcmp(info.name, "b") == 0);
+  nn_tensor *x, *b;
+  CHECK_ST(nn_session_input_tensor(s, 0, &x), NN_OK);
+  memcpy(x->data, (float[]){1, 2, 3}, 12);
+  CHECK_ST(nn_session_run(s), NN_OK);
+  const nn_tensor *out;
+  CHECK_ST(nn_session_output_tensor(s, 0, &out), NN_OK);
+  CHECK(((float *)out->data)[0] == 11 && ((float *)out->data)[2] == 33);
+  CHECK_ST(nn_session_input_tensor(s, 1, &b), NN_OK);
+  CHECK(((float *)b->data)[1] == 20); /* starts from the default */
+  memcpy(b->data, (float[]){100, 200, 300}, 12);
+  CHECK_ST(nn_session_run(s), NN_OK);
+  CHECK_ST(nn_session_output_tensor(s, 0, &out), NN_OK);
+  CHECK(((float *)out->data)[0] == 101 && ((float *)out->data)[2] == 303);
+  CHECK_ST(nn_session_reset_input(s, 1), NN_OK);
+  CHECK_ST(nn_session_run(s), NN_OK);
+  CHECK_ST(nn_session_output_tensor(s, 0, &out), NN_OK);
+  CHECK(((float *)out->data)[1] == 22);
+  nn_session_free(s);
+  CHECK(live_bytes() == base);
+}
+
+/* A model must fail with `want`, a message containing each of `needles`,
+ * and leave nothing behind. */
+static void expect_create_error(const uint8_t *buf, size_t len, nn_status want, const char *n1,
+                                const char *n2) {
+  size_t base = live_bytes();
+  nn_session *s = (nn_session *)0x1;
+  nn_error err;
+  nn_status st = create_mem(buf, len, &s, &err);
+  CHECK(st == want);
+  if (st != want)
+    fprintf(stderr, "  got %s (%s), expected %s\n", nn_status_str(st), err.msg, nn_status_str(want));
+  CHECK(s == NULL);
+  CHECK(err.status == want);
+  CHECK(err.msg[0] != '\0');
+  if (n1 && !strstr(err.msg, n1)) {
+    fprintf(stderr, "  message '%s' lacks '%s'\n", err.msg, n1);
+    t_failed = 1;
+  }
+  if (n2 && !strstr(err.msg, n2)) {
+    fprintf(stderr, "  message '%s' lacks '%s'\n", err.msg, n2);
+    t_failed = 1;
+  }
+  CHECK(live_bytes() == base);
+}
+
+static void test_bad_files(void) {
+  size_t base = live_bytes();
+  nn_error err;
+  nn_session *s = NULL;
+  CHECK_ST(nn_session_create_from_file("/nonexistent/model.onnx", NULL, &s, &err), NN_ERR_IO);
+  CHECK(strstr(err.msg, "No such file") != NULL && s == NULL);
+  CHECK_ST(nn_session_create_from_file("/tmp", NULL, &s, &err), NN_ERR_IO);
+  /* zero bytes */
+  expect_create_error((const uint8_t *)"", 0, NN_ERR_PARSE, "empty", NULL);
+  /* random bytes: must never crash; most do not decode */
+  uint64_t x = 88172645463325252ull;
+  for (int trial = 0; trial < 200; trial++) {
+    uint8_t junk[512];
+    size_t n = 1 + (size_t)(trial * 37 % 511);
+    for (size_t i = 0; i < n; i++) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      junk[i] = (uint8_t)x;
+    }
+    size_t b0 = live_bytes();
+    nn_status st = create_mem(junk, n, &s, &err);
+    CHECK(st != NN_OK && s == NULL);
+    CHECK(live_bytes() == b0);
+  }
+  /* truncations of a valid model at many points */
+  size_t len;
+  uint8_t *buf = relu_model(&len, 0);
+  for (size_t cut = 1; cut < len; cut++) {
+    size_t b0 = live_bytes();
+    nn_status st = create_mem(buf, cut, &s, &err);
+    if (st == NN_OK)
+      nn_session_free(s); /* a prefix can be a smaller valid message */
+    else
+      CHECK(s == NULL);
+    CHECK(live_bytes() == b0);
+  }
+  free(buf);
+  CHECK(live_bytes() == base);
+}
+
+static void test_bad_graphs(void) {
+  mb m;
+  size_t len;
+  uint8_t *buf;
+  /* a cycle: a -> b -> a */
+  mb_init(&m, 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 1, (int64_t[]){4});
+  mb_node(&m, "Add", "add_a", "x,b", "a");
+  mb_node(&m, "Relu", "relu_b", "a", "b");
+  mb_output(&m, "b");
+  buf = mb_pack(&m, &len);
+  mb_free(&m);
+  expect_create_error(buf, len, NN_ERR_INVALID_MODEL, "cycle", NULL);
+  free(buf);
+  /* an input that nothing produces */
+  mb_init(&m, 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 1, (int64_t[]){4});
+  mb_node(&m, "Add", "add0", "x,ghost", "y");
+  mb_output(&m, "y");
+  buf = mb_pack(&m, &len);
+  mb_free(&m);
+  expect_create_error(buf, len, NN_ERR_INVALID_MODEL, "'ghost'", "'add0'");
+  free(buf);
+  /* an unsupported operator: the message names the op and the node */
+  mb_init(&m, 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 1, (int64_t[]){4});
+  mb_node(&m, "FrobnicateTensor", "frob7", "x", "y");
+  mb_output(&m, "y");
+  buf = mb_pack(&m, &len);
+  mb_free(&m);
+  expect_create_error(buf, len, NN_ERR_UNSUPPORTED, "FrobnicateTensor", "'frob7'");
+  free(buf);
+  /* an opset newer than we know */
+  mb_init(&m, 99);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 1, (int64_t[]){4});
+  mb_node(&m, "Relu", "r", "x", "y");
+  mb_output(&m, "y");
+  buf = mb_pack(&m, &len);
+  mb_free(&m);
+  expect_create_error(buf, len, NN_ERR_UNSUPPORTED, "opset 99", NULL);
+  free(buf);
+  /* a value produced twice */
+  mb_init(&m, 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 1, (int64_t[]){4});
+  mb_node(&m, "Relu", "r1", "x", "y");
+  mb_node(&m, "Relu", "r2", "x", "y");
+  mb_output(&m, "y");
+  buf = mb_pack(&m, &len);
+  mb_free(&m);
+  expect_create_error(buf, len, NN_ERR_INVALID_MODEL, "produced twice", NULL);
+  free(buf);
+  /* an output nobody produces */
+  mb_init(&m, 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 1, (int64_t[]){4});
+  mb_node(&m, "Relu", "r1", "x", "y");
+  mb_output(&m, "z");
+  buf = mb_pack(&m, &len);
+  mb_free(&m);
+  expect_create_error(buf, len, NN_ERR_INVALID_MODEL, "'z'", NULL);
+  free(buf);
+}
+
+static void test_hostile_dims(void) {
+  mb m;
+  size_t len;
+  uint8_t *buf;
+  /* initializer dims whose product overflows int64 */
+  mb_init(&m, 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 1, (int64_t[]){4});
+  mb_init_f32(&m, "w", 3, (int64_t[]){1ll << 40, 1ll << 40, 1ll << 40}, NULL);
+  mb_node(&m, "Add", "add0", "x,w", "y");
+  mb_output(&m, "y");
+  buf = mb_pack(&m, &len);
+  mb_free(&m);
+  expect_create_error(buf, len, NN_ERR_LIMIT, "'w'", "overflow");
+  free(buf);
+  /* an input whose declared shape is absurd */
+  mb_init(&m, 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 3, (int64_t[]){1ll << 31, 1ll << 31, 4});
+  mb_node(&m, "Relu", "r", "x", "y");
+  mb_output(&m, "y");
+  buf = mb_pack(&m, &len);
+  mb_free(&m);
+  expect_create_error(buf, len, NN_ERR_LIMIT, "'x'", NULL);
+  free(buf);
+  /* more elements than a raw_data/float_data holds */
+  mb_init(&m, 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 1, (int64_t[]){4});
+  OnnxSubset__TensorProto *t = mb_init_f32(&m, "w", 1, (int64_t[]){4}, (float[]){1, 2, 3, 4});
+  t->n_float_data = 3;
+  mb_node(&m, "Add", "add0", "x,w", "y");
+  mb_output(&m, "y");
+  buf = mb_pack(&m, &len);
+  mb_free(&m);
+  expect_create_error(buf, len, NN_ERR_INVALID_MODEL, "'w'", NULL);
+  free(buf);
+  /* a limit set by the application */
+  mb_init(&m, 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 1, (int64_t[]){1000});
+  mb_node(&m, "Relu", "r", "x", "y");
+  mb_output(&m, "y");
+  buf = mb_pack(&m, &len);
+  mb_free(&m);
+  nn_options o;
+  nn_options_init(&o);
+  o.limits.max_tensor_elems = 100;
+  nn_session *s = NULL;
+  nn_error err;
+  size_t base = live_bytes();
+  CHECK_ST(nn_session_create_from_memory(buf, len, &o, &s, &err), NN_ERR_LIMIT);
+  CHECK(s == NULL && live_bytes() == base);
+  free(buf);
+}
+
+static void write_file(const char *path, const void *data, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (f) {
+    fwrite(data, 1, n, f);
+    fclose(f);
+  }
+}
+
+static void test_external_data(void) {
+  char dir[] = "/tmp/nn-ext-XXXXXX";
+  if (!mkdtemp(dir)) {
+    fprintf(stderr, "  mkdtemp: %s\n", strerror(errno));
+    t_failed = 1;
+    return;
+  }
+  char path[256], model[256], outside[256], link[256];
+  float w[4] = {1, 2, 3, 4};
+  snprintf(path, sizeof path, "%s/weights.bin", dir);
+  float padded[6] = {99, 1, 2, 3, 4, 99};
+  write_file(path, padded, sizeof padded);
+  snprintf(outside, sizeof outside, "%s-outside.bin", dir);
+  write_file(outside, w, sizeof w);
+  snprintf(link, sizeof link, "%s/escape.bin", dir);
+  if (symlink(outside, link) != 0)
+    t_failed = 1;
+  const char *locations[] = {"weights.bin", "../outside.bin", "/etc/passwd", "escape.bin", "sub/../../x",
+                             "missing.bin"};
+  nn_status want[] = {NN_OK, NN_ERR_INVALID_MODEL, NN_ERR_INVALID_MODEL, NN_ERR_INVALID_MODEL,
+                      NN_ERR_INVALID_MODEL, NN_ERR_IO};
+  for (int k = 0; k < 6; k++) {
+    mb m;
+    mb_init(&m, 13);
+    mb_input(&m, "x", NN_DTYPE_FLOAT, 1, (int64_t[]){4});
+    OnnxSubset__TensorProto *t = mb_init_f32(&m, "w", 1, (int64_t[]){4}, NULL);
+    mb_external(&m, t, locations[k], 4, 16);
+    mb_node(&m, "Add", "add0", "x,w", "y");
+    mb_output(&m, "y");
+    size_t len;
+    uint8_t *buf = mb_pack(&m, &len);
+    mb_free(&m);
+    snprintf(model, sizeof model, "%s/model.onnx", dir);
+    write_file(model, buf, len);
+    size_t base = live_bytes();
+    nn_session *s = NULL;
+    nn_error err;
+    nn_status st = nn_session_create_from_file(model, NULL, &s, &err);
+    if (st != want[k])
+      fprintf(stderr, "  location '%s': %s (%s)\n", locations[k], nn_status_str(st), err.msg);
+    CHECK(st == want[k]);
+    if (st == NN_OK) {
+      nn_tensor *x;
+      CHECK_ST(nn_session_input_tensor(s, 0, &x), NN_OK);
+      memset(x->data, 0, 16);
+      CHECK_ST(nn_session_run(s), NN_OK);
+      const nn_tensor *out;
+      CHECK_ST(nn_session_output_tensor(s, 0, &out), NN_OK);
+      CHECK(memcmp(out->data, w, sizeof w) == 0);
+      nn_session_free(s);
+    } else {
+      CHECK(strstr(err.msg, "'w'") != NULL);
+    }
+    /* from memory without base_dir, external data is refused */
+    if (k == 0) {
+      st = create_mem(buf, len, &s, &err);
+      CHECK(st == NN_ERR_INVALID_MODEL && strstr(err.msg, "base_dir"));
+    }
+    free(buf);
+    CHECK(live_bytes() == base);
+  }
+  unlink(link);
+  unlink(outside);
+  unlink(path);
+  unlink(model);
+  rmdir(dir);
+}
+
+/* Memory rule 4: after the first run with given shapes, no heap allocation. */
+static void check_zero_alloc(const char *model_path, int runs) {
+  nn_session *s = NULL;
+  nn_error err;
+  if (nn_session_create_from_file(model_path, NULL, &s, &err) != NN_OK) {
+    fprintf(stderr, "  %s: %s\n", model_path, err.msg);
+    t_failed = 1;
+    return;
+  }
+  int ni;
+  nn_session_io_count(s, &ni, NULL);
+  for (int i = 0; i < ni; i++) {
+    nn_io_info info;
+    nn_session_input_info(s, i, &info);
+    nn_tensor *t;
+    if (!info.has_default && nn_session_input_tensor(s, i, &t) == NN_OK)
+      memset(t->data, 0, t->nbytes);
+  }
+  CHECK_ST(nn_session_run(s), NN_OK);
+  long before = g_allocs;
+  for (int r = 0; r < runs; r++)
+    CHECK_ST(nn_session_run(s), NN_OK);
+  long per_run = g_allocs - before;
+  printf("  %s: %ld allocations over %d runs after the first\n", model_path, per_run, runs);
+  CHECK(per_run == 0);
+  nn_session_free(s);
+}
+
+static void test_zero_alloc_steady_state(void) {
+  nn_allocator a = {count_malloc, count_realloc, count_free, NULL};
+  CHECK_ST(nn_set_allocator(&a), NN_OK);
+  size_t len;
+  uint8_t *buf = relu_model(&len, 0);
+  char path[] = "/tmp/nn-relu-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd >= 0) {
+    CHECK(write(fd, buf, len) == (ssize_t)len);
+    close(fd);
+    check_zero_alloc(path, 100);
+    unlink(path);
+  }
+  free(buf);
+  char real[512];
+  snprintf(real, sizeof real, "%s/real-cases/ppocr_mobile_cls/model.onnx", shared_dir());
+  if (access(real, R_OK) == 0)
+    check_zero_alloc(real, 20);
+  snprintf(real, sizeof real, "%s/real-cases/blazeface_front_128/model.onnx", shared_dir());
+  if (access(real, R_OK) == 0)
+    check_zero_alloc(real, 20);
+  /* the allocator cannot change while a session is alive */
+  nn_session *s = NULL;
+  buf = relu_model(&len, 0);
+  CHECK_ST(create_mem(buf, len, &s, NULL), NN_OK);
+  CHECK_ST(nn_set_allocator(NULL), NN_ERR_INVALID_ARG);
+  nn_session_free(s);
+  free(buf);
+  CHECK_ST(nn_set_allocator(NULL), NN_OK);
+}
+
+/* The planner: arena well under the naive sum on real CNNs (issue 2). */
+static void test_planner_ratio(void) {
+  const char *models[] = {"resnet50", "densenet121", "squeezenet", "inception_v2"};
+  for (int i = 0; i < 4; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/onnx-tests/light-cases/%s/model.onnx", shared_dir(), models[i]);
+    if (access(path, R_OK) != 0) {
+      printf("  %s: skipped, %s not found\n", models[i], path);
+      continue;
+    }
+    nn_session *s = NULL;
+    nn_error err;
+    nn_status st = nn_session_create_from_file(path, NULL, &s, &err);
+    CHECK(st == NN_OK);
+    if (st != NN_OK) {
+      fprintf(stderr, "  %s: %s\n", models[i], err.msg);
+      continue;
+    }
+    nn_stats stt;
+    nn_session_stats(s, &stt);
+    double ratio = (double)stt.arena_bytes / (double)stt.arena_naive_bytes;
+    printf("  %s: arena %zu bytes, naive %zu bytes, ratio %.3f, weights %zu bytes\n", models[i],
+           stt.arena_bytes, stt.arena_naive_bytes, ratio, stt.weights_bytes);
+    if (i < 2)
+      CHECK(ratio <= 0.5);
+    nn_session_free(s);
+  }
+}
+
+typedef struct test {
+  const char *name;
+  void (*fn)(void);
+} test;
+
+int main(int argc, char **argv) {
+  const test tests[] = {
+      {"run_basic", test_run_basic},
+      {"dispose", test_dispose},
+      {"dynamic_shape", test_dynamic_shape},
+      {"default_input", test_default_input},
+      {"bad_files", test_bad_files},
+      {"bad_graphs", test_bad_graphs},
+      {"hostile_dims", test_hostile_dims},
+      {"external_data", test_external_data},
+      {"zero_alloc_steady_state", test_zero_alloc_steady_state},
+      {"planner_ratio", test_planner_ratio},
+  };
+  for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+    if (argc > 1 && !strstr(tests[i].name, argv[1]))
+      continue;
+    t_failed = 0;
+    printf("- %s\n", tests[i].name);
+    fflush(stdout);
+    tests[i].fn();
+    printf("%s %s\n", t_failed ? "FAIL" : "ok  ", tests[i].name);
+    if (t_failed)
+      g_failed++;
+    else
+      g_passed++;
+  }
+  printf("%d passed, %d failed, %d skipped\n", g_passed, g_failed, g_skipped);
+  return g_failed ? 1 : 0;
+}

@@ -1,0 +1,46 @@
+#!/bin/sh
+# The test command: set up, build and run every test; prints a final line
+#   N passed, N failed, N skipped
+# Usage: tools/test.sh [--sanitize] [--no-setup] [meson test args...]
+#   --sanitize  build in build-asan with AddressSanitizer + UBSan and run there
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=build
+SANITIZE=0
+SETUP=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --sanitize) SANITIZE=1; BUILD=build-asan; shift ;;
+    --no-setup) SETUP=0; shift ;;
+    *) break ;;
+  esac
+done
+[ "$SETUP" = 1 ] && sh tools/setup.sh
+
+if [ ! -f "$BUILD/build.ninja" ]; then
+  if [ "$SANITIZE" = 1 ]; then
+    meson setup "$BUILD" -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized >/dev/null
+  else
+    meson setup "$BUILD" >/dev/null
+  fi
+fi
+meson compile -C "$BUILD" >/dev/null 2>"$BUILD.compile.log" || { cat "$BUILD.compile.log"; echo "0 passed, 1 failed"; exit 1; }
+
+if [ "$SANITIZE" = 1 ]; then
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-}"
+  export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-}"
+  export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp:${LSAN_OPTIONS:-}"
+fi
+status=0
+meson test -C "$BUILD" --print-errorlogs --num-processes 2 "$@" || status=$?
+python3 - "$BUILD/meson-logs/testlog.json" <<'PY'
+import json, sys
+p = f = s = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)["result"]
+    if r in ("OK", "EXPECTEDFAIL"): p += 1
+    elif r == "SKIP": s += 1
+    else: f += 1
+print(f"{p} passed, {f} failed, {s} skipped")
+PY
+exit $status
