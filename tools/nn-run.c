@@ -34,6 +34,7 @@ typedef struct opts {
   int bench;
   int stats;
   const char *save_dir;
+  const char *save_inputs_dir;
   double rtol, atol;
   int n_inputs;
   const char *input_spec[64];
@@ -42,7 +43,7 @@ typedef struct opts {
 static void usage(void) {
   fprintf(stderr,
           "usage: nn-run MODEL.onnx [--backend cpu|vulkan|auto] [--threads N] [--input NAME=FILE.pb ...]\n"
-          "              [--save-outputs DIR] [--bench RUNS] [--stats]\n"
+          "              [--save-inputs DIR] [--save-outputs DIR] [--bench RUNS] [--stats]\n"
           "       nn-run --check CASE_DIR [--backend ...] [--threads N] [--rtol R] [--atol A]\n");
 }
 
@@ -74,6 +75,19 @@ static nn_status load_pb(const char *path, nn_tensor *t, char **name, nn_error *
   nn_status st = nn_tensor_decode(buf, size, t, name, err);
   free(buf);
   return st;
+}
+
+/* mkdir -p */
+static void make_dirs(const char *dir) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s", dir);
+  for (char *p = tmp + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      mkdir(tmp, 0755);
+      *p = '/';
+    }
+  mkdir(tmp, 0755);
 }
 
 static int save_pb(const char *path, const char *name, const nn_tensor *t) {
@@ -495,6 +509,23 @@ static int run_model(const opts *o) {
     }
     fill_random(t, (uint64_t)i + 1);
   }
+  if (o->save_inputs_dir) {
+    make_dirs(o->save_inputs_dir);
+    for (int i = 0, k = 0; i < n_in; i++) {
+      nn_io_info info;
+      nn_tensor *t;
+      nn_session_input_info(s, i, &info);
+      if (info.has_default && !fed[i])
+        continue;
+      char p[4096];
+      snprintf(p, sizeof p, "%s/input_%d.pb", o->save_inputs_dir, k++);
+      if (nn_session_input_tensor(s, i, &t) != NN_OK || save_pb(p, info.name, t) != 0) {
+        fprintf(stderr, "nn-run: cannot write %s\n", p);
+        rc = EXIT_MISMATCH;
+        goto out;
+      }
+    }
+  }
   double t0 = now_ms();
   st = nn_session_run(s);
   double first_ms = now_ms() - t0;
@@ -520,7 +551,7 @@ static int run_model(const opts *o) {
     if (o->save_dir) {
       char p[4096];
       snprintf(p, sizeof p, "%s/output_%d.pb", o->save_dir, i);
-      mkdir(o->save_dir, 0755);
+      make_dirs(o->save_dir);
       if (save_pb(p, info.name, t) != 0) {
         fprintf(stderr, "nn-run: cannot write %s\n", p);
         rc = EXIT_MISMATCH;
@@ -584,6 +615,9 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--input") == 0 && next) {
       if (o.n_inputs < 64)
         o.input_spec[o.n_inputs++] = next;
+      i++;
+    } else if (strcmp(a, "--save-inputs") == 0 && next) {
+      o.save_inputs_dir = next;
       i++;
     } else if (strcmp(a, "--save-outputs") == 0 && next) {
       o.save_dir = next;
