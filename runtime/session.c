@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "graph.h"
+#include "cpu/threadpool.h"
 #ifdef NN_HAVE_VULKAN
 #include "vulkan/vk_backend.h"
 #endif
@@ -370,6 +371,10 @@ static nn_status session_create(const void *data, size_t size, const char *base_
   s->ctx.err = &s->err;
   s->ctx.limits = &s->opt.limits;
   s->ctx.threads = o.threads;
+  if (nn_threadpool_create(o.threads, &s->ctx.pool) != NN_OK) {
+    st = nn_error_set(err, NN_ERR_NOMEM, "cannot start %d worker threads", o.threads);
+    goto out_free_session;
+  }
   s->n_in = g->n_inputs;
   s->n_out = g->n_outputs;
   s->in = nn_calloc((size_t)s->n_in + 1, sizeof(in_slot));
@@ -842,6 +847,8 @@ nn_status nn_session_dispose(nn_session *s) {
   nn_aligned_free(s->arena);
   s->arena = NULL;
   s->arena_cap = 0;
+  nn_threadpool_destroy(s->ctx.pool);
+  s->ctx.pool = NULL;
   s->disposed = true;
   s->planned = false;
   return NN_OK;

@@ -14,6 +14,10 @@
 
 #include "model_builder.h"
 #include "nn.h"
+#include "cpu/threadpool.h"
+#include <stdatomic.h>
+#include <sys/resource.h>
+#include <time.h>
 
 static int g_failed, g_passed, g_skipped;
 static int t_failed;
@@ -583,6 +587,65 @@ static void test_planner_ratio(void) {
   }
 }
 
+/* nn_parallel_for covers every item exactly once, whatever the split, and
+ * idle workers sleep instead of spinning. */
+typedef struct pf_arg {
+  atomic_int *hits;
+  atomic_llong sum;
+} pf_arg;
+
+static void pf_body(void *arg, int64_t begin, int64_t end) {
+  pf_arg *a = arg;
+  long long s = 0;
+  for (int64_t i = begin; i < end; i++) {
+    atomic_fetch_add(&a->hits[i], 1);
+    s += i;
+  }
+  atomic_fetch_add(&a->sum, s);
+}
+
+static double cpu_seconds(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static void test_threadpool(void) {
+  size_t base = live_bytes();
+  for (int threads = 1; threads <= 4; threads++) {
+    nn_threadpool *p = NULL;
+    CHECK_ST(nn_threadpool_create(threads, &p), NN_OK);
+    CHECK((threads == 1) == (p == NULL));
+    nn_ctx c = {0};
+    c.pool = p;
+    c.threads = threads;
+    const int64_t ns[] = {1, 7, 1000, 100003};
+    for (int k = 0; k < 4; k++) {
+      int64_t n = ns[k];
+      pf_arg a;
+      a.hits = calloc((size_t)n, sizeof(atomic_int));
+      atomic_init(&a.sum, 0);
+      for (int rep = 0; rep < 50; rep++)
+        nn_parallel_for(&c, n, 16, pf_body, &a);
+      int bad = 0;
+      for (int64_t i = 0; i < n; i++)
+        bad += atomic_load(&a.hits[i]) != 50;
+      CHECK(bad == 0);
+      CHECK(atomic_load(&a.sum) == 50LL * (n * (n - 1) / 2));
+      free(a.hits);
+    }
+    /* idle workers must not burn CPU between jobs */
+    double c0 = cpu_seconds();
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    double used = cpu_seconds() - c0;
+    printf("  threads=%d: idle CPU over 200 ms = %.4f s\n", threads, used);
+    CHECK(used < 0.01);
+    nn_threadpool_destroy(p);
+  }
+  CHECK(live_bytes() == base);
+}
+
 typedef struct test {
   const char *name;
   void (*fn)(void);
@@ -600,6 +663,7 @@ int main(int argc, char **argv) {
       {"external_data", test_external_data},
       {"zero_alloc_steady_state", test_zero_alloc_steady_state},
       {"planner_ratio", test_planner_ratio},
+      {"threadpool", test_threadpool},
   };
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
     if (argc > 1 && !strstr(tests[i].name, argv[1]))

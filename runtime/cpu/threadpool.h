@@ -1,0 +1,12 @@
+/* threadpool.h - per-session worker threads behind nn_parallel_for. */
+#ifndef NN_CPU_THREADPOOL_H
+#define NN_CPU_THREADPOOL_H
+
+#include "nn_internal.h"
+
+/* threads <= 1 gives *out = NULL (serial).  *out is caller-owned: release
+ * with nn_threadpool_destroy (joins the workers). */
+nn_status nn_threadpool_create(int threads, nn_threadpool **out);
+void nn_threadpool_destroy(nn_threadpool *p);
+
+#endif
