@@ -1,6 +1,609 @@
-/* binary.c - see ops.h for the ops of this family. */
+/* binary.c - elementwise operators of two or more inputs with ONNX
+ * (numpy) broadcasting: arithmetic, comparison, logic, bitwise, PRelu, the
+ * variadic Max/Min/Sum/Mean, and Where.
+ *
+ * Every operator is one case of a kernel written per compute domain (float,
+ * double, int64, uint64; see ew_conv.h) that processes one row: a run of
+ * output elements over which each input advances by 0 or 1 element.  The
+ * broadcast walk (ew_iter.h) reduces any shape combination to such rows, so
+ * float32 same-shape and scalar cases are single flat loops over memory.
+ * Other dtypes are converted to their domain in small chunks on the way in
+ * and out.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu/ew_iter.h"
 #include "cpu/ops.h"
 
+typedef enum bin_op {
+  BIN_OP_ADD = 1,
+  BIN_OP_SUB,
+  BIN_OP_MUL,
+  BIN_OP_DIV,
+  BIN_OP_POW,
+  BIN_OP_MOD,
+  BIN_OP_MAX,
+  BIN_OP_MIN,
+  BIN_OP_PRELU,
+  BIN_OP_EQ,
+  BIN_OP_LT,
+  BIN_OP_GT,
+  BIN_OP_LE,
+  BIN_OP_GE,
+  BIN_OP_AND,
+  BIN_OP_OR,
+  BIN_OP_XOR,
+  BIN_OP_BAND,
+  BIN_OP_BOR,
+  BIN_OP_BXOR,
+  BIN_OP_SHL,
+  BIN_OP_SHR,
+  BIN_OP_SUM,     /* variadic Add */
+  BIN_OP_MEAN,    /* variadic Add, then divided by the input count */
+  BIN_OP_WHERE,
+  BIN_OP_BITSHIFT, /* resolved to SHL/SHR from the direction attribute */
+} bin_op;
+
+typedef struct bin_args {
+  int fmod;
+} bin_args;
+
+/* One row of y = f(u, v).  The four stride cases are separate loops so that
+ * each is a plain loop over contiguous memory the compiler can vectorize. */
+#define BIN_LOOP(TY, EXPR)                                                         \
+  do {                                                                             \
+    TY *yy_ = (TY *)y;                                                             \
+    if (sa && sb) {                                                                \
+      for (int64_t i_ = 0; i_ < n; i_++) {                                         \
+        const BT u = a[i_], v = b[i_];                                             \
+        (void)v;                                                                   \
+        yy_[i_] = (TY)(EXPR);                                                      \
+      }                                                                            \
+    } else if (sb) {                                                               \
+      const BT u = a[0];                                                           \
+      for (int64_t i_ = 0; i_ < n; i_++) {                                         \
+        const BT v = b[i_];                                                        \
+        (void)v;                                                                   \
+        yy_[i_] = (TY)(EXPR);                                                      \
+      }                                                                            \
+    } else if (sa) {                                                               \
+      const BT v = b[0];                                                           \
+      (void)v;                                                                     \
+      for (int64_t i_ = 0; i_ < n; i_++) {                                         \
+        const BT u = a[i_];                                                        \
+        yy_[i_] = (TY)(EXPR);                                                      \
+      }                                                                            \
+    } else {                                                                       \
+      const BT u = a[0], v = b[0];                                                 \
+      (void)v;                                                                     \
+      const TY r_ = (TY)(EXPR);                                                    \
+      for (int64_t i_ = 0; i_ < n; i_++)                                           \
+        yy_[i_] = r_;                                                              \
+    }                                                                              \
+  } while (0)
+
+typedef void (*bin_kernel)(int op, const bin_args *p, const void *a, int sa, const void *b,
+                           int sb, void *y, int64_t n);
+
+#define BT float
+#define BKIND 1
+#define BM(fn) fn##f
+#define BFN bin_kernel_f32
+#include "cpu/ew_bin_tmpl.h"
+#undef BT
+#undef BKIND
+#undef BM
+#undef BFN
+
+#define BT double
+#define BKIND 1
+#define BM(fn) fn
+#define BFN bin_kernel_f64
+#include "cpu/ew_bin_tmpl.h"
+#undef BT
+#undef BKIND
+#undef BM
+#undef BFN
+
+#define BT int64_t
+#define BKIND 2
+#define BFN bin_kernel_i64
+#include "cpu/ew_bin_tmpl.h"
+#undef BT
+#undef BKIND
+#undef BFN
+
+#define BT uint64_t
+#define BKIND 3
+#define BFN bin_kernel_u64
+#include "cpu/ew_bin_tmpl.h"
+#undef BT
+#undef BKIND
+#undef BFN
+
+static bin_kernel bin_kernel_for(ew_dom d) {
+  switch (d) {
+  case EW_F32: return bin_kernel_f32;
+  case EW_F64: return bin_kernel_f64;
+  case EW_I64: return bin_kernel_i64;
+  case EW_U64: return bin_kernel_u64;
+  default: return NULL;
+  }
+}
+
+/* ---- operator descriptions -------------------------------------------------- */
+
+enum {
+  BIN_T_FLOAT = 1u << 0, /* float, double, float16, bfloat16 */
+  BIN_T_SINT = 1u << 1,
+  BIN_T_UINT = 1u << 2,
+  BIN_T_BOOL = 1u << 3,
+  BIN_T_ANY = 1u << 4,   /* any dtype the runtime holds (Where selects bytes) */
+  BIN_T_NUM = BIN_T_FLOAT | BIN_T_SINT | BIN_T_UINT,
+  BIN_T_INT = BIN_T_SINT | BIN_T_UINT,
+};
+
+enum { BIN_BINARY = 2, BIN_TERNARY = 3, BIN_VARIADIC = -1 };
+
+typedef struct bin_desc {
+  const char *name;
+  int op;
+  int arity;
+  unsigned types;
+  bool to_bool;      /* output is bool (comparison, logic) */
+} bin_desc;
+
+static const bin_desc bin_descs[] = {
+  {"Add", BIN_OP_ADD, BIN_BINARY, BIN_T_NUM, false},
+  {"Sub", BIN_OP_SUB, BIN_BINARY, BIN_T_NUM, false},
+  {"Mul", BIN_OP_MUL, BIN_BINARY, BIN_T_NUM, false},
+  {"Div", BIN_OP_DIV, BIN_BINARY, BIN_T_NUM, false},
+  {"Pow", BIN_OP_POW, BIN_BINARY, BIN_T_NUM, false},
+  {"Mod", BIN_OP_MOD, BIN_BINARY, BIN_T_NUM, false},
+  {"PRelu", BIN_OP_PRELU, BIN_BINARY, BIN_T_NUM, false},
+  {"Equal", BIN_OP_EQ, BIN_BINARY, BIN_T_NUM | BIN_T_BOOL, true},
+  {"Less", BIN_OP_LT, BIN_BINARY, BIN_T_NUM, true},
+  {"Greater", BIN_OP_GT, BIN_BINARY, BIN_T_NUM, true},
+  {"LessOrEqual", BIN_OP_LE, BIN_BINARY, BIN_T_NUM, true},
+  {"GreaterOrEqual", BIN_OP_GE, BIN_BINARY, BIN_T_NUM, true},
+  {"And", BIN_OP_AND, BIN_BINARY, BIN_T_BOOL, true},
+  {"Or", BIN_OP_OR, BIN_BINARY, BIN_T_BOOL, true},
+  {"Xor", BIN_OP_XOR, BIN_BINARY, BIN_T_BOOL, true},
+  {"BitwiseAnd", BIN_OP_BAND, BIN_BINARY, BIN_T_INT, false},
+  {"BitwiseOr", BIN_OP_BOR, BIN_BINARY, BIN_T_INT, false},
+  {"BitwiseXor", BIN_OP_BXOR, BIN_BINARY, BIN_T_INT, false},
+  {"BitShift", BIN_OP_BITSHIFT, BIN_BINARY, BIN_T_UINT, false},
+  {"Max", BIN_OP_MAX, BIN_VARIADIC, BIN_T_NUM, false},
+  {"Min", BIN_OP_MIN, BIN_VARIADIC, BIN_T_NUM, false},
+  {"Sum", BIN_OP_SUM, BIN_VARIADIC, BIN_T_NUM, false},
+  {"Mean", BIN_OP_MEAN, BIN_VARIADIC, BIN_T_FLOAT, false},
+  {"Where", BIN_OP_WHERE, BIN_TERNARY, BIN_T_ANY, false},
+};
+
+static const bin_desc *bin_find(const char *name) {
+  for (size_t i = 0; i < sizeof bin_descs / sizeof bin_descs[0]; i++)
+    if (strcmp(bin_descs[i].name, name) == 0)
+      return &bin_descs[i];
+  return NULL;
+}
+
+static bool bin_type_ok(unsigned types, nn_dtype dt) {
+  if (types & BIN_T_ANY)
+    return nn_dtype_size(dt) != 0;
+  if (nn_dtype_is_float(dt))
+    return types & BIN_T_FLOAT;
+  if (dt == NN_DTYPE_BOOL)
+    return types & BIN_T_BOOL;
+  if (nn_dtype_is_int(dt))
+    return (types & (nn_dtype_is_signed(dt) ? BIN_T_SINT : BIN_T_UINT)) != 0;
+  return false;
+}
+
+/* Kernel parameters, one nn_malloc block in node->priv. */
+typedef struct bin_priv {
+  const bin_desc *desc;
+  int op;                      /* the kernel case (BitShift resolved) */
+  ew_dom cd;                   /* domain the kernel computes in */
+  bin_args args;
+  /* opset < 7 broadcasting: input 1 is seen with these dims */
+  bool legacy;
+  int b_rank;
+  int64_t b_dims[NN_MAX_RANK];
+} bin_priv;
+
+static const char *bin_shape_str(char *buf, size_t cap, int rank, const int64_t *dims) {
+  size_t len = 0;
+  len += (size_t)snprintf(buf, cap, "[");
+  for (int i = 0; i < rank && len < cap; i++)
+    len += (size_t)snprintf(buf + len, cap - len, i ? ",%lld" : "%lld", (long long)dims[i]);
+  if (len < cap)
+    snprintf(buf + len, cap - len, "]");
+  return buf;
+}
+
+static nn_status bin_shape_error(nn_ctx *c, const char *what, const nn_value *a,
+                                 int rb, const int64_t *db) {
+  char sa[96], sb[96];
+  return nn_fail(c, NN_ERR_SHAPE, "%s: shapes %s and %s do not broadcast", what,
+                 bin_shape_str(sa, sizeof sa, a->rank, a->dims), bin_shape_str(sb, sizeof sb, rb, db));
+}
+
+/* Opset < 7 broadcasting (broadcast=1): B's dims line up with A's starting
+ * at `axis` (default: suffix alignment); expressed as numpy dims for B. */
+static nn_status bin_legacy_dims(nn_ctx *c, const nn_node *n, const nn_value *a,
+                                 const nn_value *b, bin_priv *p) {
+  if (nn_attr_int(n, "broadcast", 0) == 0)
+    return NN_OK; /* shapes must match; numpy broadcasting accepts that */
+  if (b->rank > a->rank)
+    return nn_fail(c, NN_ERR_SHAPE, "broadcast: B has rank %d > A's rank %d", b->rank, a->rank);
+  int axis = a->rank - b->rank;
+  const nn_attr *ax = nn_attr_get(n, "axis");
+  if (ax && b->rank > 0) {
+    if (!nn_norm_axis(ax->i, a->rank, &axis) || axis + b->rank > a->rank)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "broadcast axis %lld out of range for ranks %d, %d",
+                     (long long)ax->i, a->rank, b->rank);
+  }
+  p->legacy = true;
+  p->b_rank = a->rank - axis;
+  for (int i = 0; i < p->b_rank; i++)
+    p->b_dims[i] = i < b->rank ? b->dims[i] : 1;
+  return NN_OK;
+}
+
+/* Opset < 7 PRelu: a 1-D slope of C values is per channel (axis 1). */
+static void bin_prelu_legacy_dims(const nn_value *x, const nn_value *slope, bin_priv *p) {
+  if (slope->rank != 1 || x->rank < 2 || slope->dims[0] == 1 || slope->dims[0] != x->dims[1])
+    return;
+  p->legacy = true;
+  p->b_rank = x->rank - 1;
+  p->b_dims[0] = slope->dims[0];
+  for (int i = 1; i < p->b_rank; i++)
+    p->b_dims[i] = 1;
+}
+
+static ew_dom bin_pow_domain(nn_dtype base, nn_dtype expo) {
+  ew_dom db = ew_dom_of(base), de = ew_dom_of(expo);
+  if (!ew_dom_is_float(db) && !ew_dom_is_float(de))
+    return (db == EW_U64 && de == EW_U64) ? EW_U64 : EW_I64;
+  if (db == EW_F32 && de == EW_F32)
+    return EW_F32;
+  return EW_F64;
+}
+
+static nn_status bin_prepare(nn_ctx *c, nn_node *n) {
+  const bin_desc *d = bin_find(n->op->name);
+  if (!d)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "no elementwise kernel for this op");
+  int need = d->arity == BIN_VARIADIC ? 1 : d->arity;
+  if (n->n_in < need || (d->arity != BIN_VARIADIC && n->n_in > need) || n->n_out < 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects %s%d inputs and 1 output, got %d inputs",
+                   d->arity == BIN_VARIADIC ? "at least " : "", need, n->n_in);
+  for (int i = 0; i < n->n_in; i++)
+    if (!n->x[i])
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "input %d is missing", i);
+
+  bin_priv pr = {.desc = d, .op = d->op};
+  /* Input whose dtype is the output's and the operands' type. */
+  const int t0 = d->op == BIN_OP_WHERE ? 1 : 0;
+  nn_dtype dt = n->x[t0]->dtype;
+  if (!bin_type_ok(d->types, dt))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "data type %s is not supported", nn_dtype_name(dt));
+  for (int i = 0; i < n->n_in; i++) {
+    nn_dtype di = n->x[i]->dtype;
+    if (d->op == BIN_OP_WHERE && i == 0) {
+      if (di != NN_DTYPE_BOOL)
+        return nn_fail(c, NN_ERR_DTYPE, "condition must be bool, got %s", nn_dtype_name(di));
+    } else if (d->op == BIN_OP_POW && i == 1) {
+      if (!bin_type_ok(BIN_T_NUM, di))
+        return nn_fail(c, NN_ERR_UNSUPPORTED, "exponent type %s is not supported", nn_dtype_name(di));
+    } else if (di != dt) {
+      return nn_fail(c, NN_ERR_DTYPE, "input %d is %s but input %d is %s", i, nn_dtype_name(di),
+                     t0, nn_dtype_name(dt));
+    }
+  }
+
+  if (d->op == BIN_OP_BITSHIFT) {
+    const char *dir = nn_attr_string(n, "direction", "");
+    if (strcmp(dir, "LEFT") == 0)
+      pr.op = BIN_OP_SHL;
+    else if (strcmp(dir, "RIGHT") == 0)
+      pr.op = BIN_OP_SHR;
+    else
+      return nn_fail(c, NN_ERR_UNSUPPORTED, "direction '%s' is not LEFT or RIGHT", dir);
+  }
+  if (d->op == BIN_OP_MOD) {
+    int64_t fm = nn_attr_int(n, "fmod", 0);
+    if (fm != 0 && fm != 1)
+      return nn_fail(c, NN_ERR_UNSUPPORTED, "fmod=%lld (expected 0 or 1)", (long long)fm);
+    pr.args.fmod = (int)fm;
+  }
+  if (d->op == BIN_OP_SUM || d->op == BIN_OP_MEAN)
+    pr.op = BIN_OP_ADD;
+  pr.cd = d->op == BIN_OP_POW ? bin_pow_domain(dt, n->x[1]->dtype) : ew_dom_of(dt);
+
+  /* Output shape. */
+  int rank = n->x[0]->rank;
+  int64_t dims[NN_MAX_RANK];
+  memcpy(dims, n->x[0]->dims, sizeof(int64_t) * (size_t)rank);
+  if (d->arity == BIN_BINARY && n->version < 7) {
+    if (d->op == BIN_OP_PRELU) {
+      bin_prelu_legacy_dims(n->x[0], n->x[1], &pr);
+    } else {
+      nn_status st = bin_legacy_dims(c, n, n->x[0], n->x[1], &pr);
+      if (st != NN_OK)
+        return st;
+    }
+  }
+  for (int i = 1; i < n->n_in; i++) {
+    const nn_value *x = n->x[i];
+    int rb = x->rank;
+    const int64_t *db = x->dims;
+    if (i == 1 && pr.legacy) {
+      rb = pr.b_rank;
+      db = pr.b_dims;
+    }
+    int r2;
+    int64_t d2[NN_MAX_RANK];
+    if (nn_broadcast_shape(rank, dims, rb, db, &r2, d2) != NN_OK) {
+      nn_value tmp = {.rank = rank};
+      memcpy(tmp.dims, dims, sizeof(int64_t) * (size_t)rank);
+      return bin_shape_error(c, "inputs", &tmp, rb, db);
+    }
+    rank = r2;
+    memcpy(dims, d2, sizeof(int64_t) * (size_t)rank);
+  }
+  if (d->op == BIN_OP_PRELU) {
+    /* The slope broadcasts to X (unidirectional): the output is X's shape. */
+    const nn_value *x = n->x[0];
+    bool same = rank == x->rank;
+    for (int i = 0; same && i < rank; i++)
+      same = dims[i] == x->dims[i];
+    if (!same)
+      return bin_shape_error(c, "slope does not broadcast to X", x, n->x[1]->rank, n->x[1]->dims);
+  }
+
+  nn_dtype out_dt = d->to_bool ? NN_DTYPE_BOOL : dt;
+  nn_status st = nn_set_output(c, n->y[0], out_dt, rank, dims);
+  if (st != NN_OK)
+    return st;
+  /* Variadic folds of 3+ inputs may need a scratch accumulator (see
+   * bin_run_variadic). */
+  if (d->arity == BIN_VARIADIC && n->n_in >= 3)
+    n->ws_bytes = n->y[0]->nbytes;
+
+  bin_priv *p = nn_malloc(sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *p = pr;
+  n->priv = p;
+  return NN_OK;
+}
+
+/* ---- execution -------------------------------------------------------------- */
+
+typedef struct bin_operand {
+  nn_dtype dt;
+  int rank;
+  const int64_t *dims;
+  const void *data;
+} bin_operand;
+
+typedef struct bin_exec {
+  int op;
+  const bin_args *args;
+  bin_kernel kern;
+  ew_dom cd;
+  ew_dom rd;                   /* domain the kernel writes, EW_NONE for bool */
+  bool direct;                 /* all operands native: no conversion */
+  const char *a, *b;
+  char *y;
+  nn_dtype da, db, dy;
+  size_t ea, eb, ey;
+} bin_exec;
+
+static void bin_segment(void *ctx, const int64_t *off, const int *step, int64_t yo, int64_t len) {
+  const bin_exec *e = ctx;
+  const char *a = e->a + off[0] * (int64_t)e->ea;
+  const char *b = e->b + off[1] * (int64_t)e->eb;
+  char *y = e->y + yo * (int64_t)e->ey;
+  if (e->direct) {
+    e->kern(e->op, e->args, a, step[0], b, step[1], y, len);
+    return;
+  }
+  uint64_t ba[EW_CHUNK], bb[EW_CHUNK], by[EW_CHUNK], tmp[EW_CHUNK];
+  for (int64_t i = 0; i < len; i += EW_CHUNK) {
+    int64_t m = len - i < EW_CHUNK ? len - i : EW_CHUNK;
+    const void *ca = ew_fetch(e->da, a + (step[0] ? i * (int64_t)e->ea : 0), step[0] ? m : 1,
+                              e->cd, ba, tmp);
+    const void *cb = ew_fetch(e->db, b + (step[1] ? i * (int64_t)e->eb : 0), step[1] ? m : 1,
+                              e->cd, bb, tmp);
+    char *yi = y + i * (int64_t)e->ey;
+    if (e->rd == EW_NONE || ew_native(e->dy, e->rd)) {
+      e->kern(e->op, e->args, ca, step[0], cb, step[1], yi, m);
+    } else {
+      e->kern(e->op, e->args, ca, step[0], cb, step[1], by, m);
+      ew_put(e->rd, by, e->dy, yi, m, tmp);
+    }
+  }
+}
+
+/* y = op(a, b) with broadcasting; y has the broadcast shape. */
+static void bin_apply(nn_ctx *c, const bin_priv *p, const bin_operand *a, const bin_operand *b,
+                      nn_value *y, void *ydata) {
+  bin_exec e = {
+    .op = p->op, .args = &p->args, .kern = bin_kernel_for(p->cd), .cd = p->cd,
+    .rd = p->desc->to_bool ? EW_NONE : p->cd,
+    .a = a->data, .b = b->data, .y = ydata,
+    .da = a->dt, .db = b->dt, .dy = y->dtype,
+    .ea = nn_dtype_size(a->dt), .eb = nn_dtype_size(b->dt), .ey = nn_dtype_size(y->dtype),
+  };
+  e.direct = ew_native(e.da, e.cd) && ew_native(e.db, e.cd) &&
+             (e.rd == EW_NONE || ew_native(e.dy, e.rd));
+  const int ranks[2] = {a->rank, b->rank};
+  const int64_t *dims[2] = {a->dims, b->dims};
+  ew_iter it;
+  ew_iter_init(&it, y->rank, y->dims, 2, ranks, dims, bin_segment, &e);
+  ew_iter_run(c, &it);
+}
+
+static bin_operand bin_operand_of(const nn_value *v) {
+  return (bin_operand){v->dtype, v->rank, v->dims, v->data};
+}
+
+static bool bin_overlap(const nn_value *v, const nn_value *y) {
+  const char *p = v->data, *q = y->data;
+  return v->nbytes && y->nbytes && p < q + y->nbytes && q < p + v->nbytes;
+}
+
+static void bin_mean_scale(nn_value *y, int count) {
+  ew_dom d = ew_dom_of(y->dtype);
+  const int64_t total = y->numel;
+  const size_t es = nn_dtype_size(y->dtype);
+  uint64_t buf[EW_CHUNK], tmp[EW_CHUNK];
+  for (int64_t i = 0; i < total; i += EW_CHUNK) {
+    int64_t m = total - i < EW_CHUNK ? total - i : EW_CHUNK;
+    char *p = (char *)y->data + i * (int64_t)es;
+    void *v = (void *)ew_fetch(y->dtype, p, m, d, buf, tmp);
+    if (d == EW_F32) {
+      float *f = v;
+      for (int64_t j = 0; j < m; j++)
+        f[j] /= (float)count;
+    } else {
+      double *f = v;
+      for (int64_t j = 0; j < m; j++)
+        f[j] /= (double)count;
+    }
+    ew_put(d, v, y->dtype, p, m, tmp);
+  }
+}
+
+/* Max/Min/Sum/Mean fold the inputs pairwise into the output.  The planner
+ * may give the output the buffer of any same-shape input (even several, when
+ * the same value is passed twice); an input read after the first write would
+ * then be clobbered, so in that case the partial results go to the
+ * workspace and only the last step writes the output. */
+static nn_status bin_run_variadic(nn_ctx *c, nn_node *n) {
+  const bin_priv *p = n->priv;
+  nn_value *y = n->y[0];
+  const int count = n->n_in;
+  if (count == 1) {
+    if (y->data != n->x[0]->data)
+      memcpy(y->data, n->x[0]->data, y->nbytes);
+  } else {
+    bool hazard = false;
+    for (int k = 2; k < count; k++)
+      hazard |= bin_overlap(n->x[k], y);
+    void *acc = hazard ? n->ws : y->data;
+    if (hazard && !acc)
+      return nn_fail(c, NN_ERR_RUNTIME, "workspace missing");
+    bin_operand a = bin_operand_of(n->x[0]);
+    bin_operand b = bin_operand_of(n->x[1]);
+    bin_apply(c, p, &a, &b, y, count == 2 ? y->data : acc);
+    for (int k = 2; k < count; k++) {
+      bin_operand s = {y->dtype, y->rank, y->dims, acc};
+      b = bin_operand_of(n->x[k]);
+      bin_apply(c, p, &s, &b, y, k == count - 1 ? y->data : acc);
+    }
+  }
+  if (p->desc->op == BIN_OP_MEAN && count > 1)
+    bin_mean_scale(y, count);
+  return NN_OK;
+}
+
+/* ---- Where -------------------------------------------------------------------- */
+
+typedef struct where_exec {
+  const uint8_t *cond;
+  const char *x, *z;
+  char *y;
+  size_t es;
+} where_exec;
+
+#define WHERE_LOOP(T)                                                              \
+  do {                                                                             \
+    const T *x = (const T *)e->x + off[1];                                         \
+    const T *z = (const T *)e->z + off[2];                                         \
+    T *y = (T *)e->y + yo;                                                         \
+    const int s0 = step[0], s1 = step[1], s2 = step[2];                            \
+    if (s0 && s1 && s2) {                                                          \
+      for (int64_t i = 0; i < len; i++)                                            \
+        y[i] = cond[i] ? x[i] : z[i];                                              \
+    } else {                                                                       \
+      for (int64_t i = 0; i < len; i++)                                            \
+        y[i] = cond[i * s0] ? x[i * s1] : z[i * s2];                               \
+    }                                                                              \
+  } while (0)
+
+static void where_segment(void *ctx, const int64_t *off, const int *step, int64_t yo, int64_t len) {
+  const where_exec *e = ctx;
+  const uint8_t *cond = e->cond + off[0];
+  switch (e->es) {
+  case 1: WHERE_LOOP(uint8_t); break;
+  case 2: WHERE_LOOP(uint16_t); break;
+  case 4: WHERE_LOOP(uint32_t); break;
+  case 8: WHERE_LOOP(uint64_t); break;
+  default: break;
+  }
+}
+
+static nn_status where_run(nn_ctx *c, nn_node *n) {
+  nn_value *y = n->y[0];
+  where_exec e = {n->x[0]->data, n->x[1]->data, n->x[2]->data, y->data, nn_dtype_size(y->dtype)};
+  const int ranks[3] = {n->x[0]->rank, n->x[1]->rank, n->x[2]->rank};
+  const int64_t *dims[3] = {n->x[0]->dims, n->x[1]->dims, n->x[2]->dims};
+  ew_iter it;
+  ew_iter_init(&it, y->rank, y->dims, 3, ranks, dims, where_segment, &e);
+  ew_iter_run(c, &it);
+  return NN_OK;
+}
+
+static nn_status bin_run(nn_ctx *c, nn_node *n) {
+  const bin_priv *p = n->priv;
+  if (p->desc->op == BIN_OP_WHERE)
+    return where_run(c, n);
+  if (p->desc->arity == BIN_VARIADIC)
+    return bin_run_variadic(c, n);
+  bin_operand a = bin_operand_of(n->x[0]);
+  bin_operand b = bin_operand_of(n->x[1]);
+  if (p->legacy) {
+    b.rank = p->b_rank;
+    b.dims = p->b_dims;
+  }
+  bin_apply(c, p, &a, &b, n->y[0], n->y[0]->data);
+  return NN_OK;
+}
+
+#define BIN_OP(NAME, ...) \
+  {NAME, NULL, {__VA_ARGS__}, 0, NN_OP_ELEMENTWISE, bin_prepare, bin_run}
+
+/* versions: since-versions with distinct semantics.  1: legacy broadcast
+ * attribute (opset < 7); 7/8: numpy broadcasting; later revisions only add
+ * types. */
 const nn_op_def nn_ops_binary[] = {
+  BIN_OP("Add", 1, 7),
+  BIN_OP("Sub", 1, 7),
+  BIN_OP("Mul", 1, 7),
+  BIN_OP("Div", 1, 7),
+  BIN_OP("Pow", 1, 7),
+  BIN_OP("Mod", 10),
+  BIN_OP("PRelu", 1, 7),
+  BIN_OP("Equal", 1, 7),
+  BIN_OP("Less", 1, 7),
+  BIN_OP("Greater", 1, 7),
+  BIN_OP("LessOrEqual", 12),
+  BIN_OP("GreaterOrEqual", 12),
+  BIN_OP("And", 1, 7),
+  BIN_OP("Or", 1, 7),
+  BIN_OP("Xor", 1, 7),
+  BIN_OP("BitwiseAnd", 18),
+  BIN_OP("BitwiseOr", 18),
+  BIN_OP("BitwiseXor", 18),
+  BIN_OP("BitShift", 11),
+  BIN_OP("Max", 1, 8),
+  BIN_OP("Min", 1, 8),
+  BIN_OP("Sum", 1, 8),
+  BIN_OP("Mean", 1, 8),
+  BIN_OP("Where", 9),
   {0},
 };

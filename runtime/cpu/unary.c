@@ -1,6 +1,469 @@
-/* unary.c - see ops.h for the ops of this family. */
+/* unary.c - elementwise operators of one tensor: math functions,
+ * activations, Not/BitwiseNot, IsNaN/IsInf and Clip.
+ *
+ * Each operator is a case of a kernel per compute domain (ew_conv.h): the
+ * float and double kernels come from one template (ew_un_tmpl.h), the few
+ * integer operators are written below.  float32, double, int64 and uint64
+ * tensors are processed in place in one flat loop per thread; float16,
+ * bfloat16 and narrow integers go through stack chunks converted to and from
+ * their domain.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu/ew_conv.h"
 #include "cpu/ops.h"
 
+typedef enum un_kind {
+  UN_ABS = 1,
+  UN_NEG,
+  UN_CEIL,
+  UN_FLOOR,
+  UN_ROUND,
+  UN_SQRT,
+  UN_EXP,
+  UN_LOG,
+  UN_RECIPROCAL,
+  UN_SIGN,
+  UN_SIGMOID_K,
+  UN_TANH,
+  UN_ERF,
+  UN_RELU,
+  UN_LEAKYRELU,
+  UN_ELU,
+  UN_SELU,
+  UN_CELU,
+  UN_THRESHOLDEDRELU,
+  UN_HARDSIGMOID,
+  UN_HARDSWISH,
+  UN_SOFTPLUS_K,
+  UN_SOFTSIGN,
+  UN_SHRINK,
+  UN_SIN,
+  UN_COS,
+  UN_TAN,
+  UN_ASIN,
+  UN_ACOS,
+  UN_ATAN,
+  UN_SINH,
+  UN_COSH,
+  UN_ASINH,
+  UN_ACOSH,
+  UN_ATANH,
+  UN_GELU,
+  UN_GELU_TANH,
+  UN_MISH,
+  UN_SWISH,
+  UN_CLIP,
+  UN_ISNAN,
+  UN_ISINF,
+  UN_NOT,
+  UN_BITNOT,
+} un_kind;
+
+typedef struct un_args {
+  double alpha, beta, gamma;
+  double lambd, bias;          /* Shrink */
+  bool detect_pos, detect_neg; /* IsInf */
+  /* Clip bounds in the domain of X */
+  double lo_f, hi_f;
+  int64_t lo_i, hi_i;
+  uint64_t lo_u, hi_u;
+} un_args;
+
+#define UN_SQRT1_2 0.70710678118654752440
+#define UN_SQRT_2_PI 0.79788456080286535588 /* sqrt(2/pi) */
+
+#define UN_CLAMP01(t) ((t) < 0 ? 0 : (t) > 1 ? 1 : (t))
+/* max(v, lo) then min(., hi): when lo > hi everything becomes hi, as numpy's
+ * clip and the ONNX reference do. */
+#define UN_CLAMP(v, lo, hi) ((v) < (lo) ? ((lo) > (hi) ? (hi) : (lo)) : (v) > (hi) ? (hi) : (v))
+
+#define UN_LOOP(EXPR)                                                              \
+  do {                                                                             \
+    for (int64_t i_ = 0; i_ < n; i_++) {                                           \
+      const UT v = x[i_];                                                          \
+      y[i_] = (EXPR);                                                              \
+    }                                                                              \
+  } while (0)
+
+#define UT float
+#define UM(fn) fn##f
+#define UFN un_kernel_f32
+#include "cpu/ew_un_tmpl.h"
+#undef UT
+#undef UM
+#undef UFN
+
+#define UT double
+#define UM(fn) fn
+#define UFN un_kernel_f64
+#include "cpu/ew_un_tmpl.h"
+#undef UT
+#undef UM
+#undef UFN
+
+/* Integer kernels: negation wraps (computed on uint64), so the most negative
+ * value stays itself as in two's complement hardware. */
+static void un_kernel_i64(int kind, const un_args *p, const void *xv, void *yv, int64_t n) {
+  const int64_t *x = xv;
+  int64_t *y = yv;
+#define UT int64_t
+  switch (kind) {
+  case UN_ABS: UN_LOOP(v < 0 ? (int64_t)(0 - (uint64_t)v) : v); break;
+  case UN_NEG: UN_LOOP((int64_t)(0 - (uint64_t)v)); break;
+  case UN_SIGN: UN_LOOP(v > 0 ? 1 : v < 0 ? -1 : 0); break;
+  case UN_RELU: UN_LOOP(v < 0 ? 0 : v); break;
+  case UN_BITNOT: UN_LOOP(~v); break;
+  case UN_CLIP: {
+    const int64_t lo = p->lo_i, hi = p->hi_i;
+    UN_LOOP(UN_CLAMP(v, lo, hi));
+    break;
+  }
+  default: break;
+  }
+#undef UT
+}
+
+static void un_kernel_u64(int kind, const un_args *p, const void *xv, void *yv, int64_t n) {
+  const uint64_t *x = xv;
+  uint64_t *y = yv;
+#define UT uint64_t
+  switch (kind) {
+  case UN_ABS: case UN_RELU: UN_LOOP(v); break;
+  case UN_NEG: UN_LOOP(0 - v); break;
+  case UN_SIGN: UN_LOOP(v != 0); break;
+  case UN_BITNOT: UN_LOOP(~v); break;
+  case UN_NOT: UN_LOOP(v == 0); break;
+  case UN_CLIP: {
+    const uint64_t lo = p->lo_u, hi = p->hi_u;
+    UN_LOOP(UN_CLAMP(v, lo, hi));
+    break;
+  }
+  default: break;
+  }
+#undef UT
+}
+
+typedef void (*un_kernel)(int kind, const un_args *p, const void *x, void *y, int64_t n);
+
+static un_kernel un_kernel_for(ew_dom d) {
+  switch (d) {
+  case EW_F32: return un_kernel_f32;
+  case EW_F64: return un_kernel_f64;
+  case EW_I64: return un_kernel_i64;
+  case EW_U64: return un_kernel_u64;
+  default: return NULL;
+  }
+}
+
+/* ---- operator descriptions -------------------------------------------------- */
+
+enum {
+  UN_T_FLOAT = 1u << 0,
+  UN_T_SINT = 1u << 1,
+  UN_T_UINT = 1u << 2,
+  UN_T_BOOL = 1u << 3,
+  UN_T_NUM = UN_T_FLOAT | UN_T_SINT | UN_T_UINT,
+  UN_T_INT = UN_T_SINT | UN_T_UINT,
+};
+
+typedef struct un_desc {
+  const char *name;
+  int kind;
+  unsigned types;
+  bool to_bool;
+} un_desc;
+
+static const un_desc un_descs[] = {
+  {"Abs", UN_ABS, UN_T_NUM, false},
+  {"Neg", UN_NEG, UN_T_FLOAT | UN_T_SINT, false},
+  {"Ceil", UN_CEIL, UN_T_FLOAT, false},
+  {"Floor", UN_FLOOR, UN_T_FLOAT, false},
+  {"Round", UN_ROUND, UN_T_FLOAT, false},
+  {"Sqrt", UN_SQRT, UN_T_FLOAT, false},
+  {"Exp", UN_EXP, UN_T_FLOAT, false},
+  {"Log", UN_LOG, UN_T_FLOAT, false},
+  {"Reciprocal", UN_RECIPROCAL, UN_T_FLOAT, false},
+  {"Sign", UN_SIGN, UN_T_NUM, false},
+  {"Sigmoid", UN_SIGMOID_K, UN_T_FLOAT, false},
+  {"Tanh", UN_TANH, UN_T_FLOAT, false},
+  {"Erf", UN_ERF, UN_T_FLOAT, false},
+  {"Relu", UN_RELU, UN_T_FLOAT | UN_T_SINT, false},
+  {"LeakyRelu", UN_LEAKYRELU, UN_T_FLOAT, false},
+  {"Elu", UN_ELU, UN_T_FLOAT, false},
+  {"Selu", UN_SELU, UN_T_FLOAT, false},
+  {"Celu", UN_CELU, UN_T_FLOAT, false},
+  {"ThresholdedRelu", UN_THRESHOLDEDRELU, UN_T_FLOAT, false},
+  {"HardSigmoid", UN_HARDSIGMOID, UN_T_FLOAT, false},
+  {"HardSwish", UN_HARDSWISH, UN_T_FLOAT, false},
+  {"Softplus", UN_SOFTPLUS_K, UN_T_FLOAT, false},
+  {"Softsign", UN_SOFTSIGN, UN_T_FLOAT, false},
+  {"Shrink", UN_SHRINK, UN_T_FLOAT, false},
+  {"Sin", UN_SIN, UN_T_FLOAT, false},
+  {"Cos", UN_COS, UN_T_FLOAT, false},
+  {"Tan", UN_TAN, UN_T_FLOAT, false},
+  {"Asin", UN_ASIN, UN_T_FLOAT, false},
+  {"Acos", UN_ACOS, UN_T_FLOAT, false},
+  {"Atan", UN_ATAN, UN_T_FLOAT, false},
+  {"Sinh", UN_SINH, UN_T_FLOAT, false},
+  {"Cosh", UN_COSH, UN_T_FLOAT, false},
+  {"Asinh", UN_ASINH, UN_T_FLOAT, false},
+  {"Acosh", UN_ACOSH, UN_T_FLOAT, false},
+  {"Atanh", UN_ATANH, UN_T_FLOAT, false},
+  {"Gelu", UN_GELU, UN_T_FLOAT, false},
+  {"Mish", UN_MISH, UN_T_FLOAT, false},
+  {"Swish", UN_SWISH, UN_T_FLOAT, false},
+  {"Clip", UN_CLIP, UN_T_NUM, false},
+  {"IsNaN", UN_ISNAN, UN_T_FLOAT, true},
+  {"IsInf", UN_ISINF, UN_T_FLOAT, true},
+  {"Not", UN_NOT, UN_T_BOOL, false},
+  {"BitwiseNot", UN_BITNOT, UN_T_INT, false},
+};
+
+static const un_desc *un_find(const char *name) {
+  for (size_t i = 0; i < sizeof un_descs / sizeof un_descs[0]; i++)
+    if (strcmp(un_descs[i].name, name) == 0)
+      return &un_descs[i];
+  return NULL;
+}
+
+static bool un_type_ok(unsigned types, nn_dtype dt) {
+  if (nn_dtype_is_float(dt))
+    return types & UN_T_FLOAT;
+  if (dt == NN_DTYPE_BOOL)
+    return types & UN_T_BOOL;
+  if (nn_dtype_is_int(dt))
+    return (types & (nn_dtype_is_signed(dt) ? UN_T_SINT : UN_T_UINT)) != 0;
+  return false;
+}
+
+typedef struct un_priv {
+  int kind;
+  bool to_bool;
+  bool clip_inputs;            /* Clip-11+: bounds come from inputs 1 and 2 */
+  ew_dom d;
+  un_args args;
+} un_priv;
+
+/* Clip bounds as given (attribute or input) into every representation;
+ * absent bounds are the whole range of the domain. */
+static void un_clip_defaults(un_args *a) {
+  a->lo_f = -INFINITY;
+  a->hi_f = INFINITY;
+  a->lo_i = INT64_MIN;
+  a->hi_i = INT64_MAX;
+  a->lo_u = 0;
+  a->hi_u = UINT64_MAX;
+}
+
+static void un_clip_set(un_args *a, ew_dom d, const void *v, bool is_hi) {
+  switch (d) {
+  case EW_F32: *(is_hi ? &a->hi_f : &a->lo_f) = *(const float *)v; break;
+  case EW_F64: *(is_hi ? &a->hi_f : &a->lo_f) = *(const double *)v; break;
+  case EW_I64: *(is_hi ? &a->hi_i : &a->lo_i) = *(const int64_t *)v; break;
+  case EW_U64: *(is_hi ? &a->hi_u : &a->lo_u) = *(const uint64_t *)v; break;
+  default: break;
+  }
+}
+
+static nn_status un_prepare(nn_ctx *c, nn_node *n) {
+  const un_desc *d = un_find(n->op->name);
+  if (!d)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "no elementwise kernel for this op");
+  const int max_in = d->kind == UN_CLIP && n->version >= 11 ? 3 : 1;
+  if (n->n_in < 1 || n->n_in > max_in || !n->x[0] || n->n_out < 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects 1%s input%s and 1 output, got %d inputs",
+                   max_in > 1 ? " to 3" : "", max_in > 1 ? "s" : "", n->n_in);
+  const nn_value *x = n->x[0];
+  if (!un_type_ok(d->types, x->dtype))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "data type %s is not supported", nn_dtype_name(x->dtype));
+
+  un_priv pr = {.kind = d->kind, .to_bool = d->to_bool, .d = ew_dom_of(x->dtype)};
+  un_args *a = &pr.args;
+  switch (d->kind) {
+  case UN_LEAKYRELU: a->alpha = nn_attr_float(n, "alpha", 0.01f); break;
+  case UN_ELU: case UN_CELU: case UN_THRESHOLDEDRELU: case UN_SWISH:
+    a->alpha = nn_attr_float(n, "alpha", 1.0f);
+    break;
+  case UN_SELU:
+    a->alpha = nn_attr_float(n, "alpha", 1.67326319217681884765625f);
+    a->gamma = nn_attr_float(n, "gamma", 1.05070102214813232421875f);
+    break;
+  case UN_HARDSIGMOID:
+    a->alpha = nn_attr_float(n, "alpha", 0.2f);
+    a->beta = nn_attr_float(n, "beta", 0.5f);
+    break;
+  case UN_SHRINK:
+    a->lambd = nn_attr_float(n, "lambd", 0.5f);
+    a->bias = nn_attr_float(n, "bias", 0.0f);
+    break;
+  case UN_ISINF:
+    a->detect_pos = nn_attr_int(n, "detect_positive", 1) != 0;
+    a->detect_neg = nn_attr_int(n, "detect_negative", 1) != 0;
+    break;
+  case UN_GELU: {
+    const char *ap = nn_attr_string(n, "approximate", "none");
+    if (strcmp(ap, "tanh") == 0)
+      pr.kind = UN_GELU_TANH;
+    else if (strcmp(ap, "none") != 0)
+      return nn_fail(c, NN_ERR_UNSUPPORTED, "approximate='%s' (expected none or tanh)", ap);
+    break;
+  }
+  case UN_CLIP:
+    un_clip_defaults(a);
+    if (n->version < 11) {
+      /* Clip-1/6: float attributes; integer X only reaches here from
+       * malformed models, saturate the bounds rather than misbehave. */
+      const nn_attr *lo = nn_attr_get(n, "min"), *hi = nn_attr_get(n, "max");
+      if (lo) {
+        a->lo_f = lo->f;
+        a->lo_i = ew_f64_to_i64(ceil(lo->f));
+        a->lo_u = lo->f <= 0 ? 0 : ew_f64_to_u64(ceil(lo->f));
+      }
+      if (hi) {
+        a->hi_f = hi->f;
+        a->hi_i = ew_f64_to_i64(floor(hi->f));
+        a->hi_u = hi->f < 0 ? 0 : ew_f64_to_u64(floor(hi->f));
+      }
+    } else {
+      for (int i = 1; i < n->n_in; i++) {
+        const nn_value *b = n->x[i];
+        if (!b)
+          continue;
+        if (b->dtype != x->dtype)
+          return nn_fail(c, NN_ERR_DTYPE, "%s is %s but the input is %s", i == 1 ? "min" : "max",
+                         nn_dtype_name(b->dtype), nn_dtype_name(x->dtype));
+        if (b->numel != 1)
+          return nn_fail(c, NN_ERR_SHAPE, "%s must be a scalar, has %lld elements",
+                         i == 1 ? "min" : "max", (long long)b->numel);
+        pr.clip_inputs = true;
+      }
+    }
+    break;
+  default:
+    break;
+  }
+
+  nn_status st = nn_set_output(c, n->y[0], d->to_bool ? NN_DTYPE_BOOL : x->dtype, x->rank, x->dims);
+  if (st != NN_OK)
+    return st;
+  un_priv *p = nn_malloc(sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *p = pr;
+  n->priv = p;
+  return NN_OK;
+}
+
+typedef struct un_exec {
+  int kind;
+  const un_args *args;
+  un_kernel kern;
+  ew_dom d;
+  bool direct;
+  bool to_bool;
+  nn_dtype dx, dy;
+  const char *x;
+  char *y;
+  size_t ex, ey;
+} un_exec;
+
+static void un_range(void *arg, int64_t begin, int64_t end) {
+  const un_exec *e = arg;
+  const char *x = e->x + begin * (int64_t)e->ex;
+  char *y = e->y + begin * (int64_t)e->ey;
+  const int64_t len = end - begin;
+  if (e->direct) {
+    e->kern(e->kind, e->args, x, y, len);
+    return;
+  }
+  uint64_t bx[EW_CHUNK], by[EW_CHUNK], tmp[EW_CHUNK];
+  for (int64_t i = 0; i < len; i += EW_CHUNK) {
+    int64_t m = len - i < EW_CHUNK ? len - i : EW_CHUNK;
+    const void *cx = ew_fetch(e->dx, x + i * (int64_t)e->ex, m, e->d, bx, tmp);
+    char *yi = y + i * (int64_t)e->ey;
+    if (e->to_bool) {
+      e->kern(e->kind, e->args, cx, yi, m);
+    } else {
+      e->kern(e->kind, e->args, cx, by, m);
+      ew_put(e->d, by, e->dy, yi, m, tmp);
+    }
+  }
+}
+
+static nn_status un_run(nn_ctx *c, nn_node *n) {
+  const un_priv *p = n->priv;
+  const nn_value *x = n->x[0];
+  nn_value *y = n->y[0];
+  un_args args = p->args;
+  if (p->clip_inputs) {
+    /* Bounds may be computed tensors: read them now. */
+    uint64_t buf[1], tmp[1];
+    for (int i = 1; i < n->n_in; i++)
+      if (n->x[i])
+        un_clip_set(&args, p->d, ew_fetch(x->dtype, n->x[i]->data, 1, p->d, buf, tmp), i == 2);
+  }
+  un_exec e = {
+    .kind = p->kind, .args = &args, .kern = un_kernel_for(p->d), .d = p->d,
+    .to_bool = p->to_bool, .dx = x->dtype, .dy = y->dtype, .x = x->data, .y = y->data,
+    .ex = nn_dtype_size(x->dtype), .ey = nn_dtype_size(y->dtype),
+  };
+  e.direct = ew_native(x->dtype, p->d) && (p->to_bool || ew_native(y->dtype, p->d));
+  if (x->numel > 0)
+    nn_parallel_for(c, x->numel, EW_GRAIN, un_range, &e);
+  return NN_OK;
+}
+
+#define UN_OP(NAME, ...) \
+  {NAME, NULL, {__VA_ARGS__}, 0, NN_OP_ELEMENTWISE, un_prepare, un_run}
+
+/* versions: since-versions with distinct semantics; revisions that only
+ * add types or drop the legacy consumed_inputs attribute need no entry. */
 const nn_op_def nn_ops_unary[] = {
+  UN_OP("Abs", 1),
+  UN_OP("Neg", 1),
+  UN_OP("Ceil", 1),
+  UN_OP("Floor", 1),
+  UN_OP("Round", 11),
+  UN_OP("Sqrt", 1),
+  UN_OP("Exp", 1),
+  UN_OP("Log", 1),
+  UN_OP("Reciprocal", 1),
+  UN_OP("Sign", 9),
+  UN_OP("Sigmoid", 1),
+  UN_OP("Tanh", 1),
+  UN_OP("Erf", 9),
+  UN_OP("Relu", 1),
+  UN_OP("LeakyRelu", 1),
+  UN_OP("Elu", 1),
+  UN_OP("Selu", 1),
+  UN_OP("Celu", 12),
+  UN_OP("ThresholdedRelu", 10),
+  UN_OP("HardSigmoid", 1),
+  UN_OP("HardSwish", 14),
+  UN_OP("Softplus", 1),
+  UN_OP("Softsign", 1),
+  UN_OP("Shrink", 9),
+  UN_OP("Sin", 7),
+  UN_OP("Cos", 7),
+  UN_OP("Tan", 7),
+  UN_OP("Asin", 7),
+  UN_OP("Acos", 7),
+  UN_OP("Atan", 7),
+  UN_OP("Sinh", 9),
+  UN_OP("Cosh", 9),
+  UN_OP("Asinh", 9),
+  UN_OP("Acosh", 9),
+  UN_OP("Atanh", 9),
+  UN_OP("Not", 1),
+  UN_OP("IsNaN", 9),
+  UN_OP("IsInf", 10),
+  UN_OP("Gelu", 20),
+  UN_OP("Mish", 18),
+  UN_OP("Swish", 24),
+  UN_OP("BitwiseNot", 18),
+  /* 1: min/max attributes; 11: optional min/max inputs */
+  UN_OP("Clip", 1, 11),
   {0},
 };
