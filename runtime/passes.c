@@ -1,8 +1,14 @@
-/* passes.c - structural rewrites done once at load, before any shape is
- * known: Identity and inference-mode Dropout are removed by pointing their
- * consumers at their input.  (Folding BatchNormalization into Conv needs the
- * constants that plan-time folding produces, so it lives in plan.c.) */
+/* passes.c - rewrites done once at load, before any shape is known:
+ * Identity and inference-mode Dropout are removed by pointing their consumers
+ * at their input, and a BatchNormalization whose parameters and preceding
+ * Conv's weights are true initializers is folded into those weights for good.
+ * (When the weights only become constant through plan-time folding, as in
+ * models that build them with ConstantOfShape, plan.c does the same fusion
+ * per plan.) */
+#include <math.h>
 #include <string.h>
+
+#include <stdio.h>
 
 #include "graph.h"
 
@@ -18,6 +24,100 @@ static bool dropout_is_noop(const nn_graph *g, const nn_node *n) {
       return false;
   }
   return true;
+}
+
+static bool pure_const_f32(const nn_value *v) {
+  return v->kind == NN_VAL_CONST && !v->has_default && v->dtype == NN_DTYPE_FLOAT && v->const_data;
+}
+
+/* Fold BN(Conv(x, W, B)) into Conv(x, W', B') when everything is a true
+ * initializer that nothing else reads: the weights are rewritten in place,
+ * so the model's memory does not grow. */
+static nn_status fuse_conv_batchnorm(nn_graph *g, nn_error *err) {
+  bool changed = false;
+  for (int i = 0; i < g->n_nodes; i++) {
+    nn_node *bn = &g->nodes[i];
+    if (bn->removed || bn->domain[0] || strcmp(bn->op_type, "BatchNormalization") != 0 || bn->n_in < 5)
+      continue;
+    if (bn->in[0] < 0 || bn->out[0] < 0 || nn_attr_int(bn, "training_mode", 0) != 0)
+      continue;
+    bool extra_outputs = false;
+    for (int k = 1; k < bn->n_out; k++)
+      if (bn->out[k] >= 0 && g->values[bn->out[k]].n_uses > 0)
+        extra_outputs = true;
+    if (extra_outputs)
+      continue;
+    bool params_ok = true;
+    for (int k = 1; k < 5; k++)
+      if (bn->in[k] < 0 || !pure_const_f32(&g->values[bn->in[k]]))
+        params_ok = false;
+    if (!params_ok)
+      continue;
+    nn_value *x = &g->values[bn->in[0]];
+    if (x->producer < 0 || x->n_uses != 1 || x->is_graph_output)
+      continue;
+    nn_node *conv = &g->nodes[x->producer];
+    if (conv->removed || conv->domain[0] || strcmp(conv->op_type, "Conv") != 0 || conv->n_in < 2 ||
+        conv->in[1] < 0 || conv->out[0] != bn->in[0])
+      continue;
+    nn_value *w = &g->values[conv->in[1]];
+    nn_value *b = conv->n_in > 2 && conv->in[2] >= 0 ? &g->values[conv->in[2]] : NULL;
+    if (!pure_const_f32(w) || w->n_uses != 1 || w->rank < 1 || (b && (!pure_const_f32(b) || b->n_uses != 1)))
+      continue;
+    int64_t m = w->dims[0], per = m ? w->numel / m : 0;
+    bool sizes_ok = (!b || b->numel == m);
+    for (int k = 1; k < 5; k++)
+      if (g->values[bn->in[k]].numel != m)
+        sizes_ok = false;
+    if (!sizes_ok)
+      continue;
+    if (!b) {
+      /* a new bias initializer, named after the BN's shift */
+      char name[256];
+      snprintf(name, sizeof name, "%s/fused_bias", g->values[bn->in[2]].name);
+      int bi = nn_graph_add_value(g, name); /* may move g->values */
+      if (bi < 0)
+        return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+      nn_value *nb = &g->values[bi];
+      nb->const_data = nn_aligned_alloc((size_t)(m ? m : 1) * sizeof(float));
+      if (!nb->const_data)
+        return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+      memset(nb->const_data, 0, (size_t)m * sizeof(float));
+      nb->kind = NN_VAL_CONST;
+      nb->dtype = NN_DTYPE_FLOAT;
+      nb->rank = 1;
+      nb->dims[0] = m;
+      nb->numel = m;
+      nb->nbytes = (size_t)m * sizeof(float);
+      nb->data = nb->const_data;
+      g->weights_bytes += nb->nbytes;
+      conv->in[2] = bi;
+      conv->n_in = conv->n_in_model = 3;
+      b = nb;
+      w = &g->values[conv->in[1]];
+    }
+    float eps = nn_attr_float(bn, "epsilon", 1e-5f);
+    const float *sc = g->values[bn->in[1]].const_data, *sh = g->values[bn->in[2]].const_data,
+                *mean = g->values[bn->in[3]].const_data, *var = g->values[bn->in[4]].const_data;
+    float *wd = w->const_data, *bd = b->const_data;
+    for (int64_t o = 0; o < m; o++) {
+      float s = sc[o] / sqrtf(var[o] + eps);
+      for (int64_t j = 0; j < per; j++)
+        wd[o * per + j] *= s;
+      bd[o] = (bd[o] - mean[o]) * s + sh[o];
+    }
+    /* the Conv now produces the BN's output; its old output is orphaned */
+    g->values[conv->out[0]].producer = -1;
+    conv->out[0] = bn->out[0];
+    g->values[bn->out[0]].producer = (int)(conv - g->nodes);
+    bn->removed = true;
+    changed = true;
+  }
+  if (changed) {
+    nn_graph_count_uses(g);
+    nn_graph_resolve_pointers(g);
+  }
+  return NN_OK;
 }
 
 nn_status nn_graph_simplify(nn_graph *g, nn_error *err) {
@@ -60,5 +160,5 @@ nn_status nn_graph_simplify(nn_graph *g, nn_error *err) {
     nn_graph_resolve_pointers(g);
   }
   nn_free(repl);
-  return NN_OK;
+  return fuse_conv_batchnorm(g, err);
 }

@@ -177,6 +177,12 @@ static bool node_foldable(const nn_node *n) {
 }
 
 /* ---- Conv + BatchNormalization fusion --------------------------------------- */
+static int vidx(const nn_graph *g, const nn_value *v) {
+  if (v < g->values || v >= g->values + g->n_values)
+    return -1;
+  return (int)(v - g->values);
+}
+
 static bool value_is_const_f32(const nn_value *v) {
   return v && v->known && v->dtype == NN_DTYPE_FLOAT && v->data;
 }
@@ -235,41 +241,57 @@ static nn_status fuse_batchnorm(nn_ctx *c, nn_graph *g, nn_plan *plan, nn_error 
     if (!conv)
       continue;
     float eps = nn_attr_float(bn, "epsilon", 1e-5f);
-    const nn_value *w = conv->x[1];
-    const nn_value *b = conv->n_in > 2 ? conv->x[2] : NULL;
+    nn_value *w = conv->x[1];
+    nn_value *b = conv->n_in > 2 ? conv->x[2] : NULL;
     int64_t m = w->dims[0], per = w->numel / (m ? m : 1);
-    nn_value *nw = &plan->extra[plan->n_extra++];
-    nn_value *nb = &plan->extra[plan->n_extra++];
-    *nw = *w;
-    nw->name = w->name;
-    nw->const_data = NULL;
-    nw->fold_data = NULL;
-    memset(nb, 0, sizeof *nb);
-    nb->name = bn->x[2]->name;
-    nb->dtype = NN_DTYPE_FLOAT;
-    nb->rank = 1;
-    nb->dims[0] = m;
-    nb->numel = m;
-    nb->nbytes = (size_t)m * sizeof(float);
-    nb->kind = NN_VAL_CONST;
-    nb->producer = -1;
-    nb->alias_of = -1;
-    nn_status st = alloc_value_data(nw, err);
-    if (st == NN_OK)
+    /* weights folded for this plan and read by this Conv alone are
+     * rewritten in place; anything else gets a plan-owned copy */
+    bool w_inplace = vidx(g, w) >= 0 && w->fold_data && w->n_uses == 1;
+    bool b_inplace = b && vidx(g, b) >= 0 && b->fold_data && b->n_uses == 1;
+    nn_value *nw = w, *nb = b;
+    nn_status st = NN_OK;
+    if (!w_inplace) {
+      nw = &plan->extra[plan->n_extra++];
+      *nw = *w;
+      nw->const_data = NULL;
+      nw->fold_data = NULL;
+      st = alloc_value_data(nw, err);
+      if (st != NN_OK)
+        return st;
+      memcpy(nw->data, w->data, w->nbytes);
+      nw->known = true;
+      plan->folded_bytes += nw->nbytes;
+    }
+    if (!b_inplace) {
+      nb = &plan->extra[plan->n_extra++];
+      memset(nb, 0, sizeof *nb);
+      nb->name = bn->x[2]->name;
+      nb->dtype = NN_DTYPE_FLOAT;
+      nb->rank = 1;
+      nb->dims[0] = m;
+      nb->numel = m;
+      nb->nbytes = (size_t)m * sizeof(float);
+      nb->kind = NN_VAL_CONST;
+      nb->producer = -1;
+      nb->alias_of = -1;
       st = alloc_value_data(nb, err);
-    if (st != NN_OK)
-      return st;
-    nw->known = nb->known = true;
-    const float *sc = bn->x[1]->data, *bb = bn->x[2]->data, *mean = bn->x[3]->data,
-                *var = bn->x[4]->data, *w0 = w->data, *b0 = b ? b->data : NULL;
+      if (st != NN_OK)
+        return st;
+      if (b)
+        memcpy(nb->data, b->data, nb->nbytes);
+      else
+        memset(nb->data, 0, nb->nbytes);
+      nb->known = true;
+      plan->folded_bytes += nb->nbytes;
+    }
+    const float *sc = bn->x[1]->data, *bb = bn->x[2]->data, *mean = bn->x[3]->data, *var = bn->x[4]->data;
     float *w1 = nw->data, *b1 = nb->data;
     for (int64_t o = 0; o < m; o++) {
       float s = sc[o] / sqrtf(var[o] + eps);
       for (int64_t j = 0; j < per; j++)
-        w1[o * per + j] = w0[o * per + j] * s;
-      b1[o] = ((b0 ? b0[o] : 0.0f) - mean[o]) * s + bb[o];
+        w1[o * per + j] *= s;
+      b1[o] = (b1[o] - mean[o]) * s + bb[o];
     }
-    plan->folded_bytes += nw->nbytes + nb->nbytes;
     conv->x[1] = nw;
     conv->x[2] = nb;
     if (conv->n_in < 3)
@@ -300,11 +322,6 @@ static int buf_cmp_size(const void *a, const void *b) {
   return 0;
 }
 
-static int vidx(const nn_graph *g, const nn_value *v) {
-  if (v < g->values || v >= g->values + g->n_values)
-    return -1;
-  return (int)(v - g->values);
-}
 
 /* An arena value: produced by a step, not a graph output, not known. */
 static bool in_arena(const nn_value *v) {
