@@ -1,0 +1,2 @@
+/* sgemm.c - packed single-precision GEMM (being written). */
+#include "cpu/sgemm.h"
