@@ -142,11 +142,9 @@ static nn_status fold_node(nn_ctx *c, nn_node *n, nn_plan *plan, nn_error *err) 
       return st;
     plan->folded_bytes += y->nbytes;
   }
-  if (n->ws_bytes) {
-    ws = nn_aligned_alloc(n->ws_bytes);
-    if (!ws)
-      return nn_error_set(err, NN_ERR_NOMEM, "out of memory for workspace of node '%s'", n->name);
-  }
+  ws = nn_aligned_alloc(n->ws_bytes ? n->ws_bytes : 1);
+  if (!ws)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory for workspace of node '%s'", n->name);
   n->ws = ws;
   c->node = n;
   st = n->op->run(c, n);
@@ -546,6 +544,7 @@ void nn_plan_bind_arena(nn_graph *g, nn_plan *plan, void *arena) {
   }
   for (int s = 0; s < plan->n_steps; s++) {
     nn_node *n = &g->nodes[plan->steps[s]];
-    n->ws = n->ws_bytes ? base + plan->ws_offsets[s] : NULL;
+    /* never NULL: kernels may form ws + 0 even when they need no scratch */
+    n->ws = n->ws_bytes ? base + plan->ws_offsets[s] : base;
   }
 }

@@ -350,7 +350,8 @@ static nn_status attr_copy(nn_attr *a, const AttributeProto *ap, const char *nod
     a->floats = nn_malloc(ap->n_floats * sizeof(float));
     if (!a->floats)
       return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
-    memcpy(a->floats, ap->floats, ap->n_floats * sizeof(float));
+    if (ap->n_floats)
+      memcpy(a->floats, ap->floats, ap->n_floats * sizeof(float));
     break;
   case NN_ATTR_INTS:
     if (ap->n_ints > INT_MAX)
@@ -359,7 +360,8 @@ static nn_status attr_copy(nn_attr *a, const AttributeProto *ap, const char *nod
     a->ints = nn_malloc(ap->n_ints * sizeof(int64_t));
     if (!a->ints)
       return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
-    memcpy(a->ints, ap->ints, ap->n_ints * sizeof(int64_t));
+    if (ap->n_ints)
+      memcpy(a->ints, ap->ints, ap->n_ints * sizeof(int64_t));
     break;
   case NN_ATTR_STRINGS:
     if (ap->n_strings > INT_MAX)
