@@ -27,7 +27,7 @@ fi
 meson compile -C "$BUILD" >/dev/null 2>"$BUILD.compile.log" || { cat "$BUILD.compile.log"; echo "0 passed, 1 failed"; exit 1; }
 
 if [ "$SANITIZE" = 1 ]; then
-  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-}"
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-}"
   export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp:${LSAN_OPTIONS:-}"
 fi
