@@ -1,6 +1,855 @@
-/* gemm.c - see ops.h for the ops of this family. */
+/* gemm.c - matrix products: MatMul, Gemm, MatMulInteger, and nn_sgemm, the
+ * single-precision GEMM every float product funnels into.
+ *
+ * float32 goes through nn_sgemm (cache-blocked, packed, portable C).  double
+ * and the integer types use a plain triple loop: they appear in conformance
+ * tests and odd models, not in hot paths.  float16/bfloat16 are widened to
+ * float32 in the node's workspace, multiplied by nn_sgemm and narrowed back.
+ *
+ * MatMul and Gemm may carry a fused activation, set by a graph pass as node
+ * attributes: "_fused_act" = "Relu" | "Clip" | "LeakyRelu" | "HardSwish" |
+ * "Sigmoid", with "_fused_alpha" (LeakyRelu) and "_fused_min"/"_fused_max"
+ * (Clip).  It is applied to each block of rows right after it is computed,
+ * while the block is still in cache. */
+#include <math.h>
+#include <string.h>
+
+#include "cpu/math_gemm.h"
 #include "cpu/ops.h"
 
+static inline int64_t gemm_min(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* ---- nn_sgemm ----------------------------------------------------------------
+ * Goto/BLIS loop structure: a KC x NC panel of B is packed once and reused by
+ * every MC x KC block of A; the micro-kernel keeps an MR x NR tile of C in
+ * registers while streaming a packed A sliver and a packed B sliver (the B
+ * sliver, KC x NR floats, stays in L1).  Packing also zero-pads the edges so
+ * the micro-kernel never needs a remainder path.  MR x NR = 4 x 8 fits the
+ * 16 vector registers of baseline x86-64 and of NEON once vectorized. */
+#define SG_MR 4
+#define SG_NR 8
+#define SG_KC 128
+#define SG_MC 64
+#define SG_NC 128
+/* the packing buffers hold whole slivers */
+_Static_assert(SG_MC % SG_MR == 0 && SG_NC % SG_NR == 0, "MC, NC must be multiples of MR, NR");
+
+static void sgemm_pack_a(int transa, const float *A, int64_t lda, int64_t i0, int64_t mc,
+                         int64_t k0, int64_t kc, float *restrict dst) {
+  for (int64_t p = 0; p < mc; p += SG_MR) {
+    int64_t mr = gemm_min(SG_MR, mc - p);
+    float *d = dst + p * kc;
+    if (!transa) {
+      for (int64_t r = 0; r < mr; r++) {
+        const float *s = A + (i0 + p + r) * lda + k0;
+        for (int64_t k = 0; k < kc; k++)
+          d[k * SG_MR + r] = s[k];
+      }
+    } else {
+      for (int64_t k = 0; k < kc; k++) {
+        const float *s = A + (k0 + k) * lda + i0 + p;
+        for (int64_t r = 0; r < mr; r++)
+          d[k * SG_MR + r] = s[r];
+      }
+    }
+    for (int64_t r = mr; r < SG_MR; r++)
+      for (int64_t k = 0; k < kc; k++)
+        d[k * SG_MR + r] = 0.0f;
+  }
+}
+
+static void sgemm_pack_b(int transb, const float *B, int64_t ldb, int64_t k0, int64_t kc,
+                         int64_t j0, int64_t nc, float *restrict dst) {
+  for (int64_t q = 0; q < nc; q += SG_NR) {
+    int64_t nr = gemm_min(SG_NR, nc - q);
+    float *d = dst + q * kc;
+    if (!transb) {
+      for (int64_t k = 0; k < kc; k++) {
+        const float *s = B + (k0 + k) * ldb + j0 + q;
+        int64_t c = 0;
+        for (; c < nr; c++)
+          d[k * SG_NR + c] = s[c];
+        for (; c < SG_NR; c++)
+          d[k * SG_NR + c] = 0.0f;
+      }
+    } else {
+      for (int64_t c = 0; c < nr; c++) {
+        const float *s = B + (j0 + q + c) * ldb + k0;
+        for (int64_t k = 0; k < kc; k++)
+          d[k * SG_NR + c] = s[k];
+      }
+      for (int64_t c = nr; c < SG_NR; c++)
+        for (int64_t k = 0; k < kc; k++)
+          d[k * SG_NR + c] = 0.0f;
+    }
+  }
+}
+
+static void sgemm_kernel(int64_t kc, const float *restrict a, const float *restrict b,
+                         float *restrict out) {
+  float acc[SG_MR * SG_NR];
+  for (int i = 0; i < SG_MR * SG_NR; i++)
+    acc[i] = 0.0f;
+  for (int64_t k = 0; k < kc; k++) {
+    for (int i = 0; i < SG_MR; i++) {
+      float ai = a[i];
+      for (int j = 0; j < SG_NR; j++)
+        acc[i * SG_NR + j] += ai * b[j];
+    }
+    a += SG_MR;
+    b += SG_NR;
+  }
+  memcpy(out, acc, sizeof acc);
+}
+
+static void sgemm_store(const float *acc, int64_t mr, int64_t nr, float alpha, float beta,
+                        float *C, int64_t ldc) {
+  for (int64_t i = 0; i < mr; i++) {
+    float *c = C + i * ldc;
+    const float *t = acc + i * SG_NR;
+    if (beta == 0.0f) {
+      for (int64_t j = 0; j < nr; j++)
+        c[j] = alpha * t[j];
+    } else if (beta == 1.0f) {
+      for (int64_t j = 0; j < nr; j++)
+        c[j] += alpha * t[j];
+    } else {
+      for (int64_t j = 0; j < nr; j++)
+        c[j] = alpha * t[j] + beta * c[j];
+    }
+  }
+}
+
+static void sgemm_scale(int64_t M, int64_t N, float beta, float *C, int64_t ldc) {
+  for (int64_t i = 0; i < M; i++) {
+    float *c = C + i * ldc;
+    if (beta == 0.0f)
+      memset(c, 0, (size_t)N * sizeof *c);
+    else if (beta != 1.0f)
+      for (int64_t j = 0; j < N; j++)
+        c[j] *= beta;
+  }
+}
+
+/* Eight partial sums: lets the compiler vectorize without -ffast-math and
+ * keeps long dot products more accurate than one running sum. */
+static float sgemm_dot(const float *a, int64_t inca, const float *b, int64_t incb, int64_t K) {
+  float s[8] = {0};
+  int64_t k = 0;
+  if (inca == 1 && incb == 1) {
+    for (; k + 8 <= K; k += 8)
+      for (int u = 0; u < 8; u++)
+        s[u] += a[k + u] * b[k + u];
+  }
+  float t = 0.0f;
+  for (; k < K; k++)
+    t += a[k * inca] * b[k * incb];
+  return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7])) + t;
+}
+
+/* One row of A (M == 1) or one column of B (N == 1): packing would cost as
+ * much memory traffic as the product itself, so go straight at the data. */
+static void sgemm_gemv(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
+                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                       float *C, int64_t ldc) {
+  if (M == 1) {
+    int64_t inca = transa ? lda : 1;
+    if (transb) { /* row j of B is contiguous: one dot product per output */
+      for (int64_t j = 0; j < N; j++) {
+        float v = alpha * sgemm_dot(A, inca, B + j * ldb, 1, K);
+        C[j] = beta == 0.0f ? v : v + beta * C[j];
+      }
+    } else { /* accumulate rows of B into C */
+      sgemm_scale(1, N, beta, C, ldc);
+      for (int64_t k = 0; k < K; k++) {
+        float ak = alpha * A[k * inca];
+        const float *b = B + k * ldb;
+        for (int64_t j = 0; j < N; j++)
+          C[j] += ak * b[j];
+      }
+    }
+    return;
+  }
+  /* N == 1 */
+  int64_t incb = transb ? 1 : ldb;
+  for (int64_t i = 0; i < M; i++) {
+    const float *a = transa ? A + i : A + i * lda;
+    float v = alpha * sgemm_dot(a, transa ? lda : 1, B, incb, K);
+    C[i * ldc] = beta == 0.0f ? v : v + beta * C[i * ldc];
+  }
+}
+
+void nn_sgemm(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
+              const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+              float *C, int64_t ldc) {
+  if (M <= 0 || N <= 0)
+    return;
+  if (K <= 0 || alpha == 0.0f) {
+    sgemm_scale(M, N, beta, C, ldc);
+    return;
+  }
+  if (M == 1 || N == 1) {
+    sgemm_gemv(transa, transb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  _Alignas(64) float apack[SG_MC * SG_KC];
+  _Alignas(64) float bpack[SG_KC * SG_NC];
+  _Alignas(64) float tile[SG_MR * SG_NR];
+  for (int64_t jc = 0; jc < N; jc += SG_NC) {
+    int64_t nc = gemm_min(SG_NC, N - jc);
+    for (int64_t pc = 0; pc < K; pc += SG_KC) {
+      int64_t kc = gemm_min(SG_KC, K - pc);
+      /* the first K block applies beta, later ones accumulate */
+      float b_eff = pc == 0 ? beta : 1.0f;
+      sgemm_pack_b(transb, B, ldb, pc, kc, jc, nc, bpack);
+      for (int64_t ic = 0; ic < M; ic += SG_MC) {
+        int64_t mc = gemm_min(SG_MC, M - ic);
+        sgemm_pack_a(transa, A, lda, ic, mc, pc, kc, apack);
+        for (int64_t jr = 0; jr < nc; jr += SG_NR) {
+          int64_t nr = gemm_min(SG_NR, nc - jr);
+          for (int64_t ir = 0; ir < mc; ir += SG_MR) {
+            int64_t mr = gemm_min(SG_MR, mc - ir);
+            sgemm_kernel(kc, apack + ir * kc, bpack + jr * kc, tile);
+            sgemm_store(tile, mr, nr, alpha, b_eff, C + (ic + ir) * ldc + jc + jr, ldc);
+          }
+        }
+      }
+    }
+  }
+}
+
+/* ---- fused activation epilogue ------------------------------------------- */
+typedef enum gemm_act_kind {
+  GEMM_ACT_NONE = 0,
+  GEMM_ACT_RELU,
+  GEMM_ACT_CLIP,
+  GEMM_ACT_LEAKY_RELU,
+  GEMM_ACT_HARD_SWISH,
+  GEMM_ACT_SIGMOID,
+} gemm_act_kind;
+
+typedef struct gemm_act {
+  gemm_act_kind kind;
+  float alpha, lo, hi;
+} gemm_act;
+
+static nn_status gemm_act_parse(nn_ctx *c, const nn_node *n, gemm_act *act) {
+  static const struct {
+    const char *name;
+    gemm_act_kind kind;
+  } names[] = {
+    {"Relu", GEMM_ACT_RELU},
+    {"Clip", GEMM_ACT_CLIP},
+    {"LeakyRelu", GEMM_ACT_LEAKY_RELU},
+    {"HardSwish", GEMM_ACT_HARD_SWISH},
+    {"Sigmoid", GEMM_ACT_SIGMOID},
+  };
+  memset(act, 0, sizeof *act);
+  const nn_attr *a = nn_attr_get(n, "_fused_act");
+  if (!a)
+    return NN_OK;
+  if (a->type != NN_ATTR_STRING || !a->s)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "attribute _fused_act must be a string");
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(a->s, names[i].name) == 0)
+      act->kind = names[i].kind;
+  if (act->kind == GEMM_ACT_NONE)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation '%s' is not supported", a->s);
+  act->alpha = nn_attr_float(n, "_fused_alpha", 0.01f);
+  act->lo = nn_attr_float(n, "_fused_min", -INFINITY);
+  act->hi = nn_attr_float(n, "_fused_max", INFINITY);
+  return NN_OK;
+}
+
+static void gemm_act_apply_f32(const gemm_act *act, float *y, int64_t n) {
+  switch (act->kind) {
+  case GEMM_ACT_NONE:
+    break;
+  case GEMM_ACT_RELU:
+    for (int64_t i = 0; i < n; i++)
+      y[i] = y[i] < 0.0f ? 0.0f : y[i];
+    break;
+  case GEMM_ACT_CLIP:
+    for (int64_t i = 0; i < n; i++)
+      y[i] = y[i] < act->lo ? act->lo : (y[i] > act->hi ? act->hi : y[i]);
+    break;
+  case GEMM_ACT_LEAKY_RELU:
+    for (int64_t i = 0; i < n; i++)
+      y[i] = y[i] < 0.0f ? act->alpha * y[i] : y[i];
+    break;
+  case GEMM_ACT_HARD_SWISH:
+    for (int64_t i = 0; i < n; i++) {
+      float g = y[i] / 6.0f + 0.5f;
+      g = g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g);
+      y[i] *= g;
+    }
+    break;
+  case GEMM_ACT_SIGMOID:
+    for (int64_t i = 0; i < n; i++) {
+      /* split by sign so exp never overflows */
+      if (y[i] >= 0.0f) {
+        y[i] = 1.0f / (1.0f + expf(-y[i]));
+      } else {
+        float e = expf(y[i]);
+        y[i] = e / (1.0f + e);
+      }
+    }
+    break;
+  }
+}
+
+static void gemm_act_apply_f64(const gemm_act *act, double *y, int64_t n) {
+  switch (act->kind) {
+  case GEMM_ACT_NONE:
+    break;
+  case GEMM_ACT_RELU:
+    for (int64_t i = 0; i < n; i++)
+      y[i] = y[i] < 0.0 ? 0.0 : y[i];
+    break;
+  case GEMM_ACT_CLIP:
+    for (int64_t i = 0; i < n; i++)
+      y[i] = y[i] < act->lo ? act->lo : (y[i] > act->hi ? act->hi : y[i]);
+    break;
+  case GEMM_ACT_LEAKY_RELU:
+    for (int64_t i = 0; i < n; i++)
+      y[i] = y[i] < 0.0 ? act->alpha * y[i] : y[i];
+    break;
+  case GEMM_ACT_HARD_SWISH:
+    for (int64_t i = 0; i < n; i++) {
+      double g = y[i] / 6.0 + 0.5;
+      g = g < 0.0 ? 0.0 : (g > 1.0 ? 1.0 : g);
+      y[i] *= g;
+    }
+    break;
+  case GEMM_ACT_SIGMOID:
+    for (int64_t i = 0; i < n; i++) {
+      if (y[i] >= 0.0) {
+        y[i] = 1.0 / (1.0 + exp(-y[i]));
+      } else {
+        double e = exp(y[i]);
+        y[i] = e / (1.0 + e);
+      }
+    }
+    break;
+  }
+}
+
+/* ---- dtype helpers ------------------------------------------------------------ */
+static bool gemm_is_half(nn_dtype dt) {
+  return dt == NN_DTYPE_FLOAT16 || dt == NN_DTYPE_BFLOAT16;
+}
+
+static void gemm_half_to_f32(nn_dtype dt, const uint16_t *src, float *dst, int64_t n) {
+  if (dt == NN_DTYPE_FLOAT16)
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = nn_f16_to_f32(src[i]);
+  else
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = nn_bf16_to_f32(src[i]);
+}
+
+static void gemm_f32_to_half(nn_dtype dt, const float *src, uint16_t *dst, int64_t n) {
+  if (dt == NN_DTYPE_FLOAT16)
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = nn_f32_to_f16(src[i]);
+  else
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = nn_f32_to_bf16(src[i]);
+}
+
+/* Element (i,k) of A is a[i*ars + k*acs], (k,j) of B is b[k*brs + j*bcs];
+ * y = alpha*(A.B) + beta*y, with beta == 0 meaning y is write-only.  Integer
+ * products wrap (computed in the unsigned type U) instead of overflowing
+ * into undefined behaviour.  Integers only ever get alpha = 1 and beta 0 or 1
+ * (prepare refuses the rest: a scaled integer product has no defined
+ * rounding and its conversion back could overflow), so the double branches
+ * serve the double type alone. */
+#define GEMM_NAIVE(NAME, T, U)                                                          \
+  static void NAME(int64_t M, int64_t N, int64_t K, double alpha, const T *a, int64_t ars, \
+                   int64_t acs, const T *b, int64_t brs, int64_t bcs, double beta, T *y) { \
+    for (int64_t i = 0; i < M; i++) {                                                   \
+      for (int64_t j = 0; j < N; j++) {                                                 \
+        U acc = 0;                                                                      \
+        for (int64_t k = 0; k < K; k++)                                                 \
+          acc += (U)a[i * ars + k * acs] * (U)b[k * brs + j * bcs];                     \
+        T *o = &y[i * N + j];                                                           \
+        if (alpha == 1.0 && beta == 0.0)                                                \
+          *o = (T)acc;                                                                  \
+        else if (alpha == 1.0 && beta == 1.0)                                           \
+          *o = (T)(acc + (U)*o);                                                        \
+        else if (beta == 0.0)                                                           \
+          *o = (T)(alpha * (double)(T)acc);                                             \
+        else                                                                            \
+          *o = (T)(alpha * (double)(T)acc + beta * (double)*o);                         \
+      }                                                                                 \
+    }                                                                                   \
+  }
+
+GEMM_NAIVE(gemm_naive_f64, double, double)
+GEMM_NAIVE(gemm_naive_i32, int32_t, uint32_t)
+GEMM_NAIVE(gemm_naive_i64, int64_t, uint64_t)
+GEMM_NAIVE(gemm_naive_u32, uint32_t, uint32_t)
+GEMM_NAIVE(gemm_naive_u64, uint64_t, uint64_t)
+
+/* Dispatch of the non-float32, non-half types; false when dt is none of them. */
+static bool gemm_naive(nn_dtype dt, int64_t M, int64_t N, int64_t K, double alpha,
+                       const void *a, int64_t ars, int64_t acs, const void *b, int64_t brs,
+                       int64_t bcs, double beta, void *y) {
+  switch (dt) {
+  case NN_DTYPE_DOUBLE:
+    gemm_naive_f64(M, N, K, alpha, a, ars, acs, b, brs, bcs, beta, y);
+    return true;
+  case NN_DTYPE_INT32:
+    gemm_naive_i32(M, N, K, alpha, a, ars, acs, b, brs, bcs, beta, y);
+    return true;
+  case NN_DTYPE_INT64:
+    gemm_naive_i64(M, N, K, alpha, a, ars, acs, b, brs, bcs, beta, y);
+    return true;
+  case NN_DTYPE_UINT32:
+    gemm_naive_u32(M, N, K, alpha, a, ars, acs, b, brs, bcs, beta, y);
+    return true;
+  case NN_DTYPE_UINT64:
+    gemm_naive_u64(M, N, K, alpha, a, ars, acs, b, brs, bcs, beta, y);
+    return true;
+  default:
+    return false;
+  }
+}
+
+static bool gemm_dtype_ok(nn_dtype dt) {
+  switch (dt) {
+  case NN_DTYPE_FLOAT: case NN_DTYPE_DOUBLE: case NN_DTYPE_FLOAT16: case NN_DTYPE_BFLOAT16:
+  case NN_DTYPE_INT32: case NN_DTYPE_INT64: case NN_DTYPE_UINT32: case NN_DTYPE_UINT64:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* ---- batched shapes (MatMul, MatMulInteger) ----------------------------------
+ * numpy matmul: the last two dims multiply, the leading ones broadcast; a 1-D
+ * left operand is a row vector and a 1-D right operand a column vector whose
+ * unit dim is dropped from the result. */
+typedef struct mm_params {
+  int64_t M, N, K;
+  int64_t nb;                      /* number of output matrices */
+  int brank;                       /* batch rank of the output */
+  int64_t bdims[NN_MAX_RANK];
+  int64_t sa[NN_MAX_RANK], sb[NN_MAX_RANK]; /* batch strides in matrices, 0 = broadcast */
+  /* B is a single matrix shared by every batch: A's batches are then one
+   * tall [nb*M, K] matrix and the product is one GEMM call */
+  bool fold;
+  /* MatMulInteger zero points: per-tensor or per-row (A) / per-column (B) */
+  bool za_per_row, zb_per_col;
+  gemm_act act;
+} mm_params;
+
+#define MM_ROW_BLOCK 64
+
+static nn_status mm_shape(nn_ctx *c, const nn_value *a, const nn_value *b, mm_params *p,
+                          int *yrank, int64_t *ydims) {
+  if (a->rank < 1 || b->rank < 1)
+    return nn_fail(c, NN_ERR_SHAPE, "MatMul operands must have rank >= 1 (got %d and %d)",
+                   a->rank, b->rank);
+  bool a1 = a->rank == 1, b1 = b->rank == 1;
+  int64_t ka, kb;
+  p->M = a1 ? 1 : a->dims[a->rank - 2];
+  ka = a->dims[a->rank - 1];
+  kb = b1 ? b->dims[0] : b->dims[b->rank - 2];
+  p->N = b1 ? 1 : b->dims[b->rank - 1];
+  if (ka != kb)
+    return nn_fail(c, NN_ERR_SHAPE,
+                   "inner dimensions differ: A has K=%lld, B has K=%lld", (long long)ka,
+                   (long long)kb);
+  p->K = ka;
+  int ra = a1 ? 0 : a->rank - 2, rb = b1 ? 0 : b->rank - 2;
+  if (nn_broadcast_shape(ra, a->dims, rb, b->dims, &p->brank, p->bdims) != NN_OK)
+    return nn_fail(c, NN_ERR_SHAPE, "batch dimensions of A and B do not broadcast");
+  nn_broadcast_strides(ra, a->dims, p->brank, p->bdims, p->sa);
+  nn_broadcast_strides(rb, b->dims, p->brank, p->bdims, p->sb);
+  p->nb = nn_dims_numel(p->brank, p->bdims);
+  p->fold = rb == 0;
+  int r = 0;
+  for (int i = 0; i < p->brank; i++)
+    ydims[r++] = p->bdims[i];
+  if (!a1)
+    ydims[r++] = p->M;
+  if (!b1)
+    ydims[r++] = p->N;
+  *yrank = r;
+  return NN_OK;
+}
+
+/* Matrix offsets (in matrices) of A and B for output batch t. */
+static void mm_batch_offsets(const mm_params *p, int64_t t, int64_t *oa, int64_t *ob) {
+  int64_t a = 0, b = 0;
+  for (int i = p->brank - 1; i >= 0; i--) {
+    int64_t d = p->bdims[i];
+    int64_t q = t % d;
+    t /= d;
+    a += q * p->sa[i];
+    b += q * p->sb[i];
+  }
+  *oa = a;
+  *ob = b;
+}
+
+/* ---- MatMul ------------------------------------------------------------------- */
+static nn_status matmul_prepare(nn_ctx *c, nn_node *n) {
+  if (n->n_in < 2 || !n->x[0] || !n->x[1] || n->n_out < 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "MatMul needs inputs A, B and output Y");
+  const nn_value *a = n->x[0], *b = n->x[1];
+  if (a->dtype != b->dtype)
+    return nn_fail(c, NN_ERR_DTYPE, "A is %s but B is %s", nn_dtype_name(a->dtype),
+                   nn_dtype_name(b->dtype));
+  if (!gemm_dtype_ok(a->dtype))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "MatMul on %s is not supported",
+                   nn_dtype_name(a->dtype));
+  mm_params *p = nn_calloc(1, sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  int yr;
+  int64_t yd[NN_MAX_RANK + 2];
+  nn_status st = mm_shape(c, a, b, p, &yr, yd);
+  if (st != NN_OK)
+    return st;
+  if (yr > NN_MAX_RANK)
+    return nn_fail(c, NN_ERR_LIMIT, "result rank %d exceeds %d", yr, NN_MAX_RANK);
+  if ((st = gemm_act_parse(c, n, &p->act)) != NN_OK)
+    return st;
+  if (p->act.kind != GEMM_ACT_NONE && !nn_dtype_is_float(a->dtype))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation on %s is not supported",
+                   nn_dtype_name(a->dtype));
+  if (gemm_is_half(a->dtype)) {
+    /* one batch at a time, widened: A, B and Y as float32 */
+    size_t bytes = 0;
+    int64_t e = 0;
+    if (__builtin_add_overflow(p->M * p->K, p->K * p->N, &e) ||
+        __builtin_add_overflow(e, p->M * p->N, &e) ||
+        nn_mul_overflow_size((size_t)e, sizeof(float), &bytes))
+      return nn_fail(c, NN_ERR_LIMIT, "workspace size overflows");
+    n->ws_bytes = bytes;
+  }
+  return nn_set_output(c, n->y[0], a->dtype, yr, yd);
+}
+
+typedef struct mm_job {
+  const mm_params *p;
+  const float *a, *b;
+  float *y;
+  int64_t rows;     /* rows per matrix as the job sees it (nb*M when folded) */
+  int64_t nblk;     /* row blocks per matrix */
+} mm_job;
+
+static void matmul_f32_range(void *arg, int64_t begin, int64_t end) {
+  const mm_job *j = arg;
+  const mm_params *p = j->p;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t bi = t / j->nblk, blk = t % j->nblk;
+    int64_t oa = 0, ob = 0;
+    if (!p->fold)
+      mm_batch_offsets(p, bi, &oa, &ob);
+    int64_t r0 = blk * MM_ROW_BLOCK;
+    int64_t nr = gemm_min(MM_ROW_BLOCK, j->rows - r0);
+    const float *a = j->a + oa * p->M * p->K + r0 * p->K;
+    const float *b = j->b + ob * p->K * p->N;
+    float *y = j->y + bi * j->rows * p->N + r0 * p->N;
+    nn_sgemm(0, 0, nr, p->N, p->K, 1.0f, a, p->K, b, p->N, 0.0f, y, p->N);
+    gemm_act_apply_f32(&p->act, y, nr * p->N);
+  }
+}
+
+static nn_status matmul_run(nn_ctx *c, nn_node *n) {
+  const mm_params *p = n->priv;
+  const nn_value *a = n->x[0], *b = n->x[1];
+  nn_value *y = n->y[0];
+  if (y->numel == 0)
+    return NN_OK;
+  int64_t M = p->M, N = p->N, K = p->K;
+  switch (a->dtype) {
+  case NN_DTYPE_FLOAT: {
+    mm_job j = {p, a->data, b->data, y->data, p->fold ? p->nb * M : M, 0};
+    j.nblk = (j.rows + MM_ROW_BLOCK - 1) / MM_ROW_BLOCK;
+    int64_t nmat = p->fold ? 1 : p->nb;
+    nn_parallel_for(c, nmat * j.nblk, 1, matmul_f32_range, &j);
+    return NN_OK;
+  }
+  case NN_DTYPE_FLOAT16:
+  case NN_DTYPE_BFLOAT16: {
+    float *fa = n->ws, *fb = fa + M * K, *fy = fb + K * N;
+    for (int64_t t = 0; t < p->nb; t++) {
+      int64_t oa, ob;
+      mm_batch_offsets(p, t, &oa, &ob);
+      gemm_half_to_f32(a->dtype, (const uint16_t *)a->data + oa * M * K, fa, M * K);
+      gemm_half_to_f32(a->dtype, (const uint16_t *)b->data + ob * K * N, fb, K * N);
+      nn_sgemm(0, 0, M, N, K, 1.0f, fa, K, fb, N, 0.0f, fy, N);
+      gemm_act_apply_f32(&p->act, fy, M * N);
+      gemm_f32_to_half(a->dtype, fy, (uint16_t *)y->data + t * M * N, M * N);
+    }
+    return NN_OK;
+  }
+  default: {
+    size_t es = nn_dtype_size(a->dtype);
+    for (int64_t t = 0; t < p->nb; t++) {
+      int64_t oa, ob;
+      mm_batch_offsets(p, t, &oa, &ob);
+      const char *pa = (const char *)a->data + (size_t)(oa * M * K) * es;
+      const char *pb = (const char *)b->data + (size_t)(ob * K * N) * es;
+      char *py = (char *)y->data + (size_t)(t * M * N) * es;
+      if (!gemm_naive(a->dtype, M, N, K, 1.0, pa, K, 1, pb, N, 1, 0.0, py))
+        return nn_fail(c, NN_ERR_UNSUPPORTED, "MatMul on %s is not supported",
+                       nn_dtype_name(a->dtype));
+      if (a->dtype == NN_DTYPE_DOUBLE)
+        gemm_act_apply_f64(&p->act, (double *)py, M * N);
+    }
+    return NN_OK;
+  }
+  }
+}
+
+/* ---- Gemm ---------------------------------------------------------------------- */
+typedef struct gemm_params {
+  int64_t M, N, K;
+  bool ta, tb;
+  float alpha, beta;
+  bool has_c;
+  int64_t cs[2];       /* element strides of C viewed as M x N (0 = broadcast) */
+  gemm_act act;
+} gemm_params;
+
+static nn_status gemm_prepare(nn_ctx *c, nn_node *n) {
+  if (n->n_in < 2 || !n->x[0] || !n->x[1] || n->n_out < 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "Gemm needs inputs A, B and output Y");
+  const nn_value *a = n->x[0], *b = n->x[1];
+  const nn_value *cv = n->n_in >= 3 ? n->x[2] : NULL;
+  if (a->dtype != b->dtype || (cv && cv->dtype != a->dtype))
+    return nn_fail(c, NN_ERR_DTYPE, "A, B and C must share one type (A is %s)",
+                   nn_dtype_name(a->dtype));
+  if (!gemm_dtype_ok(a->dtype))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "Gemm on %s is not supported",
+                   nn_dtype_name(a->dtype));
+  if (a->rank != 2 || b->rank != 2)
+    return nn_fail(c, NN_ERR_SHAPE, "A and B must be 2-D (got rank %d and %d)", a->rank,
+                   b->rank);
+  gemm_params *p = nn_calloc(1, sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  p->ta = nn_attr_int(n, "transA", 0) != 0;
+  p->tb = nn_attr_int(n, "transB", 0) != 0;
+  p->alpha = nn_attr_float(n, "alpha", 1.0f);
+  p->beta = nn_attr_float(n, "beta", 1.0f);
+  p->M = p->ta ? a->dims[1] : a->dims[0];
+  p->K = p->ta ? a->dims[0] : a->dims[1];
+  int64_t kb = p->tb ? b->dims[1] : b->dims[0];
+  p->N = p->tb ? b->dims[0] : b->dims[1];
+  if (kb != p->K)
+    return nn_fail(c, NN_ERR_SHAPE, "inner dimensions differ: op(A) is %lldx%lld, op(B) is %lldx%lld",
+                   (long long)p->M, (long long)p->K, (long long)kb, (long long)p->N);
+  int64_t yd[2] = {p->M, p->N};
+  if (cv) {
+    /* Gemm-1/6 "broadcast" is the only way C may differ from M x N there; the
+     * unidirectional broadcast of Gemm-7+ covers both. */
+    if (cv->rank > 2)
+      return nn_fail(c, NN_ERR_SHAPE, "C must have rank <= 2 (got %d)", cv->rank);
+    for (int i = 0; i < cv->rank; i++) {
+      int64_t d = cv->dims[i], want = yd[2 - cv->rank + i];
+      if (d != 1 && d != want)
+        return nn_fail(c, NN_ERR_SHAPE,
+                       "C does not broadcast to %lldx%lld (dim %d is %lld)",
+                       (long long)p->M, (long long)p->N, i, (long long)d);
+    }
+    p->has_c = true;
+    nn_broadcast_strides(cv->rank, cv->dims, 2, yd, p->cs);
+  }
+  if (nn_dtype_is_int(a->dtype) &&
+      (p->alpha != 1.0f || (p->has_c && p->beta != 0.0f && p->beta != 1.0f)))
+    return nn_fail(c, NN_ERR_UNSUPPORTED,
+                   "Gemm on %s supports alpha=1 and beta=0|1 only (got alpha=%g beta=%g)",
+                   nn_dtype_name(a->dtype), p->alpha, p->beta);
+  nn_status st = gemm_act_parse(c, n, &p->act);
+  if (st != NN_OK)
+    return st;
+  if (p->act.kind != GEMM_ACT_NONE && !nn_dtype_is_float(a->dtype))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation on %s is not supported",
+                   nn_dtype_name(a->dtype));
+  if (gemm_is_half(a->dtype)) {
+    size_t bytes = 0;
+    int64_t e = 0;
+    if (__builtin_add_overflow(p->M * p->K, p->K * p->N, &e) ||
+        __builtin_add_overflow(e, p->M * p->N, &e) ||
+        nn_mul_overflow_size((size_t)e, sizeof(float), &bytes))
+      return nn_fail(c, NN_ERR_LIMIT, "workspace size overflows");
+    n->ws_bytes = bytes;
+  }
+  return nn_set_output(c, n->y[0], a->dtype, 2, yd);
+}
+
+/* Y = C broadcast, in the element type of size es. */
+static void gemm_fill_c(const gemm_params *p, const void *cdata, void *ydata, size_t es) {
+  const char *cc = cdata;
+  char *yy = ydata;
+  size_t row = (size_t)p->N * es;
+  for (int64_t i = 0; i < p->M; i++) {
+    const char *src = cc + (size_t)(i * p->cs[0]) * es;
+    char *dst = yy + (size_t)i * row;
+    if (p->cs[1]) {
+      memcpy(dst, src, row);
+    } else {
+      for (int64_t j = 0; j < p->N; j++)
+        memcpy(dst + (size_t)j * es, src, es);
+    }
+  }
+}
+
+typedef struct gemm_job {
+  const gemm_params *p;
+  const float *a, *b;
+  float *y;
+  float beta;
+} gemm_job;
+
+static void gemm_f32_range(void *arg, int64_t begin, int64_t end) {
+  const gemm_job *j = arg;
+  const gemm_params *p = j->p;
+  int64_t lda = p->ta ? p->M : p->K, ldb = p->tb ? p->K : p->N;
+  for (int64_t blk = begin; blk < end; blk++) {
+    int64_t r0 = blk * MM_ROW_BLOCK;
+    int64_t nr = gemm_min(MM_ROW_BLOCK, p->M - r0);
+    const float *a = p->ta ? j->a + r0 : j->a + r0 * lda;
+    float *y = j->y + r0 * p->N;
+    nn_sgemm(p->ta, p->tb, nr, p->N, p->K, p->alpha, a, lda, j->b, ldb, j->beta, y, p->N);
+    gemm_act_apply_f32(&p->act, y, nr * p->N);
+  }
+}
+
+static nn_status gemm_run(nn_ctx *c, nn_node *n) {
+  const gemm_params *p = n->priv;
+  const nn_value *a = n->x[0], *b = n->x[1];
+  const nn_value *cv = p->has_c ? n->x[2] : NULL;
+  nn_value *y = n->y[0];
+  if (y->numel == 0)
+    return NN_OK;
+  int64_t M = p->M, N = p->N, K = p->K;
+  bool use_c = cv && p->beta != 0.0f;
+  nn_dtype dt = a->dtype;
+  if (dt == NN_DTYPE_FLOAT) {
+    if (use_c)
+      gemm_fill_c(p, cv->data, y->data, sizeof(float));
+    gemm_job j = {p, a->data, b->data, y->data, use_c ? p->beta : 0.0f};
+    nn_parallel_for(c, (M + MM_ROW_BLOCK - 1) / MM_ROW_BLOCK, 1, gemm_f32_range, &j);
+    return NN_OK;
+  }
+  if (gemm_is_half(dt)) {
+    float *fa = n->ws, *fb = fa + M * K, *fy = fb + K * N;
+    gemm_half_to_f32(dt, a->data, fa, M * K);
+    gemm_half_to_f32(dt, b->data, fb, K * N);
+    if (use_c)
+      for (int64_t i = 0; i < M; i++)
+        for (int64_t jj = 0; jj < N; jj++) {
+          uint16_t h = ((const uint16_t *)cv->data)[i * p->cs[0] + jj * p->cs[1]];
+          fy[i * N + jj] = dt == NN_DTYPE_FLOAT16 ? nn_f16_to_f32(h) : nn_bf16_to_f32(h);
+        }
+    nn_sgemm(p->ta, p->tb, M, N, K, p->alpha, fa, p->ta ? M : K, fb, p->tb ? K : N,
+             use_c ? p->beta : 0.0f, fy, N);
+    gemm_act_apply_f32(&p->act, fy, M * N);
+    gemm_f32_to_half(dt, fy, y->data, M * N);
+    return NN_OK;
+  }
+  if (use_c)
+    gemm_fill_c(p, cv->data, y->data, nn_dtype_size(dt));
+  int64_t ars = p->ta ? 1 : K, acs = p->ta ? M : 1;
+  int64_t brs = p->tb ? 1 : N, bcs = p->tb ? K : 1;
+  if (!gemm_naive(dt, M, N, K, p->alpha, a->data, ars, acs, b->data, brs, bcs,
+                  use_c ? p->beta : 0.0, y->data))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "Gemm on %s is not supported", nn_dtype_name(dt));
+  if (dt == NN_DTYPE_DOUBLE)
+    gemm_act_apply_f64(&p->act, y->data, M * N);
+  return NN_OK;
+}
+
+/* ---- MatMulInteger -------------------------------------------------------------- */
+static bool mmi_dtype_ok(nn_dtype dt) { return dt == NN_DTYPE_UINT8 || dt == NN_DTYPE_INT8; }
+
+static nn_status matmulinteger_prepare(nn_ctx *c, nn_node *n) {
+  if (n->n_in < 2 || !n->x[0] || !n->x[1] || n->n_out < 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "MatMulInteger needs inputs A, B and output Y");
+  const nn_value *a = n->x[0], *b = n->x[1];
+  const nn_value *za = n->n_in > 2 ? n->x[2] : NULL, *zb = n->n_in > 3 ? n->x[3] : NULL;
+  if (!mmi_dtype_ok(a->dtype) || !mmi_dtype_ok(b->dtype))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "MatMulInteger on %s x %s is not supported",
+                   nn_dtype_name(a->dtype), nn_dtype_name(b->dtype));
+  if ((za && za->dtype != a->dtype) || (zb && zb->dtype != b->dtype))
+    return nn_fail(c, NN_ERR_DTYPE, "zero points must have the type of their operand");
+  mm_params *p = nn_calloc(1, sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  int yr;
+  int64_t yd[NN_MAX_RANK + 2];
+  nn_status st = mm_shape(c, a, b, p, &yr, yd);
+  if (st != NN_OK)
+    return st;
+  if (yr > NN_MAX_RANK)
+    return nn_fail(c, NN_ERR_LIMIT, "result rank %d exceeds %d", yr, NN_MAX_RANK);
+  if (za && za->numel != 1) {
+    if (za->rank != 1 || za->dims[0] != p->M)
+      return nn_fail(c, NN_ERR_UNSUPPORTED,
+                     "a_zero_point must be a scalar or have M=%lld elements", (long long)p->M);
+    p->za_per_row = true;
+  }
+  if (zb && zb->numel != 1) {
+    if (zb->rank != 1 || zb->dims[0] != p->N)
+      return nn_fail(c, NN_ERR_UNSUPPORTED,
+                     "b_zero_point must be a scalar or have N=%lld elements", (long long)p->N);
+    p->zb_per_col = true;
+  }
+  return nn_set_output(c, n->y[0], NN_DTYPE_INT32, yr, yd);
+}
+
+static inline int32_t mmi_get(nn_dtype dt, const void *p, int64_t i) {
+  return dt == NN_DTYPE_UINT8 ? ((const uint8_t *)p)[i] : ((const int8_t *)p)[i];
+}
+
+static nn_status matmulinteger_run(nn_ctx *c, nn_node *n) {
+  const mm_params *p = n->priv;
+  const nn_value *a = n->x[0], *b = n->x[1];
+  const nn_value *za = n->n_in > 2 ? n->x[2] : NULL, *zb = n->n_in > 3 ? n->x[3] : NULL;
+  int32_t *y = n->y[0]->data;
+  int64_t M = p->M, N = p->N, K = p->K;
+  for (int64_t t = 0; t < p->nb; t++) {
+    int64_t oa, ob;
+    mm_batch_offsets(p, t, &oa, &ob);
+    const char *pa = (const char *)a->data + oa * M * K;
+    const char *pb = (const char *)b->data + ob * K * N;
+    int32_t *py = y + t * M * N;
+    /* int32 accumulation wraps like the reference; do it unsigned to stay defined */
+    for (int64_t i = 0; i < M; i++) {
+      int32_t zai = za ? mmi_get(a->dtype, za->data, p->za_per_row ? i : 0) : 0;
+      uint32_t *yr = (uint32_t *)(py + i * N);
+      for (int64_t j = 0; j < N; j++)
+        yr[j] = 0;
+      for (int64_t k = 0; k < K; k++) {
+        uint32_t av = (uint32_t)(mmi_get(a->dtype, pa, i * K + k) - zai);
+        for (int64_t j = 0; j < N; j++) {
+          int32_t zbj = zb ? mmi_get(b->dtype, zb->data, p->zb_per_col ? j : 0) : 0;
+          yr[j] += av * (uint32_t)(mmi_get(b->dtype, pb, k * N + j) - zbj);
+        }
+      }
+    }
+  }
+  (void)c;
+  return NN_OK;
+}
+
 const nn_op_def nn_ops_gemm[] = {
+  /* MatMul-9/13 only widened the type list */
+  {.name = "MatMul", .versions = {1}, .prepare = matmul_prepare, .run = matmul_run},
+  /* 1/6: C required, "broadcast" attribute; 7: unidirectional broadcast;
+   * 11: C optional.  Accepting the broadcast form everywhere covers all. */
+  {.name = "Gemm", .versions = {1, 6, 7, 11}, .prepare = gemm_prepare, .run = gemm_run},
+  {.name = "MatMulInteger", .versions = {10}, .prepare = matmulinteger_prepare,
+   .run = matmulinteger_run},
   {0},
 };
