@@ -1,6 +1,800 @@
-/* norm.c - see ops.h for the ops of this family. */
+/* norm.c - normalizations: BatchNormalization, InstanceNormalization,
+ * LayerNormalization, GroupNormalization, RMSNormalization, LRN,
+ * LpNormalization, MeanVarianceNormalization.
+ *
+ * All but LRN share one shape: statistics over a set of elements, then an
+ * elementwise affine map.  Statistics are accumulated in double (two passes:
+ * mean, then centred squares) whatever the tensor type, which is at least as
+ * precise as every stash_type.  float32 tensors are read directly; double,
+ * float16 and bfloat16 go through norm_ld / norm_st.  Each kernel reads every
+ * element of its group before writing any output element of it, so output 0
+ * may share the buffer of X (NN_OP_ELEMENTWISE).
+ */
+#include <math.h>
+#include <string.h>
+
 #include "cpu/ops.h"
 
+static inline bool norm_is_real(nn_dtype dt) {
+  return dt == NN_DTYPE_FLOAT || dt == NN_DTYPE_DOUBLE || dt == NN_DTYPE_FLOAT16 ||
+         dt == NN_DTYPE_BFLOAT16;
+}
+
+static inline double norm_ld(nn_dtype dt, const void *p, int64_t i) {
+  switch (dt) {
+  case NN_DTYPE_FLOAT: return ((const float *)p)[i];
+  case NN_DTYPE_DOUBLE: return ((const double *)p)[i];
+  case NN_DTYPE_FLOAT16: return nn_f16_to_f32(((const uint16_t *)p)[i]);
+  case NN_DTYPE_BFLOAT16: return nn_bf16_to_f32(((const uint16_t *)p)[i]);
+  default: return 0.0;
+  }
+}
+
+static inline void norm_st(nn_dtype dt, void *p, int64_t i, double v) {
+  switch (dt) {
+  case NN_DTYPE_FLOAT: ((float *)p)[i] = (float)v; break;
+  case NN_DTYPE_DOUBLE: ((double *)p)[i] = v; break;
+  case NN_DTYPE_FLOAT16: ((uint16_t *)p)[i] = nn_f32_to_f16((float)v); break;
+  case NN_DTYPE_BFLOAT16: ((uint16_t *)p)[i] = nn_f32_to_bf16((float)v); break;
+  default: break;
+  }
+}
+
+/* A read-only view of a tensor: data and dtype (data NULL = absent). */
+typedef struct norm_view {
+  const void *p;
+  nn_dtype dt;
+} norm_view;
+
+static inline norm_view norm_view_of(const nn_node *n, int i) {
+  norm_view v = {NULL, NN_DTYPE_FLOAT};
+  if (i < n->n_in && n->x[i]) {
+    v.p = n->x[i]->data;
+    v.dt = n->x[i]->dtype;
+  }
+  return v;
+}
+
+static inline double norm_get(norm_view v, int64_t i, double absent) {
+  if (!v.p)
+    return absent;
+  return v.dt == NN_DTYPE_FLOAT ? ((const float *)v.p)[i] : norm_ld(v.dt, v.p, i);
+}
+
+/* Mean and (population) variance of n elements x[i * stride], i < n. */
+static void norm_stats(nn_dtype dt, const void *x, int64_t off, int64_t n, int64_t stride,
+                       double *mean, double *var) {
+  double s = 0.0, q = 0.0;
+  if (dt == NN_DTYPE_FLOAT) {
+    const float *f = (const float *)x + off;
+    for (int64_t i = 0; i < n; i++)
+      s += f[i * stride];
+    double m = n > 0 ? s / (double)n : 0.0;
+    for (int64_t i = 0; i < n; i++) {
+      double d = f[i * stride] - m;
+      q += d * d;
+    }
+    *mean = m;
+  } else {
+    for (int64_t i = 0; i < n; i++)
+      s += norm_ld(dt, x, off + i * stride);
+    double m = n > 0 ? s / (double)n : 0.0;
+    for (int64_t i = 0; i < n; i++) {
+      double d = norm_ld(dt, x, off + i * stride) - m;
+      q += d * d;
+    }
+    *mean = m;
+  }
+  *var = n > 0 ? q / (double)n : 0.0;
+}
+
+/* y[off + i] = x[off + i] * a + b for i < n. */
+static void norm_affine(nn_dtype dt, const void *x, void *y, int64_t off, int64_t n, double a,
+                        double b) {
+  if (dt == NN_DTYPE_FLOAT) {
+    const float *xf = (const float *)x + off;
+    float *yf = (float *)y + off;
+    float af = (float)a, bf = (float)b;
+    for (int64_t i = 0; i < n; i++)
+      yf[i] = xf[i] * af + bf;
+  } else {
+    for (int64_t i = 0; i < n; i++)
+      norm_st(dt, y, off + i, norm_ld(dt, x, off + i) * a + b);
+  }
+}
+
+static nn_status norm_check_x(nn_ctx *c, const nn_node *n, int min_rank) {
+  if (n->n_in < 1 || !n->x[0] || n->n_out < 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs input X and output Y");
+  const nn_value *x = n->x[0];
+  if (!norm_is_real(x->dtype))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "input type %s is not supported", nn_dtype_name(x->dtype));
+  if (x->rank < min_rank)
+    return nn_fail(c, NN_ERR_SHAPE, "input rank %d, needs at least %d", x->rank, min_rank);
+  return NN_OK;
+}
+
+/* Input i must be present (unless optional), real-typed, with `count` elements. */
+static nn_status norm_check_param(nn_ctx *c, const nn_node *n, int i, const char *name,
+                                  int64_t count, bool optional) {
+  const nn_value *v = i < n->n_in ? n->x[i] : NULL;
+  if (!v) {
+    if (optional)
+      return NN_OK;
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "input %s is missing", name);
+  }
+  if (!norm_is_real(v->dtype))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "%s type %s is not supported", name,
+                   nn_dtype_name(v->dtype));
+  if (v->numel != count)
+    return nn_fail(c, NN_ERR_SHAPE, "%s has %lld elements, expected %lld", name,
+                   (long long)v->numel, (long long)count);
+  return NN_OK;
+}
+
+static nn_status norm_set_priv(nn_ctx *c, nn_node *n, const void *p, size_t size) {
+  void *q = nn_malloc(size);
+  if (!q)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  memcpy(q, p, size);
+  n->priv = q;
+  return NN_OK;
+}
+
+static nn_status norm_epsilon(nn_ctx *c, const nn_node *n, float def, double *eps) {
+  *eps = nn_attr_float(n, "epsilon", def);
+  if (!(*eps >= 0.0) || isinf(*eps))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "epsilon %g is invalid", *eps);
+  return NN_OK;
+}
+
+/* ---- BatchNormalization ------------------------------------------------------
+ * Per channel c: y = (x - mean) / sqrt(var + eps) * scale + B.  Before opset 9
+ * spatial = 0 means one set of parameters per (C, D1, ...) element.  With
+ * training_mode (opset 14+) mean/var come from the batch and the running
+ * statistics are returned as outputs 1 and 2. */
+
+typedef struct bn_priv {
+  int64_t N, C, inner;
+  double eps, momentum;
+  bool training;
+} bn_priv;
+
+static nn_status bn_prepare(nn_ctx *c, nn_node *n) {
+  nn_status st = norm_check_x(c, n, 2);
+  if (st)
+    return st;
+  const nn_value *x = n->x[0];
+  bn_priv p;
+  memset(&p, 0, sizeof p);
+  p.N = x->dims[0];
+  p.C = x->dims[1];
+  p.inner = 1;
+  for (int i = 2; i < x->rank; i++)
+    p.inner *= x->dims[i];
+  if (n->version < 9 && nn_attr_int(n, "spatial", 1) == 0) {
+    p.C *= p.inner;
+    p.inner = 1;
+  }
+  if ((st = norm_epsilon(c, n, 1e-5f, &p.eps)))
+    return st;
+  p.momentum = nn_attr_float(n, "momentum", 0.9f);
+  static const char *const names[] = {"scale", "B", "input_mean", "input_var"};
+  for (int i = 1; i <= 4; i++)
+    if ((st = norm_check_param(c, n, i, names[i - 1], p.C, false)))
+      return st;
+  if (n->version >= 14) {
+    int64_t tm = nn_attr_int(n, "training_mode", 0);
+    if (tm != 0 && tm != 1)
+      return nn_fail(c, NN_ERR_UNSUPPORTED, "training_mode = %lld is not supported", (long long)tm);
+    p.training = tm == 1;
+  } else {
+    for (int i = 1; i < n->n_out; i++)
+      if (n->y[i])
+        return nn_fail(c, NN_ERR_UNSUPPORTED,
+                       "training outputs before opset 14 are not supported");
+  }
+  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
+    return st;
+  for (int i = 1; i < n->n_out && i < 3; i++) {
+    if (!n->y[i])
+      continue;
+    if (!p.training)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "outputs running_mean/var need training_mode = 1");
+    const nn_value *src = n->x[2 + i];   /* input_mean / input_var */
+    if ((st = nn_set_output(c, n->y[i], src->dtype, src->rank, src->dims)))
+      return st;
+  }
+  for (int i = 3; i < n->n_out; i++)
+    if (n->y[i])
+      return nn_fail(c, NN_ERR_UNSUPPORTED, "output %d is not supported", i);
+  if (p.training)
+    n->ws_bytes = (size_t)p.C * 2 * sizeof(double);
+  return norm_set_priv(c, n, &p, sizeof p);
+}
+
+typedef struct bn_job {
+  const bn_priv *p;
+  const nn_node *n;
+  const double *stats;   /* training: batch mean and var per channel */
+} bn_job;
+
+static void bn_run_planes(void *arg, int64_t b, int64_t e) {
+  const bn_job *jb = arg;
+  const bn_priv *p = jb->p;
+  const nn_node *n = jb->n;
+  norm_view sc = norm_view_of(n, 1), bi = norm_view_of(n, 2);
+  norm_view mu = norm_view_of(n, 3), va = norm_view_of(n, 4);
+  nn_dtype dt = n->x[0]->dtype;
+  for (int64_t t = b; t < e; t++) {
+    int64_t ch = t % p->C;
+    double m = jb->stats ? jb->stats[ch] : norm_get(mu, ch, 0.0);
+    double v = jb->stats ? jb->stats[p->C + ch] : norm_get(va, ch, 1.0);
+    double a = norm_get(sc, ch, 1.0) / sqrt(v + p->eps);
+    double o = norm_get(bi, ch, 0.0) - m * a;
+    norm_affine(dt, n->x[0]->data, n->y[0]->data, t * p->inner, p->inner, a, o);
+  }
+}
+
+static nn_status bn_run(nn_ctx *c, nn_node *n) {
+  const bn_priv *p = n->priv;
+  bn_job jb = {.p = p, .n = n, .stats = NULL};
+  if (p->training) {
+    double *stats = n->ws;
+    const nn_value *x = n->x[0];
+    int64_t cnt = p->N * p->inner;
+    for (int64_t ch = 0; ch < p->C; ch++) {
+      double s = 0.0, q = 0.0;
+      for (int64_t b = 0; b < p->N; b++)
+        for (int64_t i = 0; i < p->inner; i++)
+          s += norm_ld(x->dtype, x->data, (b * p->C + ch) * p->inner + i);
+      double m = cnt > 0 ? s / (double)cnt : 0.0;
+      for (int64_t b = 0; b < p->N; b++)
+        for (int64_t i = 0; i < p->inner; i++) {
+          double d = norm_ld(x->dtype, x->data, (b * p->C + ch) * p->inner + i) - m;
+          q += d * d;
+        }
+      stats[ch] = m;
+      stats[p->C + ch] = cnt > 0 ? q / (double)cnt : 0.0;
+    }
+    for (int i = 1; i < n->n_out && i < 3; i++) {
+      nn_value *y = n->y[i];
+      if (!y)
+        continue;
+      norm_view run = norm_view_of(n, 2 + i);
+      for (int64_t ch = 0; ch < p->C; ch++)
+        norm_st(y->dtype, y->data, ch,
+                norm_get(run, ch, 0.0) * p->momentum +
+                    stats[(i - 1) * p->C + ch] * (1.0 - p->momentum));
+    }
+    jb.stats = stats;
+  }
+  nn_parallel_for(c, p->N * p->C, 1 + (1 << 14) / (p->inner + 1), bn_run_planes, &jb);
+  return NN_OK;
+}
+
+/* ---- row normalizations: Instance / Group / Layer / RMS ----------------------
+ * The tensor is split into `rows` contiguous groups of `len` elements; each
+ * row gets its own statistics.  The affine parameters are indexed by a
+ * per-element position computed from the row and the offset in it. */
+
+typedef enum rownorm_kind {
+  ROWNORM_INSTANCE = 0,   /* rows = N*C, params per channel (row % C) */
+  ROWNORM_GROUP,          /* rows = N*G, params per channel or per group */
+  ROWNORM_LAYER,          /* rows = outer, params broadcast over the row */
+  ROWNORM_RMS,            /* as LAYER, no centring, no bias */
+} rownorm_kind;
+
+typedef struct rownorm_priv {
+  rownorm_kind kind;
+  int64_t rows, len;
+  int64_t C, groups, inner;      /* instance / group geometry */
+  bool per_group;                /* GroupNormalization-18: scale/bias per group */
+  double eps;
+  /* LAYER / RMS: how scale and bias map onto a row (0 = same length as the
+   * row, 1 = scalar, 2 = broadcast through strides over ndims) */
+  int bmode[2];
+  int nrank;
+  int64_t ndims[NN_MAX_RANK];
+  int64_t bstrides[2][NN_MAX_RANK];
+} rownorm_priv;
+
+/* Index of the scale (which = 0) or bias (1) element for offset j of a row. */
+static inline int64_t rownorm_pidx(const rownorm_priv *p, int which, int64_t j) {
+  if (p->bmode[which] == 0)
+    return j;
+  if (p->bmode[which] == 1)
+    return 0;
+  int64_t idx = 0;
+  for (int d = p->nrank - 1; d >= 0; d--) {
+    idx += (j % p->ndims[d]) * p->bstrides[which][d];
+    j /= p->ndims[d];
+  }
+  return idx;
+}
+
+typedef struct rownorm_job {
+  const rownorm_priv *p;
+  const nn_node *n;
+} rownorm_job;
+
+static void rownorm_rows(void *arg, int64_t b, int64_t e) {
+  const rownorm_job *jb = arg;
+  const rownorm_priv *p = jb->p;
+  const nn_node *n = jb->n;
+  const nn_value *xv = n->x[0];
+  nn_value *yv = n->y[0];
+  nn_dtype dt = xv->dtype;
+  norm_view sc = norm_view_of(n, 1);
+  norm_view bi = p->kind == ROWNORM_RMS ? (norm_view){NULL, NN_DTYPE_FLOAT} : norm_view_of(n, 2);
+  nn_value *ymean = n->n_out > 1 ? n->y[1] : NULL;
+  nn_value *yinv = n->n_out > 2 ? n->y[2] : NULL;
+  for (int64_t r = b; r < e; r++) {
+    int64_t off = r * p->len;
+    double mean, var;
+    if (p->kind == ROWNORM_RMS) {
+      double q = 0.0;
+      for (int64_t i = 0; i < p->len; i++) {
+        double v = norm_ld(dt, xv->data, off + i);
+        q += v * v;
+      }
+      mean = 0.0;
+      var = p->len > 0 ? q / (double)p->len : 0.0;
+    } else {
+      norm_stats(dt, xv->data, off, p->len, 1, &mean, &var);
+    }
+    double inv = 1.0 / sqrt(var + p->eps);
+    if (ymean && p->kind == ROWNORM_LAYER)
+      norm_st(ymean->dtype, ymean->data, r, mean);
+    if (yinv && p->kind == ROWNORM_LAYER)
+      norm_st(yinv->dtype, yinv->data, r, inv);
+    if (p->kind == ROWNORM_INSTANCE || p->kind == ROWNORM_GROUP) {
+      /* parameters are constant over runs of `inner` elements (a channel) */
+      int64_t ch0 = p->kind == ROWNORM_INSTANCE ? r % p->C : (r % p->groups) * (p->C / p->groups);
+      for (int64_t s = 0; s * p->inner < p->len; s++) {
+        int64_t ch = ch0 + s;
+        int64_t pi = p->per_group ? r % p->groups : ch;
+        double a = norm_get(sc, pi, 1.0) * inv;
+        double o = norm_get(bi, pi, 0.0) - mean * a;
+        norm_affine(dt, xv->data, yv->data, off + s * p->inner, p->inner, a, o);
+      }
+    } else if (dt == NN_DTYPE_FLOAT && p->bmode[0] == 0 && sc.dt == NN_DTYPE_FLOAT &&
+               (!bi.p || (p->bmode[1] == 0 && bi.dt == NN_DTYPE_FLOAT))) {
+      const float *xf = (const float *)xv->data + off;
+      float *yf = (float *)yv->data + off;
+      const float *sf = sc.p, *bf = bi.p;
+      float m = (float)mean, iv = (float)inv;
+      if (bf)
+        for (int64_t i = 0; i < p->len; i++)
+          yf[i] = (xf[i] - m) * iv * sf[i] + bf[i];
+      else
+        for (int64_t i = 0; i < p->len; i++)
+          yf[i] = (xf[i] - m) * iv * sf[i];
+    } else {
+      for (int64_t i = 0; i < p->len; i++) {
+        double v = (norm_ld(dt, xv->data, off + i) - mean) * inv;
+        v = v * norm_get(sc, rownorm_pidx(p, 0, i), 1.0) + norm_get(bi, rownorm_pidx(p, 1, i), 0.0);
+        norm_st(dt, yv->data, off + i, v);
+      }
+    }
+  }
+}
+
+static nn_status rownorm_run(nn_ctx *c, nn_node *n) {
+  const rownorm_priv *p = n->priv;
+  rownorm_job jb = {p, n};
+  nn_parallel_for(c, p->rows, 1 + (1 << 14) / (p->len + 1), rownorm_rows, &jb);
+  return NN_OK;
+}
+
+static nn_status instnorm_prepare(nn_ctx *c, nn_node *n) {
+  nn_status st = norm_check_x(c, n, 2);
+  if (st)
+    return st;
+  const nn_value *x = n->x[0];
+  rownorm_priv p;
+  memset(&p, 0, sizeof p);
+  p.kind = ROWNORM_INSTANCE;
+  p.C = x->dims[1];
+  p.inner = 1;
+  for (int i = 2; i < x->rank; i++)
+    p.inner *= x->dims[i];
+  p.rows = x->dims[0] * p.C;
+  p.len = p.inner;
+  if ((st = norm_epsilon(c, n, 1e-5f, &p.eps)) ||
+      (st = norm_check_param(c, n, 1, "scale", p.C, false)) ||
+      (st = norm_check_param(c, n, 2, "B", p.C, false)) ||
+      (st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
+    return st;
+  return norm_set_priv(c, n, &p, sizeof p);
+}
+
+static nn_status norm_stash_type(nn_ctx *c, const nn_node *n, nn_dtype *dt) {
+  int64_t s = nn_attr_int(n, "stash_type", 1);
+  if (s != NN_DTYPE_FLOAT && s != NN_DTYPE_DOUBLE && s != NN_DTYPE_FLOAT16 &&
+      s != NN_DTYPE_BFLOAT16)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "stash_type %lld is not supported", (long long)s);
+  *dt = (nn_dtype)s;
+  return NN_OK;
+}
+
+static nn_status groupnorm_prepare(nn_ctx *c, nn_node *n) {
+  nn_status st = norm_check_x(c, n, 2);
+  if (st)
+    return st;
+  const nn_value *x = n->x[0];
+  rownorm_priv p;
+  memset(&p, 0, sizeof p);
+  p.kind = ROWNORM_GROUP;
+  p.C = x->dims[1];
+  p.groups = nn_attr_int(n, "num_groups", 0);
+  if (p.groups < 1)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "num_groups %lld is invalid", (long long)p.groups);
+  if (p.C % p.groups != 0)
+    return nn_fail(c, NN_ERR_SHAPE, "num_groups %lld does not divide %lld channels",
+                   (long long)p.groups, (long long)p.C);
+  p.inner = 1;
+  for (int i = 2; i < x->rank; i++)
+    p.inner *= x->dims[i];
+  p.rows = x->dims[0] * p.groups;
+  p.len = p.C / p.groups * p.inner;
+  p.per_group = n->version < 21;
+  nn_dtype stash;
+  int64_t pc = p.per_group ? p.groups : p.C;
+  if ((st = norm_epsilon(c, n, 1e-5f, &p.eps)) || (st = norm_stash_type(c, n, &stash)) ||
+      (st = norm_check_param(c, n, 1, "scale", pc, false)) ||
+      (st = norm_check_param(c, n, 2, "bias", pc, false)) ||
+      (st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
+    return st;
+  return norm_set_priv(c, n, &p, sizeof p);
+}
+
+/* Scale / bias of Layer and RMS normalization: unidirectionally broadcast to
+ * the normalized shape dims[axis:]. */
+static nn_status rownorm_bcast(nn_ctx *c, const nn_node *n, int i, const char *name,
+                               rownorm_priv *p, int which) {
+  const nn_value *v = i < n->n_in ? n->x[i] : NULL;
+  if (!v)
+    return NN_OK;
+  if (!norm_is_real(v->dtype))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "%s type %s is not supported", name,
+                   nn_dtype_name(v->dtype));
+  /* leading 1s beyond the normalized rank carry no information */
+  int r = v->rank, lead = 0;
+  while (r - lead > p->nrank && v->dims[lead] == 1)
+    lead++;
+  r -= lead;
+  const int64_t *dims = v->dims + lead;
+  if (r > p->nrank)
+    return nn_fail(c, NN_ERR_SHAPE, "%s has rank %d, the normalized shape has rank %d", name,
+                   v->rank, p->nrank);
+  bool same = v->numel == p->len;
+  for (int d = 0; d < r; d++) {
+    int64_t want = p->ndims[p->nrank - r + d];
+    if (dims[d] != want && dims[d] != 1)
+      return nn_fail(c, NN_ERR_SHAPE, "%s does not broadcast to the normalized shape", name);
+    if (dims[d] != want)
+      same = false;
+  }
+  if (same)
+    p->bmode[which] = 0;
+  else if (v->numel == 1)
+    p->bmode[which] = 1;
+  else {
+    p->bmode[which] = 2;
+    nn_broadcast_strides(r, dims, p->nrank, p->ndims, p->bstrides[which]);
+  }
+  return NN_OK;
+}
+
+static nn_status rownorm_axis_prepare(nn_ctx *c, nn_node *n, rownorm_kind kind) {
+  nn_status st = norm_check_x(c, n, 1);
+  if (st)
+    return st;
+  const nn_value *x = n->x[0];
+  rownorm_priv p;
+  memset(&p, 0, sizeof p);
+  p.kind = kind;
+  int axis;
+  if (!nn_norm_axis(nn_attr_int(n, "axis", -1), x->rank, &axis))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d",
+                   (long long)nn_attr_int(n, "axis", -1), x->rank);
+  p.rows = 1;
+  for (int i = 0; i < axis; i++)
+    p.rows *= x->dims[i];
+  p.len = 1;
+  p.nrank = x->rank - axis;
+  for (int i = axis; i < x->rank; i++) {
+    p.len *= x->dims[i];
+    p.ndims[i - axis] = x->dims[i];
+  }
+  nn_dtype stash;
+  if ((st = norm_epsilon(c, n, 1e-5f, &p.eps)) || (st = norm_stash_type(c, n, &stash)))
+    return st;
+  if (n->n_in < 2 || !n->x[1])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "input Scale is missing");
+  if ((st = rownorm_bcast(c, n, 1, "Scale", &p, 0)))
+    return st;
+  if (kind == ROWNORM_LAYER && (st = rownorm_bcast(c, n, 2, "B", &p, 1)))
+    return st;
+  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
+    return st;
+  if (kind == ROWNORM_LAYER) {
+    int64_t sdims[NN_MAX_RANK];
+    for (int i = 0; i < x->rank; i++)
+      sdims[i] = i < axis ? x->dims[i] : 1;
+    for (int i = 1; i < n->n_out && i < 3; i++)
+      if (n->y[i] && (st = nn_set_output(c, n->y[i], stash, x->rank, sdims)))
+        return st;
+  }
+  for (int i = kind == ROWNORM_LAYER ? 3 : 1; i < n->n_out; i++)
+    if (n->y[i])
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "unexpected output %d", i);
+  return norm_set_priv(c, n, &p, sizeof p);
+}
+
+static nn_status layernorm_prepare(nn_ctx *c, nn_node *n) {
+  return rownorm_axis_prepare(c, n, ROWNORM_LAYER);
+}
+
+static nn_status rmsnorm_prepare(nn_ctx *c, nn_node *n) {
+  return rownorm_axis_prepare(c, n, ROWNORM_RMS);
+}
+
+/* ---- LpNormalization: x / ||x||_p along one axis ------------------------------ */
+
+typedef struct lpnorm_priv {
+  int64_t outer, len, inner;
+  int p;
+} lpnorm_priv;
+
+static nn_status lpnorm_prepare(nn_ctx *c, nn_node *n) {
+  nn_status st = norm_check_x(c, n, 1);
+  if (st)
+    return st;
+  const nn_value *x = n->x[0];
+  lpnorm_priv p;
+  int axis;
+  if (!nn_norm_axis(nn_attr_int(n, "axis", -1), x->rank, &axis))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis is out of range for rank %d", x->rank);
+  int64_t pv = nn_attr_int(n, "p", 2);
+  if (pv != 1 && pv != 2)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "p = %lld is not supported (1 or 2)", (long long)pv);
+  p.p = (int)pv;
+  p.outer = p.inner = 1;
+  for (int i = 0; i < axis; i++)
+    p.outer *= x->dims[i];
+  for (int i = axis + 1; i < x->rank; i++)
+    p.inner *= x->dims[i];
+  p.len = x->dims[axis];
+  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
+    return st;
+  return norm_set_priv(c, n, &p, sizeof p);
+}
+
+static nn_status lpnorm_run(nn_ctx *c, nn_node *n) {
+  (void)c;
+  const lpnorm_priv *p = n->priv;
+  const nn_value *x = n->x[0];
+  nn_value *y = n->y[0];
+  for (int64_t o = 0; o < p->outer; o++)
+    for (int64_t i = 0; i < p->inner; i++) {
+      int64_t base = o * p->len * p->inner + i;
+      double s = 0.0;
+      for (int64_t k = 0; k < p->len; k++) {
+        double v = norm_ld(x->dtype, x->data, base + k * p->inner);
+        s += p->p == 1 ? fabs(v) : v * v;
+      }
+      double nrm = p->p == 1 ? s : sqrt(s);
+      for (int64_t k = 0; k < p->len; k++) {
+        int64_t idx = base + k * p->inner;
+        /* an all-zero slice stays zero (ONNX reference), not NaN */
+        norm_st(y->dtype, y->data, idx, nrm == 0.0 ? 0.0 : norm_ld(x->dtype, x->data, idx) / nrm);
+      }
+    }
+  return NN_OK;
+}
+
+/* ---- MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes` ---------
+ * Elements are grouped by their coordinates on the kept axes; the sums live in
+ * the workspace (two doubles per group). */
+
+typedef struct mvn_priv {
+  int rank;
+  int64_t dims[NN_MAX_RANK];
+  bool reduced[NN_MAX_RANK];
+  int64_t groups, per_group;
+} mvn_priv;
+
+static nn_status mvn_prepare(nn_ctx *c, nn_node *n) {
+  nn_status st = norm_check_x(c, n, 1);
+  if (st)
+    return st;
+  const nn_value *x = n->x[0];
+  mvn_priv p;
+  memset(&p, 0, sizeof p);
+  p.rank = x->rank;
+  memcpy(p.dims, x->dims, sizeof p.dims);
+  int cnt = 0;
+  const int64_t *axes = nn_attr_ints(n, "axes", &cnt);
+  static const int64_t def_axes[] = {0, 2, 3};
+  if (!axes) {
+    axes = def_axes;
+    cnt = 3;
+  }
+  for (int i = 0; i < cnt; i++) {
+    int a;
+    if (!nn_norm_axis(axes[i], x->rank, &a))
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d",
+                     (long long)axes[i], x->rank);
+    p.reduced[a] = true;
+  }
+  p.groups = p.per_group = 1;
+  for (int i = 0; i < x->rank; i++) {
+    if (p.reduced[i])
+      p.per_group *= x->dims[i];
+    else
+      p.groups *= x->dims[i];
+  }
+  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
+    return st;
+  n->ws_bytes = (size_t)p.groups * 2 * sizeof(double);
+  return norm_set_priv(c, n, &p, sizeof p);
+}
+
+/* Group of the element at flat index i: its coordinates on the kept axes. */
+static inline int64_t mvn_group(const mvn_priv *p, int64_t i) {
+  int64_t g = 0, mul = 1;
+  for (int d = p->rank - 1; d >= 0; d--) {
+    int64_t coord = i % p->dims[d];
+    i /= p->dims[d];
+    if (!p->reduced[d]) {
+      g += coord * mul;
+      mul *= p->dims[d];
+    }
+  }
+  return g;
+}
+
+static nn_status mvn_run(nn_ctx *c, nn_node *n) {
+  (void)c;
+  const mvn_priv *p = n->priv;
+  const nn_value *x = n->x[0];
+  nn_value *y = n->y[0];
+  double *mean = n->ws, *sq = mean + p->groups;
+  for (int64_t g = 0; g < p->groups; g++)
+    mean[g] = sq[g] = 0.0;
+  for (int64_t i = 0; i < x->numel; i++)
+    mean[mvn_group(p, i)] += norm_ld(x->dtype, x->data, i);
+  for (int64_t g = 0; g < p->groups; g++)
+    mean[g] /= (double)p->per_group;
+  for (int64_t i = 0; i < x->numel; i++) {
+    int64_t g = mvn_group(p, i);
+    double d = norm_ld(x->dtype, x->data, i) - mean[g];
+    sq[g] += d * d;
+  }
+  for (int64_t g = 0; g < p->groups; g++)
+    sq[g] = sqrt(sq[g] / (double)p->per_group) + 1e-9;
+  for (int64_t i = 0; i < x->numel; i++) {
+    int64_t g = mvn_group(p, i);
+    norm_st(y->dtype, y->data, i, (norm_ld(x->dtype, x->data, i) - mean[g]) / sq[g]);
+  }
+  return NN_OK;
+}
+
+/* ---- LRN: across channels, y = x / (bias + alpha/size * sum x^2)^beta ---------
+ * The output plane doubles as the accumulator of the squared sum. */
+
+typedef struct lrn_priv {
+  int64_t N, C, inner;
+  int64_t lo, hi;         /* window c - lo .. c + hi */
+  double alpha, beta, bias;
+  int64_t size;
+} lrn_priv;
+
+static nn_status lrn_prepare(nn_ctx *c, nn_node *n) {
+  nn_status st = norm_check_x(c, n, 2);
+  if (st)
+    return st;
+  const nn_value *x = n->x[0];
+  lrn_priv p;
+  p.size = nn_attr_int(n, "size", 0);
+  if (p.size < 1 || p.size > (1 << 20))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "size %lld is invalid", (long long)p.size);
+  p.alpha = nn_attr_float(n, "alpha", 1e-4f);
+  p.beta = nn_attr_float(n, "beta", 0.75f);
+  p.bias = nn_attr_float(n, "bias", 1.0f);
+  if (!isfinite(p.alpha) || !isfinite(p.beta) || !isfinite(p.bias))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "alpha, beta and bias must be finite");
+  p.lo = (p.size - 1) / 2;
+  p.hi = p.size / 2;   /* ceil((size - 1) / 2) */
+  p.N = x->dims[0];
+  p.C = x->dims[1];
+  p.inner = 1;
+  for (int i = 2; i < x->rank; i++)
+    p.inner *= x->dims[i];
+  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
+    return st;
+  return norm_set_priv(c, n, &p, sizeof p);
+}
+
+typedef struct lrn_job {
+  const lrn_priv *p;
+  const nn_node *n;
+} lrn_job;
+
+static void lrn_planes(void *arg, int64_t b, int64_t e) {
+  const lrn_job *jb = arg;
+  const lrn_priv *p = jb->p;
+  const nn_value *xv = jb->n->x[0];
+  nn_value *yv = jb->n->y[0];
+  const double k = p->alpha / (double)p->size;
+  for (int64_t t = b; t < e; t++) {
+    int64_t bi = t / p->C, ch = t % p->C;
+    int64_t c0 = ch - p->lo < 0 ? 0 : ch - p->lo;
+    int64_t c1 = ch + p->hi >= p->C ? p->C - 1 : ch + p->hi;
+    int64_t off = t * p->inner;
+    if (xv->dtype == NN_DTYPE_FLOAT) {
+      const float *x = xv->data;
+      float *y = (float *)yv->data + off;
+      for (int64_t i = 0; i < p->inner; i++)
+        y[i] = 0.0f;
+      for (int64_t cc = c0; cc <= c1; cc++) {
+        const float *xc = x + (bi * p->C + cc) * p->inner;
+        for (int64_t i = 0; i < p->inner; i++)
+          y[i] += xc[i] * xc[i];
+      }
+      const float *xs = x + off;
+      float kf = (float)k, bf = (float)p->bias;
+      if (p->beta == 0.75) {
+        for (int64_t i = 0; i < p->inner; i++) {
+          float r = 1.0f / sqrtf(bf + kf * y[i]);
+          y[i] = xs[i] * r * sqrtf(r);
+        }
+      } else if (p->beta == 0.5) {
+        for (int64_t i = 0; i < p->inner; i++)
+          y[i] = xs[i] / sqrtf(bf + kf * y[i]);
+      } else {
+        float nb = (float)-p->beta;
+        for (int64_t i = 0; i < p->inner; i++)
+          y[i] = xs[i] * powf(bf + kf * y[i], nb);
+      }
+    } else {
+      for (int64_t i = 0; i < p->inner; i++) {
+        double s = 0.0;
+        for (int64_t cc = c0; cc <= c1; cc++) {
+          double v = norm_ld(xv->dtype, xv->data, (bi * p->C + cc) * p->inner + i);
+          s += v * v;
+        }
+        double v = norm_ld(xv->dtype, xv->data, off + i);
+        norm_st(yv->dtype, yv->data, off + i, v * pow(p->bias + k * s, -p->beta));
+      }
+    }
+  }
+}
+
+static nn_status lrn_run(nn_ctx *c, nn_node *n) {
+  const lrn_priv *p = n->priv;
+  lrn_job jb = {p, n};
+  nn_parallel_for(c, p->N * p->C, 1 + (1 << 14) / (p->inner * p->size + 1), lrn_planes, &jb);
+  return NN_OK;
+}
+
 const nn_op_def nn_ops_norm[] = {
+  {.name = "BatchNormalization", .versions = {1, 6, 7, 9, 14, 15}, .flags = NN_OP_ELEMENTWISE,
+   .prepare = bn_prepare, .run = bn_run},
+  {.name = "InstanceNormalization", .versions = {1, 6}, .flags = NN_OP_ELEMENTWISE,
+   .prepare = instnorm_prepare, .run = rownorm_run},
+  {.name = "LayerNormalization", .versions = {17}, .flags = NN_OP_ELEMENTWISE,
+   .prepare = layernorm_prepare, .run = rownorm_run},
+  {.name = "GroupNormalization", .versions = {18, 21}, .flags = NN_OP_ELEMENTWISE,
+   .prepare = groupnorm_prepare, .run = rownorm_run},
+  {.name = "RMSNormalization", .versions = {23}, .flags = NN_OP_ELEMENTWISE,
+   .prepare = rmsnorm_prepare, .run = rownorm_run},
+  {.name = "LRN", .versions = {1, 13}, .prepare = lrn_prepare, .run = lrn_run},
+  {.name = "LpNormalization", .versions = {1}, .flags = NN_OP_ELEMENTWISE,
+   .prepare = lpnorm_prepare, .run = lpnorm_run},
+  {.name = "MeanVarianceNormalization", .versions = {9, 13}, .flags = NN_OP_ELEMENTWISE,
+   .prepare = mvn_prepare, .run = mvn_run},
   {0},
 };

@@ -1,6 +1,456 @@
-/* pool.c - see ops.h for the ops of this family. */
+/* pool.c - AveragePool, MaxPool (with Indices), LpPool, their global forms,
+ * and MaxUnpool.
+ *
+ * Windows use the geometry of conv_geom.h (1-D/2-D/3-D normalized to 3-D).
+ * One task per (batch, channel) plane.  For every output position the ranges
+ * of kernel taps that fall inside the input are computed once, so the inner
+ * loops carry no bounds checks; padding never contributes a value (it only
+ * enters AveragePool's divisor with count_include_pad).  float32 has its own
+ * instantiation; double, float16 and 8-bit integers go through a generic one
+ * that reads and writes through the dtype (exact for max, double sums).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu/conv_geom.h"
 #include "cpu/ops.h"
 
+typedef enum pool_kind {
+  POOL_AVG = 0,
+  POOL_MAX,
+  POOL_LP,
+} pool_kind;
+
+typedef struct pool_priv {
+  conv_geom g;
+  pool_kind kind;
+  nn_dtype dt;
+  bool include_pad;     /* AveragePool count_include_pad */
+  bool col_major;       /* MaxPool storage_order = 1 */
+  double p;             /* LpPool exponent */
+  int64_t planes;       /* batch * channels */
+} pool_priv;
+
+typedef struct pool_job {
+  const pool_priv *p;
+  const void *x;
+  void *y;
+  int64_t *ind;         /* MaxPool Indices, NULL when not requested */
+} pool_job;
+
+static inline double pool_ld(nn_dtype dt, const void *x, int64_t i) {
+  switch (dt) {
+  case NN_DTYPE_DOUBLE: return ((const double *)x)[i];
+  case NN_DTYPE_FLOAT16: return nn_f16_to_f32(((const uint16_t *)x)[i]);
+  case NN_DTYPE_BFLOAT16: return nn_bf16_to_f32(((const uint16_t *)x)[i]);
+  case NN_DTYPE_INT8: return ((const int8_t *)x)[i];
+  case NN_DTYPE_UINT8: return ((const uint8_t *)x)[i];
+  default: return ((const float *)x)[i];
+  }
+}
+
+static inline void pool_st(nn_dtype dt, void *y, int64_t i, double v) {
+  switch (dt) {
+  case NN_DTYPE_DOUBLE: ((double *)y)[i] = v; break;
+  case NN_DTYPE_FLOAT16: ((uint16_t *)y)[i] = nn_f32_to_f16((float)v); break;
+  case NN_DTYPE_BFLOAT16: ((uint16_t *)y)[i] = nn_f32_to_bf16((float)v); break;
+  /* saturate: an all-padding MaxPool window yields -inf */
+  case NN_DTYPE_INT8: ((int8_t *)y)[i] = (int8_t)(v < -128.0 ? -128.0 : v > 127.0 ? 127.0 : v); break;
+  case NN_DTYPE_UINT8: ((uint8_t *)y)[i] = (uint8_t)(v < 0.0 ? 0.0 : v > 255.0 ? 255.0 : v); break;
+  default: ((float *)y)[i] = (float)v; break;
+  }
+}
+
+static inline double pool_lp_term(double v, double p) {
+  v = fabs(v);
+  return p == 1.0 ? v : p == 2.0 ? v * v : pow(v, p);
+}
+
+static inline double pool_lp_root(double s, double p) {
+  return p == 1.0 ? s : p == 2.0 ? sqrt(s) : pow(s, 1.0 / p);
+}
+
+/* One plane: x is the input plane, y the output plane, ind the Indices plane
+ * (or NULL), base the flattened offset of the input plane in the tensor.
+ * VAL is the compare type of MaxPool, LD(i) reads input element i, ST(o, v)
+ * writes output element o. */
+#define POOL_PLANE(NAME, VAL, LD, ST)                                                       \
+  static void NAME(const pool_priv *p, const void *xv, void *yv, int64_t *ind,             \
+                   int64_t base) {                                                          \
+    const conv_geom *g = &p->g;                                                             \
+    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];                              \
+    const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];                           \
+    int64_t o = 0;                                                                          \
+    for (int64_t od = 0; od < OD; od++) {                                                   \
+      int64_t d0, d1, pd0, pd1;                                                             \
+      conv_geom_taps(od, g->s[0], g->pb[0], g->d[0], g->k[0], ID, &d0, &d1);                \
+      conv_geom_taps(od, g->s[0], 0, g->d[0], g->k[0], ID + g->pb[0] + g->pe[0], &pd0, &pd1); \
+      for (int64_t oh = 0; oh < OH; oh++) {                                                 \
+        int64_t h0, h1, ph0, ph1;                                                           \
+        conv_geom_taps(oh, g->s[1], g->pb[1], g->d[1], g->k[1], IH, &h0, &h1);              \
+        conv_geom_taps(oh, g->s[1], 0, g->d[1], g->k[1], IH + g->pb[1] + g->pe[1], &ph0,    \
+                       &ph1);                                                               \
+        for (int64_t ow = 0; ow < OW; ow++, o++) {                                          \
+          int64_t w0, w1;                                                                   \
+          conv_geom_taps(ow, g->s[2], g->pb[2], g->d[2], g->k[2], IW, &w0, &w1);            \
+          const int64_t bd = od * g->s[0] - g->pb[0], bh = oh * g->s[1] - g->pb[1],         \
+                        bw = ow * g->s[2] - g->pb[2];                                       \
+          if (p->kind == POOL_MAX) {                                                        \
+            VAL m = 0;                                                                      \
+            int64_t mi = -1;                                                                \
+            for (int64_t kd = d0; kd < d1; kd++) {                                          \
+              int64_t id = bd + kd * g->d[0];                                               \
+              for (int64_t kh = h0; kh < h1; kh++) {                                        \
+                int64_t rowi = (id * IH + bh + kh * g->d[1]) * IW + bw;                     \
+                for (int64_t kw = w0; kw < w1; kw++) {                                      \
+                  int64_t i = rowi + kw * g->d[2];                                          \
+                  VAL v = LD(i);                                                            \
+                  if (mi < 0 || v > m) {                                                    \
+                    m = v;                                                                  \
+                    mi = i;                                                                 \
+                  }                                                                         \
+                }                                                                           \
+              }                                                                             \
+            }                                                                               \
+            if (mi < 0) { /* window entirely in the padding */                              \
+              ST(o, -INFINITY);                                                             \
+            } else {                                                                        \
+              ST(o, m);                                                                     \
+            }                                                                               \
+            if (ind) {                                                                      \
+              int64_t iw = mi % IW, ih = (mi / IW) % IH, id = mi / (IW * IH);               \
+              ind[o] = mi < 0 ? -1                                                          \
+                       : base + (p->col_major ? (iw * IH + ih) * ID + id : mi);             \
+            }                                                                               \
+          } else {                                                                          \
+            double s = 0.0;                                                                 \
+            for (int64_t kd = d0; kd < d1; kd++) {                                          \
+              int64_t id = bd + kd * g->d[0];                                               \
+              for (int64_t kh = h0; kh < h1; kh++) {                                        \
+                int64_t rowi = (id * IH + bh + kh * g->d[1]) * IW + bw;                     \
+                if (p->kind == POOL_AVG) {                                                  \
+                  for (int64_t kw = w0; kw < w1; kw++)                                      \
+                    s += LD(rowi + kw * g->d[2]);                                           \
+                } else {                                                                    \
+                  for (int64_t kw = w0; kw < w1; kw++)                                      \
+                    s += pool_lp_term(LD(rowi + kw * g->d[2]), p->p);                       \
+                }                                                                           \
+              }                                                                             \
+            }                                                                               \
+            if (p->kind == POOL_LP) {                                                       \
+              ST(o, pool_lp_root(s, p->p));                                                 \
+            } else {                                                                        \
+              int64_t cnt;                                                                  \
+              if (p->include_pad) {                                                         \
+                int64_t pw0, pw1;                                                           \
+                conv_geom_taps(ow, g->s[2], 0, g->d[2], g->k[2],                            \
+                               IW + g->pb[2] + g->pe[2], &pw0, &pw1);                       \
+                cnt = (pd1 - pd0) * (ph1 - ph0) * (pw1 - pw0);                              \
+              } else {                                                                      \
+                cnt = (d1 - d0) * (h1 - h0) * (w1 - w0);                                    \
+              }                                                                             \
+              ST(o, cnt > 0 ? s / (double)cnt : NAN);                                       \
+            }                                                                               \
+          }                                                                                 \
+        }                                                                                   \
+      }                                                                                     \
+    }                                                                                       \
+  }
+
+#define POOL_LD_F32(i) (((const float *)xv)[i])
+#define POOL_ST_F32(o, v) (((float *)yv)[o] = (float)(v))
+#define POOL_LD_ANY(i) pool_ld(p->dt, xv, i)
+#define POOL_ST_ANY(o, v) pool_st(p->dt, yv, o, v)
+
+POOL_PLANE(pool_plane_f32, float, POOL_LD_F32, POOL_ST_F32)
+POOL_PLANE(pool_plane_any, double, POOL_LD_ANY, POOL_ST_ANY)
+
+static void pool_run_planes(void *arg, int64_t b, int64_t e) {
+  const pool_job *jb = arg;
+  const pool_priv *p = jb->p;
+  size_t es = nn_dtype_size(p->dt);
+  for (int64_t i = b; i < e; i++) {
+    const char *x = (const char *)jb->x + (size_t)(i * p->g.in_sz) * es;
+    char *y = (char *)jb->y + (size_t)(i * p->g.out_sz) * es;
+    int64_t *ind = jb->ind ? jb->ind + i * p->g.out_sz : NULL;
+    if (p->dt == NN_DTYPE_FLOAT)
+      pool_plane_f32(p, x, y, ind, i * p->g.in_sz);
+    else
+      pool_plane_any(p, x, y, ind, i * p->g.in_sz);
+  }
+}
+
+static nn_status pool_run(nn_ctx *c, nn_node *n) {
+  const pool_priv *p = n->priv;
+  pool_job jb = {
+    .p = p,
+    .x = n->x[0]->data,
+    .y = n->y[0]->data,
+    .ind = n->n_out > 1 && n->y[1] ? n->y[1]->data : NULL,
+  };
+  int64_t work = p->g.out_sz * p->g.k_sz;
+  int64_t grain = work > 0 ? 1 + (1 << 14) / work : 1;
+  nn_parallel_for(c, p->planes, grain, pool_run_planes, &jb);
+  return NN_OK;
+}
+
+static nn_status pool_check_input(nn_ctx *c, const nn_node *n, bool allow_int) {
+  if (n->n_in < 1 || !n->x[0] || n->n_out < 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs input X and output Y");
+  const nn_value *x = n->x[0];
+  nn_dtype dt = x->dtype;
+  bool ok = dt == NN_DTYPE_FLOAT || dt == NN_DTYPE_DOUBLE || dt == NN_DTYPE_FLOAT16 ||
+            dt == NN_DTYPE_BFLOAT16 ||
+            (allow_int && (dt == NN_DTYPE_INT8 || dt == NN_DTYPE_UINT8));
+  if (!ok)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "input type %s is not supported", nn_dtype_name(dt));
+  if (x->rank < 2)
+    return nn_fail(c, NN_ERR_SHAPE, "input rank %d, needs at least 2 (N, C, ...)", x->rank);
+  return NN_OK;
+}
+
+static nn_status pool_bool_attr(nn_ctx *c, const nn_node *n, const char *name, bool *out) {
+  int64_t v = nn_attr_int(n, name, 0);
+  if (v != 0 && v != 1)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "%s = %lld is not supported (0 or 1)", name,
+                   (long long)v);
+  *out = v == 1;
+  return NN_OK;
+}
+
+/* LpPool / GlobalLpPool: p is a float in version 1, an int afterwards. */
+static nn_status pool_lp_attr(nn_ctx *c, const nn_node *n, double *p) {
+  const nn_attr *a = nn_attr_get(n, "p");
+  *p = 2.0;
+  if (a && a->type == NN_ATTR_INT)
+    *p = (double)a->i;
+  else if (a && a->type == NN_ATTR_FLOAT)
+    *p = a->f;
+  if (!(*p > 0.0) || *p > 1e6)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "p = %g is invalid", *p);
+  return NN_OK;
+}
+
+static nn_status pool_finish(nn_ctx *c, nn_node *n, const pool_priv *p) {
+  const nn_value *x = n->x[0];
+  int64_t dims[NN_MAX_RANK];
+  dims[0] = x->dims[0];
+  dims[1] = x->dims[1];
+  int nsp = x->rank - 2;
+  for (int i = 0; i < nsp; i++)
+    dims[2 + i] = p->g.out[CONV_SP - nsp + i];
+  nn_status st = nn_set_output(c, n->y[0], x->dtype, x->rank, dims);
+  if (st)
+    return st;
+  if (n->n_out > 1 && n->y[1]) {
+    if (p->kind != POOL_MAX)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "only MaxPool has a second output");
+    if ((st = nn_set_output(c, n->y[1], NN_DTYPE_INT64, x->rank, dims)))
+      return st;
+  }
+  pool_priv *q = nn_malloc(sizeof *q);
+  if (!q)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *q = *p;
+  q->planes = x->dims[0] * x->dims[1];
+  n->priv = q;
+  return NN_OK;
+}
+
+static nn_status pool_prepare_window(nn_ctx *c, nn_node *n, pool_kind kind) {
+  nn_status st = pool_check_input(c, n, kind == POOL_MAX);
+  if (st)
+    return st;
+  const nn_value *x = n->x[0];
+  int nsp = x->rank - 2;
+  int cnt = 0;
+  const int64_t *ks = nn_attr_ints(n, "kernel_shape", &cnt);
+  if (!ks)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "kernel_shape is required");
+  if (cnt != nsp)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "kernel_shape has %d values, input has %d spatial dims",
+                   cnt, nsp);
+  pool_priv p;
+  memset(&p, 0, sizeof p);
+  p.kind = kind;
+  p.dt = x->dtype;
+  bool ceil_mode = false;
+  if ((st = pool_bool_attr(c, n, "ceil_mode", &ceil_mode)))
+    return st;
+  if (kind == POOL_AVG && (st = pool_bool_attr(c, n, "count_include_pad", &p.include_pad)))
+    return st;
+  if (kind == POOL_MAX) {
+    if ((st = pool_bool_attr(c, n, "storage_order", &p.col_major)))
+      return st;
+  }
+  if (kind == POOL_LP && (st = pool_lp_attr(c, n, &p.p)))
+    return st;
+  if ((st = conv_geom_init(c, n, nsp, x->dims + 2, ks, true, ceil_mode, &p.g)))
+    return st;
+  return pool_finish(c, n, &p);
+}
+
+static nn_status pool_avg_prepare(nn_ctx *c, nn_node *n) { return pool_prepare_window(c, n, POOL_AVG); }
+static nn_status pool_max_prepare(nn_ctx *c, nn_node *n) { return pool_prepare_window(c, n, POOL_MAX); }
+static nn_status pool_lp_prepare(nn_ctx *c, nn_node *n) { return pool_prepare_window(c, n, POOL_LP); }
+
+/* Global pools: all spatial dims folded into one window of the whole plane. */
+static nn_status pool_prepare_global(nn_ctx *c, nn_node *n, pool_kind kind) {
+  nn_status st = pool_check_input(c, n, kind == POOL_MAX);
+  if (st)
+    return st;
+  const nn_value *x = n->x[0];
+  pool_priv p;
+  memset(&p, 0, sizeof p);
+  p.kind = kind;
+  p.dt = x->dtype;
+  if (kind == POOL_LP && (st = pool_lp_attr(c, n, &p.p)))
+    return st;
+  int64_t plane = 1;
+  for (int i = 2; i < x->rank; i++)
+    plane *= x->dims[i];
+  conv_geom *g = &p.g;
+  g->nsp = x->rank - 2;
+  for (int i = 0; i < CONV_SP; i++) {
+    g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1;
+    g->pb[i] = g->pe[i] = 0;
+  }
+  g->in[2] = g->k[2] = plane;
+  g->in_sz = g->k_sz = plane;
+  g->out_sz = 1;
+  int64_t dims[NN_MAX_RANK];
+  dims[0] = x->dims[0];
+  dims[1] = x->dims[1];
+  for (int i = 2; i < x->rank; i++)
+    dims[i] = 1;
+  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, dims)))
+    return st;
+  pool_priv *q = nn_malloc(sizeof *q);
+  if (!q)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *q = p;
+  q->planes = x->dims[0] * x->dims[1];
+  n->priv = q;
+  return NN_OK;
+}
+
+static nn_status pool_gavg_prepare(nn_ctx *c, nn_node *n) { return pool_prepare_global(c, n, POOL_AVG); }
+static nn_status pool_gmax_prepare(nn_ctx *c, nn_node *n) { return pool_prepare_global(c, n, POOL_MAX); }
+static nn_status pool_glp_prepare(nn_ctx *c, nn_node *n) { return pool_prepare_global(c, n, POOL_LP); }
+
+/* ---- MaxUnpool ------------------------------------------------------------------
+ * Scatters X to the flattened positions of Indices in a zeroed tensor of the
+ * inferred shape (N, C, (in-1)*s - pads + k).  With an output_shape input the
+ * pads are ignored and the inferred result lands in the leading corner of the
+ * (not smaller) requested shape, as the ONNX reference does. */
+
+typedef struct unpool_priv {
+  int rank;
+  int64_t inf[NN_MAX_RANK];     /* inferred shape */
+  int64_t out[NN_MAX_RANK];     /* output shape */
+  int64_t inf_numel;
+} unpool_priv;
+
+static nn_status unpool_prepare(nn_ctx *c, nn_node *n) {
+  nn_status st = pool_check_input(c, n, false);
+  if (st)
+    return st;
+  const nn_value *x = n->x[0];
+  const nn_value *ix = n->n_in > 1 ? n->x[1] : NULL;
+  const nn_value *os = n->n_in > 2 ? n->x[2] : NULL;
+  if (!ix)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs input I");
+  if (ix->dtype != NN_DTYPE_INT64)
+    return nn_fail(c, NN_ERR_DTYPE, "I must be int64, is %s", nn_dtype_name(ix->dtype));
+  if (ix->rank != x->rank || memcmp(ix->dims, x->dims, sizeof(int64_t) * (size_t)x->rank) != 0)
+    return nn_fail(c, NN_ERR_SHAPE, "I must have the shape of X");
+  int nsp = x->rank - 2;
+  if (nsp < 1)
+    return nn_fail(c, NN_ERR_SHAPE, "X needs spatial dimensions");
+  int cnt = 0;
+  const int64_t *ks = nn_attr_ints(n, "kernel_shape", &cnt);
+  if (!ks || cnt != nsp)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "kernel_shape must have %d values", nsp);
+  int64_t s[NN_MAX_RANK], pads[2 * NN_MAX_RANK];
+  for (int i = 0; i < nsp; i++)
+    s[i] = 1;
+  memset(pads, 0, sizeof pads);
+  if ((st = conv_geom_ints(c, n, "strides", nsp, 1, s)) ||
+      (st = conv_geom_ints(c, n, "pads", 2 * nsp, 0, pads)))
+    return st;
+  unpool_priv p;
+  memset(&p, 0, sizeof p);
+  p.rank = x->rank;
+  p.inf[0] = p.out[0] = x->dims[0];
+  p.inf[1] = p.out[1] = x->dims[1];
+  for (int i = 0; i < nsp; i++) {
+    if (ks[i] < 1 || ks[i] > CONV_ATTR_MAX)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "kernel_shape[%d] = %lld is invalid", i,
+                     (long long)ks[i]);
+    int64_t pb = os ? 0 : pads[i] + pads[nsp + i];
+    int64_t v = (x->dims[2 + i] - 1) * s[i] - pb + ks[i];
+    if (v < 0)
+      return nn_fail(c, NN_ERR_SHAPE, "inferred output size %lld in dimension %d is negative",
+                     (long long)v, i);
+    p.inf[2 + i] = p.out[2 + i] = v;
+  }
+  if (os) {
+    if (!os->data)
+      return nn_fail(c, NN_ERR_UNSUPPORTED, "output_shape must be known at plan time");
+    if (os->rank != 1 || os->numel != x->rank || nn_dtype_is_float(os->dtype))
+      return nn_fail(c, NN_ERR_SHAPE, "output_shape must be %d integers", x->rank);
+    for (int i = 0; i < x->rank; i++) {
+      int64_t v = nn_value_get_int(os, i);
+      if (v < p.inf[i] || (i < 2 && v != p.inf[i]))
+        return nn_fail(c, NN_ERR_SHAPE,
+                       "output_shape[%d] = %lld is smaller than the inferred %lld", i,
+                       (long long)v, (long long)p.inf[i]);
+      p.out[i] = v;
+    }
+  }
+  p.inf_numel = nn_dims_numel(p.rank, p.inf);
+  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, p.out)))
+    return st;
+  unpool_priv *q = nn_malloc(sizeof *q);
+  if (!q)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *q = p;
+  n->priv = q;
+  return NN_OK;
+}
+
+static nn_status unpool_run(nn_ctx *c, nn_node *n) {
+  const unpool_priv *p = n->priv;
+  const nn_value *x = n->x[0];
+  const int64_t *ind = n->x[1]->data;
+  nn_value *y = n->y[0];
+  size_t es = nn_dtype_size(x->dtype);
+  memset(y->data, 0, y->nbytes);
+  for (int64_t i = 0; i < x->numel; i++) {
+    int64_t t = ind[i];
+    if (t < 0 || t >= p->inf_numel)
+      return nn_fail(c, NN_ERR_RUNTIME, "index %lld at position %lld is outside [0, %lld)",
+                     (long long)t, (long long)i, (long long)p->inf_numel);
+    /* position in the inferred shape -> same coordinates in the output shape */
+    int64_t o = 0, rem = t, mul = 1;
+    for (int d = p->rank - 1; d >= 0; d--) {
+      o += (rem % p->inf[d]) * mul;
+      rem /= p->inf[d];
+      mul *= p->out[d];
+    }
+    memcpy((char *)y->data + (size_t)o * es, (const char *)x->data + (size_t)i * es, es);
+  }
+  return NN_OK;
+}
+
 const nn_op_def nn_ops_pool[] = {
+  {.name = "AveragePool", .versions = {1, 7, 10, 11, 19}, .prepare = pool_avg_prepare, .run = pool_run},
+  {.name = "MaxPool", .versions = {1, 8, 10, 11, 12}, .prepare = pool_max_prepare, .run = pool_run},
+  {.name = "LpPool", .versions = {1, 2, 11, 18}, .prepare = pool_lp_prepare, .run = pool_run},
+  {.name = "GlobalAveragePool", .versions = {1}, .prepare = pool_gavg_prepare, .run = pool_run},
+  {.name = "GlobalMaxPool", .versions = {1}, .prepare = pool_gmax_prepare, .run = pool_run},
+  {.name = "GlobalLpPool", .versions = {1, 2}, .prepare = pool_glp_prepare, .run = pool_run},
+  {.name = "MaxUnpool", .versions = {9, 11}, .shape_inputs = 1u << 2, .prepare = unpool_prepare,
+   .run = unpool_run},
   {0},
 };
