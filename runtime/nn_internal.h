@@ -190,6 +190,11 @@ nn_status nn_set_output(nn_ctx *c, nn_value *y, nn_dtype dt, int rank,
  * are done.  fn must not allocate. */
 typedef void (*nn_range_fn)(void *arg, int64_t begin, int64_t end);
 void nn_parallel_for(nn_ctx *c, int64_t n, int64_t grain, nn_range_fn fn, void *arg);
+/* Participants of nn_parallel_for on this context (1 when serial), and the
+ * index of the calling thread among them, in [0, width): kernels use it to
+ * pick per-thread scratch inside their workspace. */
+int nn_parallel_width(const nn_ctx *c);
+int nn_parallel_worker(void);
 
 /* ---- operator definitions -------------------------------------------------- */
 enum {

@@ -600,9 +600,13 @@ typedef struct pf_arg {
   atomic_llong sum;
 } pf_arg;
 
+static atomic_int g_bad_worker;
+
 static void pf_body(void *arg, int64_t begin, int64_t end) {
   pf_arg *a = arg;
   long long s = 0;
+  if (nn_parallel_worker() < 0 || nn_parallel_worker() >= 4)
+    atomic_fetch_add(&g_bad_worker, 1);
   for (int64_t i = begin; i < end; i++) {
     atomic_fetch_add(&a->hits[i], 1);
     s += i;
@@ -622,6 +626,7 @@ static void test_threadpool(void) {
     nn_threadpool *p = NULL;
     CHECK_ST(nn_threadpool_create(threads, &p), NN_OK);
     CHECK((threads == 1) == (p == NULL));
+    CHECK(nn_parallel_width(&(nn_ctx){.pool = p}) == threads);
     nn_ctx c = {0};
     c.pool = p;
     c.threads = threads;
@@ -649,6 +654,7 @@ static void test_threadpool(void) {
     CHECK(used < 0.01);
     nn_threadpool_destroy(p);
   }
+  CHECK(atomic_load(&g_bad_worker) == 0);
   CHECK(live_bytes() == base);
 }
 

@@ -15,6 +15,7 @@
 struct nn_threadpool {
   int n_workers;
   pthread_t *workers;
+  worker_start *starts;
   pthread_mutex_t mu;
   pthread_cond_t cv_work;
   pthread_cond_t cv_done;
@@ -29,6 +30,7 @@ struct nn_threadpool {
 };
 
 static _Thread_local bool tl_in_worker;
+static _Thread_local int tl_worker_id; /* 0 for the calling thread */
 
 static void job_work(nn_threadpool *p) {
   for (;;) {
@@ -41,8 +43,14 @@ static void job_work(nn_threadpool *p) {
   }
 }
 
+typedef struct worker_start {
+  nn_threadpool *pool;
+  int id;
+} worker_start;
+
 static void *worker_main(void *arg) {
-  nn_threadpool *p = arg;
+  nn_threadpool *p = ((worker_start *)arg)->pool;
+  tl_worker_id = ((worker_start *)arg)->id;
   uint64_t seen = 0;
   tl_in_worker = true;
   pthread_mutex_lock(&p->mu);
@@ -70,7 +78,10 @@ nn_status nn_threadpool_create(int threads, nn_threadpool **out) {
   if (!p)
     return NN_ERR_NOMEM;
   p->workers = nn_calloc((size_t)threads, sizeof(pthread_t));
-  if (!p->workers) {
+  p->starts = nn_calloc((size_t)threads, sizeof(worker_start));
+  if (!p->workers || !p->starts) {
+    nn_free(p->workers);
+    nn_free(p->starts);
     nn_free(p);
     return NN_ERR_NOMEM;
   }
@@ -78,7 +89,8 @@ nn_status nn_threadpool_create(int threads, nn_threadpool **out) {
   pthread_cond_init(&p->cv_work, NULL);
   pthread_cond_init(&p->cv_done, NULL);
   for (int i = 0; i < threads - 1; i++) {
-    if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) {
+    p->starts[i] = (worker_start){p, i + 1};
+    if (pthread_create(&p->workers[i], NULL, worker_main, &p->starts[i]) != 0) {
       nn_threadpool_destroy(p);
       return NN_ERR_NOMEM;
     }
@@ -101,7 +113,16 @@ void nn_threadpool_destroy(nn_threadpool *p) {
   pthread_cond_destroy(&p->cv_work);
   pthread_mutex_destroy(&p->mu);
   nn_free(p->workers);
+  nn_free(p->starts);
   nn_free(p);
+}
+
+int nn_parallel_width(const nn_ctx *c) {
+  return c && c->pool ? c->pool->n_workers + 1 : 1;
+}
+
+int nn_parallel_worker(void) {
+  return tl_worker_id;
 }
 
 void nn_parallel_for(nn_ctx *c, int64_t n, int64_t grain, nn_range_fn fn, void *arg) {
