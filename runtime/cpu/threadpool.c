@@ -12,6 +12,11 @@
 
 #include "cpu/threadpool.h"
 
+typedef struct worker_start {
+  nn_threadpool *pool;
+  int id;
+} worker_start;
+
 struct nn_threadpool {
   int n_workers;
   pthread_t *workers;
@@ -42,11 +47,6 @@ static void job_work(nn_threadpool *p) {
     p->fn(p->arg, begin, end);
   }
 }
-
-typedef struct worker_start {
-  nn_threadpool *pool;
-  int id;
-} worker_start;
 
 static void *worker_main(void *arg) {
   nn_threadpool *p = ((worker_start *)arg)->pool;
