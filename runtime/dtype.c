@@ -41,6 +41,17 @@ const char *nn_dtype_name(nn_dtype dt) {
   case NN_DTYPE_COMPLEX64: return "complex64";
   case NN_DTYPE_COMPLEX128: return "complex128";
   case NN_DTYPE_BFLOAT16: return "bfloat16";
+  /* ONNX types the runtime cannot hold, named so that errors read well */
+  case 17: return "float8e4m3fn";
+  case 18: return "float8e4m3fnuz";
+  case 19: return "float8e5m2";
+  case 20: return "float8e5m2fnuz";
+  case 21: return "uint4";
+  case 22: return "int4";
+  case 23: return "float4e2m1";
+  case 24: return "float8e8m0";
+  case 25: return "uint2";
+  case 26: return "int2";
   default: return "undefined";
   }
 }
