@@ -1,0 +1,295 @@
+/* misc_rnn.h - RNN, GRU, LSTM (7/14).  Included only from misc.c.
+ *
+ * One kernel for the three cells: G gates of hidden size H per direction
+ * (RNN 1; GRU 3 in order z, r, h; LSTM 4 in order i, o, f, c).  Batch rows
+ * are independent, so each runs its whole sequence with a small state in the
+ * workspace.  layout 0: X (S, B, I), Y (S, D, B, H), Y_h (D, B, H);
+ * layout 1: X (B, S, I), Y (B, S, D, H), Y_h (B, D, H). */
+#ifndef NN_MISC_RNN_H
+#define NN_MISC_RNN_H
+
+#include <strings.h>
+
+#include "misc_common.h"
+
+enum { RNN_CELL_RNN, RNN_CELL_GRU, RNN_CELL_LSTM };
+enum {
+  ACT_RELU, ACT_TANH, ACT_SIGMOID, ACT_AFFINE, ACT_LEAKYRELU, ACT_THRESHOLDEDRELU,
+  ACT_SCALEDTANH, ACT_HARDSIGMOID, ACT_ELU, ACT_SOFTSIGN, ACT_SOFTPLUS
+};
+
+typedef struct rnn_act {
+  int kind;
+  float alpha, beta;
+} rnn_act;
+
+typedef struct rnn_params {
+  int cell, G, D, nact;
+  int64_t S, B, I, H;
+  bool layout1, reverse_only, lbr, input_forget;
+  float clip;
+  rnn_act act[6];   /* per direction: f, g, h */
+} rnn_params;
+
+static float rnn_apply(const rnn_act *a, float x) {
+  switch (a->kind) {
+  case ACT_RELU: return x > 0.0f ? x : 0.0f;
+  case ACT_TANH: return tanhf(x);
+  case ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
+  case ACT_AFFINE: return a->alpha * x + a->beta;
+  case ACT_LEAKYRELU: return x >= 0.0f ? x : a->alpha * x;
+  case ACT_THRESHOLDEDRELU: return x > a->alpha ? x : 0.0f;
+  case ACT_SCALEDTANH: return a->alpha * tanhf(a->beta * x);
+  case ACT_HARDSIGMOID: {
+    float v = a->alpha * x + a->beta;
+    return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
+  }
+  case ACT_ELU: return x >= 0.0f ? x : a->alpha * (expf(x) - 1.0f);
+  case ACT_SOFTSIGN: return x / (1.0f + fabsf(x));
+  case ACT_SOFTPLUS: return logf(1.0f + expf(x));
+  default: return x;
+  }
+}
+
+static nn_status rnn_acts(nn_ctx *c, const nn_node *n, rnn_params *p) {
+  static const char *const names[] = {"Relu", "Tanh", "Sigmoid", "Affine", "LeakyRelu",
+                                      "ThresholdedRelu", "ScaledTanh", "HardSigmoid", "Elu",
+                                      "Softsign", "Softplus", NULL};
+  static const int defaults[3][3] = {{ACT_TANH}, {ACT_SIGMOID, ACT_TANH},
+                                     {ACT_SIGMOID, ACT_TANH, ACT_TANH}};
+  /* alpha/beta defaults of the activations that take them (ONNX values) */
+  static const float def_alpha[] = {0, 0, 0, 1.0f, 0.01f, 1.0f, 1.0f, 0.2f, 1.0f, 0, 0};
+  static const float def_beta[] = {0, 0, 0, 0.0f, 0, 0, 1.0f, 0.5f, 0, 0, 0};
+  p->nact = p->cell == RNN_CELL_RNN ? 1 : p->cell == RNN_CELL_GRU ? 2 : 3;
+  const nn_attr *acts = nn_attr_get(n, "activations");
+  int na, nb;
+  const float *al = nn_attr_floats(n, "activation_alpha", &na);
+  const float *be = nn_attr_floats(n, "activation_beta", &nb);
+  int want = p->nact * p->D;
+  if (acts && acts->type == NN_ATTR_STRINGS && acts->n > 0) {
+    if (acts->n != want)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "activations lists %d functions, expected %d",
+                     acts->n, want);
+    int ai = 0, bi = 0;
+    for (int k = 0; k < want; k++) {
+      int kind = -1;
+      for (int j = 0; names[j]; j++)
+        if (strcasecmp(acts->strings[k], names[j]) == 0)
+          kind = j;
+      if (kind < 0)
+        return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported activation '%s'", acts->strings[k]);
+      p->act[k].kind = kind;
+      /* alpha/beta lists are consumed in order by the functions that use them */
+      bool ua = def_alpha[kind] != 0.0f;
+      bool ub = kind == ACT_AFFINE || kind == ACT_SCALEDTANH || kind == ACT_HARDSIGMOID;
+      p->act[k].alpha = ua && al && ai < na ? al[ai++] : def_alpha[kind];
+      p->act[k].beta = ub && be && bi < nb ? be[bi++] : def_beta[kind];
+    }
+  } else {
+    for (int k = 0; k < want; k++) {
+      p->act[k].kind = defaults[p->cell][k % p->nact];
+      p->act[k].alpha = def_alpha[p->act[k].kind];
+      p->act[k].beta = def_beta[p->act[k].kind];
+    }
+  }
+  return NN_OK;
+}
+
+static nn_status rnn_prepare_cell(nn_ctx *c, nn_node *n, int cell) {
+  static const char *const dirs[] = {"forward", "reverse", "bidirectional", NULL};
+  nn_value *x = n->x[0], *w = misc_in(n, 1), *r = misc_in(n, 2), *b = misc_in(n, 3);
+  nn_value *sl = misc_in(n, 4), *h0 = misc_in(n, 5);
+  nn_value *c0 = cell == RNN_CELL_LSTM ? misc_in(n, 6) : NULL;
+  nn_value *pp_in = cell == RNN_CELL_LSTM ? misc_in(n, 7) : NULL;
+  if (!w || !r)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "X, W and R are required");
+  nn_dtype dt = x->dtype;
+  if (!misc_is_real(dt))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported type %s", nn_dtype_name(dt));
+  rnn_params p;
+  memset(&p, 0, sizeof p);
+  p.cell = cell;
+  p.G = cell == RNN_CELL_RNN ? 1 : cell == RNN_CELL_GRU ? 3 : 4;
+  int dir;
+  nn_status st = misc_attr_choice(c, n, "direction", "forward", dirs, &dir);
+  if (st != NN_OK)
+    return st;
+  p.D = dir == 2 ? 2 : 1;
+  p.reverse_only = dir == 1;
+  int64_t layout = n->version >= 14 ? nn_attr_int(n, "layout", 0) : 0;
+  if (layout != 0 && layout != 1)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported layout %lld", (long long)layout);
+  p.layout1 = layout == 1;
+  p.H = nn_attr_int(n, "hidden_size", 0);
+  const nn_attr *ca = nn_attr_get(n, "clip");
+  p.clip = ca ? nn_attr_float(n, "clip", 0.0f) : 0.0f;
+  if (ca && !(p.clip > 0.0f))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "clip must be positive");
+  p.lbr = cell == RNN_CELL_GRU && nn_attr_int(n, "linear_before_reset", 0) != 0;
+  p.input_forget = cell == RNN_CELL_LSTM && nn_attr_int(n, "input_forget", 0) != 0;
+  if (x->rank != 3)
+    return nn_fail(c, NN_ERR_SHAPE, "X must be 3-D");
+  p.S = x->dims[p.layout1 ? 1 : 0];
+  p.B = x->dims[p.layout1 ? 0 : 1];
+  p.I = x->dims[2];
+  if (p.H <= 0 && w->rank == 3)
+    p.H = w->dims[1] / p.G;
+  int64_t GH = p.G * p.H;
+  if (p.H <= 0 || w->dtype != dt || r->dtype != dt || w->rank != 3 || w->dims[0] != p.D ||
+      w->dims[1] != GH || w->dims[2] != p.I || r->rank != 3 || r->dims[0] != p.D ||
+      r->dims[1] != GH || r->dims[2] != p.H)
+    return nn_fail(c, NN_ERR_SHAPE, "W must be (%d, %lld, %lld) and R (%d, %lld, %lld)", p.D,
+                   (long long)GH, (long long)p.I, p.D, (long long)GH, (long long)p.H);
+  if (b && (b->dtype != dt || b->rank != 2 || b->dims[0] != p.D || b->dims[1] != 2 * GH))
+    return nn_fail(c, NN_ERR_SHAPE, "B must be (%d, %lld)", p.D, (long long)(2 * GH));
+  if (sl && (!misc_is_index(sl->dtype) || sl->rank != 1 || sl->dims[0] != p.B))
+    return nn_fail(c, NN_ERR_SHAPE, "sequence_lens must be int (batch)");
+  int64_t hd[3] = {p.D, p.B, p.H};
+  if (p.layout1)
+    hd[0] = p.B, hd[1] = p.D;
+  if (h0 && (h0->dtype != dt || h0->rank != 3 || memcmp(h0->dims, hd, sizeof hd)))
+    return nn_fail(c, NN_ERR_SHAPE, "initial_h has the wrong shape");
+  if (c0 && (c0->dtype != dt || c0->rank != 3 || memcmp(c0->dims, hd, sizeof hd)))
+    return nn_fail(c, NN_ERR_SHAPE, "initial_c has the wrong shape");
+  if (pp_in && (pp_in->dtype != dt || pp_in->rank != 2 || pp_in->dims[0] != p.D ||
+                pp_in->dims[1] != 3 * p.H))
+    return nn_fail(c, NN_ERR_SHAPE, "P must be (%d, %lld)", p.D, (long long)(3 * p.H));
+  if ((st = rnn_acts(c, n, &p)) != NN_OK)
+    return st;
+  int64_t yd[4] = {p.S, p.D, p.B, p.H};
+  if (p.layout1)
+    yd[0] = p.B, yd[1] = p.S, yd[2] = p.D;
+  if (misc_out(n, 0) && (st = nn_set_output(c, n->y[0], dt, 4, yd)) != NN_OK)
+    return st;
+  if (misc_out(n, 1) && (st = nn_set_output(c, n->y[1], dt, 3, hd)) != NN_OK)
+    return st;
+  if (cell == RNN_CELL_LSTM && misc_out(n, 2) && (st = nn_set_output(c, n->y[2], dt, 3, hd)))
+    return st;
+  /* h, c, previous h, gates */
+  n->ws_bytes = (size_t)(3 * p.H + GH) * sizeof(float);
+  rnn_params *pp = nn_malloc(sizeof *pp);
+  if (!pp)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *pp = p;
+  n->priv = pp;
+  return NN_OK;
+}
+
+static inline float rnn_clip(const rnn_params *p, float v) {
+  if (p->clip > 0.0f)
+    v = v < -p->clip ? -p->clip : v > p->clip ? p->clip : v;
+  return v;
+}
+
+static nn_status rnn_run(nn_ctx *c, nn_node *n) {
+  const rnn_params *p = n->priv;
+  nn_value *x = n->x[0], *w = n->x[1], *r = n->x[2], *b = misc_in(n, 3);
+  nn_value *sl = misc_in(n, 4), *h0 = misc_in(n, 5);
+  bool lstm = p->cell == RNN_CELL_LSTM;
+  nn_value *c0 = lstm ? misc_in(n, 6) : NULL, *P = lstm ? misc_in(n, 7) : NULL;
+  nn_value *Y = misc_out(n, 0), *Yh = misc_out(n, 1), *Yc = lstm ? misc_out(n, 2) : NULL;
+  nn_dtype dt = x->dtype;
+  int64_t H = p->H, I = p->I, GH = p->G * H;
+  float *h = n->ws, *cs = h + H, *hp = cs + H, *g = hp + H;
+  if (Y)
+    for (int64_t i = 0; i < Y->numel; i++)
+      misc_stf(Y->data, dt, i, 0.0f);
+  for (int d = 0; d < p->D; d++) {
+    bool rev = p->reverse_only || d == 1;
+    const rnn_act *af = &p->act[d * p->nact], *ag = af + 1, *ah = af + 2;
+    int64_t wo = (int64_t)d * GH * I, ro = (int64_t)d * GH * H, bo = (int64_t)d * 2 * GH;
+    for (int64_t bt = 0; bt < p->B; bt++) {
+      int64_t len = sl ? nn_value_get_int(sl, bt) : p->S;
+      if (len < 0 || len > p->S)
+        return nn_fail(c, NN_ERR_RUNTIME, "sequence_lens[%lld] = %lld outside [0, %lld]",
+                       (long long)bt, (long long)len, (long long)p->S);
+      int64_t ho = p->layout1 ? (bt * p->D + d) * H : (d * p->B + bt) * H;
+      for (int64_t k = 0; k < H; k++) {
+        h[k] = h0 ? misc_ldf(h0->data, dt, ho + k) : 0.0f;
+        cs[k] = c0 ? misc_ldf(c0->data, dt, ho + k) : 0.0f;
+      }
+      for (int64_t step = 0; step < len; step++) {
+        int64_t t = rev ? len - 1 - step : step;
+        int64_t xo = (p->layout1 ? bt * p->S + t : t * p->B + bt) * I;
+        memcpy(hp, h, (size_t)H * sizeof(float));
+        for (int64_t j = 0; j < GH; j++) {
+          float a = b ? misc_ldf(b->data, dt, bo + j) : 0.0f;
+          for (int64_t i = 0; i < I; i++)
+            a += misc_ldf(x->data, dt, xo + i) * misc_ldf(w->data, dt, wo + j * I + i);
+          /* GRU's candidate gate mixes the recurrence after the reset gate */
+          bool gru_h = p->cell == RNN_CELL_GRU && j >= 2 * H;
+          if (!gru_h) {
+            a += b ? misc_ldf(b->data, dt, bo + GH + j) : 0.0f;
+            for (int64_t k = 0; k < H; k++)
+              a += hp[k] * misc_ldf(r->data, dt, ro + j * H + k);
+          }
+          g[j] = a;
+        }
+        if (p->cell == RNN_CELL_RNN) {
+          for (int64_t k = 0; k < H; k++)
+            h[k] = rnn_apply(af, rnn_clip(p, g[k]));
+        } else if (p->cell == RNN_CELL_GRU) {
+          float *z = g, *rg = g + H, *hh = g + 2 * H;
+          for (int64_t k = 0; k < 2 * H; k++)
+            g[k] = rnn_apply(af, rnn_clip(p, g[k]));
+          for (int64_t k = 0; k < H; k++) {
+            int64_t j = 2 * H + k;
+            float rb = b ? misc_ldf(b->data, dt, bo + GH + j) : 0.0f;
+            float acc = 0.0f;
+            if (p->lbr) {
+              for (int64_t m = 0; m < H; m++)
+                acc += hp[m] * misc_ldf(r->data, dt, ro + j * H + m);
+              hh[k] += rg[k] * (acc + rb);
+            } else {
+              for (int64_t m = 0; m < H; m++)
+                acc += rg[m] * hp[m] * misc_ldf(r->data, dt, ro + j * H + m);
+              hh[k] += acc + rb;
+            }
+          }
+          for (int64_t k = 0; k < H; k++) {
+            float cand = rnn_apply(ag, rnn_clip(p, hh[k]));
+            h[k] = (1.0f - z[k]) * cand + z[k] * hp[k];
+          }
+        } else {
+          float *gi = g, *go = g + H, *gf = g + 2 * H, *gc = g + 3 * H;
+          for (int64_t k = 0; k < H; k++) {
+            float pi = P ? misc_ldf(P->data, dt, (int64_t)d * 3 * H + k) : 0.0f;
+            float po = P ? misc_ldf(P->data, dt, (int64_t)d * 3 * H + H + k) : 0.0f;
+            float pf = P ? misc_ldf(P->data, dt, (int64_t)d * 3 * H + 2 * H + k) : 0.0f;
+            float it = rnn_apply(af, rnn_clip(p, gi[k] + pi * cs[k]));
+            float ft = p->input_forget ? 1.0f - it : rnn_apply(af, rnn_clip(p, gf[k] + pf * cs[k]));
+            float ct = rnn_apply(ag, rnn_clip(p, gc[k]));
+            cs[k] = ft * cs[k] + it * ct;
+            float ot = rnn_apply(af, rnn_clip(p, go[k] + po * cs[k]));
+            h[k] = ot * rnn_apply(ah, cs[k]);
+          }
+        }
+        if (Y) {
+          int64_t yo = p->layout1 ? ((bt * p->S + t) * p->D + d) * H
+                                  : ((t * p->D + d) * p->B + bt) * H;
+          for (int64_t k = 0; k < H; k++)
+            misc_stf(Y->data, dt, yo + k, h[k]);
+        }
+      }
+      for (int64_t k = 0; k < H; k++) {
+        if (Yh)
+          misc_stf(Yh->data, dt, ho + k, h[k]);
+        if (Yc)
+          misc_stf(Yc->data, dt, ho + k, cs[k]);
+      }
+    }
+  }
+  return NN_OK;
+}
+
+static nn_status rnn_prepare(nn_ctx *c, nn_node *n) {
+  return rnn_prepare_cell(c, n, RNN_CELL_RNN);
+}
+static nn_status gru_prepare(nn_ctx *c, nn_node *n) {
+  return rnn_prepare_cell(c, n, RNN_CELL_GRU);
+}
+static nn_status lstm_prepare(nn_ctx *c, nn_node *n) {
+  return rnn_prepare_cell(c, n, RNN_CELL_LSTM);
+}
+
+#endif
