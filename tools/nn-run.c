@@ -463,26 +463,32 @@ static int run_model(const opts *o) {
   nn_session_io_count(s, &n_in, &n_out);
   char *fed = calloc((size_t)n_in + 1, 1);
   for (int k = 0; k < o->n_inputs; k++) {
+    /* NAME=FILE.pb, or FILE.pb alone: the tensor's own name, else position */
     const char *eq = strchr(o->input_spec[k], '=');
-    if (!eq) {
-      fprintf(stderr, "nn-run: --input expects NAME=FILE.pb, got '%s'\n", o->input_spec[k]);
+    const char *file = eq ? eq + 1 : o->input_spec[k];
+    nn_tensor t;
+    char *tname = NULL;
+    nn_error perr = {0};
+    if (load_pb(file, &t, &tname, &perr) != NN_OK) {
+      fprintf(stderr, "nn-run: %s\n", perr.msg);
       rc = EXIT_UNSUPPORTED;
       goto out;
     }
     char name[512];
-    snprintf(name, sizeof name, "%.*s", (int)(eq - o->input_spec[k]), o->input_spec[k]);
-    int idx;
+    if (eq)
+      snprintf(name, sizeof name, "%.*s", (int)(eq - o->input_spec[k]), o->input_spec[k]);
+    else
+      snprintf(name, sizeof name, "%s", tname);
+    nn_free(tname);
+    int idx = -1;
     if (nn_session_find_input(s, name, &idx) != NN_OK) {
-      fprintf(stderr, "nn-run: the model has no input '%s'\n", name);
-      rc = EXIT_UNSUPPORTED;
-      goto out;
-    }
-    nn_tensor t;
-    nn_error perr = {0};
-    if (load_pb(eq + 1, &t, NULL, &perr) != NN_OK) {
-      fprintf(stderr, "nn-run: %s\n", perr.msg);
-      rc = EXIT_UNSUPPORTED;
-      goto out;
+      if (eq || name[0]) {
+        fprintf(stderr, "nn-run: the model has no input '%s'\n", name);
+        nn_aligned_free(t.data);
+        rc = EXIT_UNSUPPORTED;
+        goto out;
+      }
+      idx = k;
     }
     st = feed(s, idx, &t);
     nn_aligned_free(t.data);
