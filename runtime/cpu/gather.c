@@ -1,6 +1,648 @@
-/* gather.c - see ops.h for the ops of this family. */
-#include "cpu/ops.h"
+/* gather.c - indexed reads and writes: Gather, GatherElements, GatherND,
+ * Scatter / ScatterElements, ScatterND, OneHot.
+ *
+ * Indices come from the data at run time, so each kernel checks every index
+ * against its axis before touching memory and fails with NN_ERR_RUNTIME on
+ * the first one out of range.  Copies work on element size; only the scatter
+ * reductions (add/mul/max/min) look at the element type. */
+#include "cpu/shp_common.h"
+
+/* Copy one element or block of `n` bytes; small fixed sizes avoid the call. */
+static inline void gat_copy(unsigned char *d, const unsigned char *s, size_t n) {
+  switch (n) {
+  case 1: *d = *s; break;
+  case 2: memcpy(d, s, 2); break;
+  case 4: memcpy(d, s, 4); break;
+  case 8: memcpy(d, s, 8); break;
+  default: memcpy(d, s, n);
+  }
+}
+
+/* Normalized index i of `v` along an axis of length len, or -1. */
+static inline int64_t gat_index(const nn_value *v, int64_t i, int64_t len) {
+  int64_t k = shp_index_at(v, i);
+  if (k < 0)
+    k += len;
+  return k >= 0 && k < len ? k : -1;
+}
+
+static nn_status gat_check_indices(nn_ctx *c, const nn_value *idx, int64_t len, int64_t count,
+                                   int64_t stride) {
+  for (int64_t i = 0; i < count; i++) {
+    if (gat_index(idx, i * stride, len) < 0)
+      return nn_fail(c, NN_ERR_RUNTIME, "index %lld is out of range for an axis of length %lld",
+                     (long long)shp_index_at(idx, i * stride), (long long)len);
+  }
+  return NN_OK;
+}
+
+static nn_status gat_check_index_type(nn_ctx *c, const nn_value *idx) {
+  if (!shp_is_index_dtype(idx->dtype))
+    return nn_fail(c, NN_ERR_DTYPE, "indices must be int32 or int64, got %s",
+                   nn_dtype_name(idx->dtype));
+  return NN_OK;
+}
+
+/* ---- Gather ----------------------------------------------------------------- */
+
+typedef struct gather_priv {
+  int64_t outer, len, nidx;
+  size_t inner;           /* bytes per gathered block */
+} gather_priv;
+
+static nn_status gather_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0], *idx = shp_in(n, 1);
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  if (!idx)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "indices are missing");
+  if ((st = gat_check_index_type(c, idx)) != NN_OK)
+    return st;
+  int r = x->rank, q = idx->rank, axis;
+  if (r < 1)
+    return nn_fail(c, NN_ERR_SHAPE, "data must have rank >= 1");
+  int64_t a = nn_attr_int(n, "axis", 0);
+  if (!nn_norm_axis(a, r, &axis))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d", (long long)a, r);
+  int ro = r - 1 + q;
+  if (ro > NN_MAX_RANK)
+    return nn_fail(c, NN_ERR_LIMIT, "output rank %d exceeds %d", ro, NN_MAX_RANK);
+  int64_t od[NN_MAX_RANK];
+  int k = 0;
+  for (int d = 0; d < axis; d++)
+    od[k++] = x->dims[d];
+  for (int d = 0; d < q; d++)
+    od[k++] = idx->dims[d];
+  for (int d = axis + 1; d < r; d++)
+    od[k++] = x->dims[d];
+  gather_priv *p = nn_malloc(sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  p->outer = nn_dims_numel(axis, x->dims);
+  p->len = x->dims[axis];
+  p->nidx = idx->numel;
+  p->inner = (size_t)nn_dims_numel(r - axis - 1, x->dims + axis + 1) * es;
+  /* constant indices: report a bad one now rather than at the first run */
+  if (idx->data && (st = gat_check_indices(c, idx, p->len, idx->numel, 1)) != NN_OK)
+    return st;
+  return nn_set_output(c, n->y[0], x->dtype, ro, od);
+}
+
+typedef struct gather_job {
+  const gather_priv *p;
+  const nn_value *idx;
+  const unsigned char *x;
+  unsigned char *y;
+} gather_job;
+
+static void gather_range(void *arg, int64_t begin, int64_t end) {
+  const gather_job *j = arg;
+  const gather_priv *p = j->p;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t o = t / p->nidx, i = t % p->nidx;
+    int64_t k = gat_index(j->idx, i, p->len);
+    gat_copy(j->y + (size_t)t * p->inner, j->x + (size_t)(o * p->len + k) * p->inner, p->inner);
+  }
+}
+
+static nn_status gather_run(nn_ctx *c, nn_node *n) {
+  const gather_priv *p = n->priv;
+  nn_status st = gat_check_indices(c, n->x[1], p->len, p->nidx, 1);
+  if (st != NN_OK || p->inner == 0 || p->outer * p->nidx == 0)
+    return st;
+  gather_job j = {p, n->x[1], n->x[0]->data, n->y[0]->data};
+  nn_parallel_for(c, p->outer * p->nidx, shp_grain_rows(p->inner), gather_range, &j);
+  return NN_OK;
+}
+
+/* ---- GatherElements ----------------------------------------------------------- */
+
+typedef struct gel_priv {
+  int rank, axis;
+  int64_t dstr[NN_MAX_RANK];     /* data element strides */
+  int64_t len;                   /* data axis length */
+  size_t es;
+} gel_priv;
+
+static nn_status gel_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0], *idx = shp_in(n, 1);
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  if (!idx)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "indices are missing");
+  if ((st = gat_check_index_type(c, idx)) != NN_OK)
+    return st;
+  int r = x->rank, axis;
+  if (r < 1 || idx->rank != r)
+    return nn_fail(c, NN_ERR_SHAPE, "indices must have the rank of data (%d), got %d", r, idx->rank);
+  int64_t a = nn_attr_int(n, "axis", 0);
+  if (!nn_norm_axis(a, r, &axis))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d", (long long)a, r);
+  for (int d = 0; d < r; d++)
+    if (d != axis && idx->dims[d] > x->dims[d])
+      return nn_fail(c, NN_ERR_SHAPE, "indices dim %d (%lld) exceeds data dim (%lld)", d,
+                     (long long)idx->dims[d], (long long)x->dims[d]);
+  gel_priv *p = nn_malloc(sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  p->rank = r;
+  p->axis = axis;
+  p->len = x->dims[axis];
+  p->es = es;
+  shp_strides(r, x->dims, p->dstr);
+  return nn_set_output(c, n->y[0], x->dtype, r, idx->dims);
+}
+
+static nn_status gel_run(nn_ctx *c, nn_node *n) {
+  const gel_priv *p = n->priv;
+  nn_value *idx = n->x[1];
+  nn_status st = gat_check_indices(c, idx, p->len, idx->numel, 1);
+  if (st != NN_OK)
+    return st;
+  const unsigned char *x = n->x[0]->data;
+  unsigned char *y = n->y[0]->data;
+  int64_t cnt[NN_MAX_RANK] = {0};
+  const int r = p->rank;
+  for (int64_t t = 0; t < idx->numel; t++) {
+    int64_t off = 0;
+    for (int d = 0; d < r; d++)
+      off += (d == p->axis ? gat_index(idx, t, p->len) : cnt[d]) * p->dstr[d];
+    gat_copy(y + (size_t)t * p->es, x + (size_t)off * p->es, p->es);
+    for (int d = r - 1; d >= 0; d--) {
+      if (++cnt[d] < idx->dims[d])
+        break;
+      cnt[d] = 0;
+    }
+  }
+  return NN_OK;
+}
+
+/* ---- GatherND -------------------------------------------------------------------- */
+
+typedef struct gnd_priv {
+  int64_t batches;       /* product of the batch dims */
+  int64_t tuples;        /* index tuples per batch */
+  int k;                 /* tuple length */
+  int64_t dims[NN_MAX_RANK];     /* data dims addressed by a tuple */
+  int64_t str[NN_MAX_RANK];      /* their strides, in slices */
+  int64_t batch_elems;   /* data elements per batch */
+  size_t slice;          /* bytes per gathered slice */
+} gnd_priv;
+
+static nn_status gnd_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0], *idx = shp_in(n, 1);
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  if (!idx)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "indices are missing");
+  if (idx->dtype != NN_DTYPE_INT64 && idx->dtype != NN_DTYPE_INT32)
+    return nn_fail(c, NN_ERR_DTYPE, "indices must be int64 or int32");
+  int r = x->rank, q = idx->rank;
+  int64_t b = n->version >= 12 ? nn_attr_int(n, "batch_dims", 0) : 0;
+  if (r < 1 || q < 1)
+    return nn_fail(c, NN_ERR_SHAPE, "data and indices must have rank >= 1");
+  if (b < 0 || b >= q || b >= r)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "batch_dims %lld is out of range", (long long)b);
+  int64_t k = idx->dims[q - 1];
+  if (k < 1 || k > r - b)
+    return nn_fail(c, NN_ERR_SHAPE, "index tuples of length %lld do not fit data of rank %d",
+                   (long long)k, r);
+  for (int d = 0; d < b; d++)
+    if (idx->dims[d] != x->dims[d])
+      return nn_fail(c, NN_ERR_SHAPE, "batch dim %d differs between data and indices", d);
+  int ro = q - 1 + r - (int)b - (int)k;
+  if (ro > NN_MAX_RANK)
+    return nn_fail(c, NN_ERR_LIMIT, "output rank %d exceeds %d", ro, NN_MAX_RANK);
+  int64_t od[NN_MAX_RANK];
+  int o = 0;
+  for (int d = 0; d < q - 1; d++)
+    od[o++] = idx->dims[d];
+  for (int d = (int)(b + k); d < r; d++)
+    od[o++] = x->dims[d];
+  gnd_priv *p = nn_malloc(sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  int64_t slice = nn_dims_numel(r - (int)(b + k), x->dims + b + k);
+  p->batches = nn_dims_numel((int)b, x->dims);
+  p->tuples = nn_dims_numel(q - 1 - (int)b, idx->dims + b);
+  p->k = (int)k;
+  p->batch_elems = nn_dims_numel(r - (int)b, x->dims + b);
+  p->slice = (size_t)slice * es;
+  int64_t s = 1;
+  for (int d = (int)k - 1; d >= 0; d--) {
+    p->dims[d] = x->dims[b + d];
+    p->str[d] = s;
+    s *= p->dims[d];
+  }
+  return nn_set_output(c, n->y[0], x->dtype, ro, od);
+}
+
+/* Slice offset of tuple t (in slices), or -1 when an index is out of range. */
+static int64_t gnd_tuple(const gnd_priv *p, const nn_value *idx, int64_t t, int *bad) {
+  int64_t off = 0;
+  for (int j = 0; j < p->k; j++) {
+    int64_t v = gat_index(idx, t * p->k + j, p->dims[j]);
+    if (v < 0) {
+      *bad = j;
+      return -1;
+    }
+    off += v * p->str[j];
+  }
+  return off;
+}
+
+static nn_status gnd_run(nn_ctx *c, nn_node *n) {
+  const gnd_priv *p = n->priv;
+  nn_value *idx = n->x[1];
+  const unsigned char *x = n->x[0]->data;
+  unsigned char *y = n->y[0]->data;
+  int64_t total = p->batches * p->tuples;
+  for (int64_t t = 0; t < total; t++) {
+    int bad = 0;
+    if (gnd_tuple(p, idx, t, &bad) < 0)
+      return nn_fail(c, NN_ERR_RUNTIME, "index %lld is out of range for an axis of length %lld",
+                     (long long)shp_index_at(idx, t * p->k + bad), (long long)p->dims[bad]);
+  }
+  if (p->slice == 0)
+    return NN_OK;
+  const size_t batch_bytes = (size_t)p->batch_elems * nn_dtype_size(n->x[0]->dtype);
+  for (int64_t t = 0; t < total; t++) {
+    int bad = 0;
+    int64_t off = gnd_tuple(p, idx, t, &bad);
+    memcpy(y + (size_t)t * p->slice, x + (size_t)(t / p->tuples) * batch_bytes + (size_t)off * p->slice,
+           p->slice);
+  }
+  return NN_OK;
+}
+
+/* ---- scatter reductions ------------------------------------------------------------ */
+
+enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN };
+
+typedef void (*scat_fn)(void *dst, const void *src);
+
+#define SCAT_DEFINE(NAME, T)                                                                  \
+  static void scat_add_##NAME(void *d, const void *s) {                                       \
+    T a, b; memcpy(&a, d, sizeof a); memcpy(&b, s, sizeof b); a = (T)(a + b); memcpy(d, &a, sizeof a); \
+  }                                                                                           \
+  static void scat_mul_##NAME(void *d, const void *s) {                                       \
+    T a, b; memcpy(&a, d, sizeof a); memcpy(&b, s, sizeof b); a = (T)(a * b); memcpy(d, &a, sizeof a); \
+  }                                                                                           \
+  static void scat_max_##NAME(void *d, const void *s) {                                       \
+    T a, b; memcpy(&a, d, sizeof a); memcpy(&b, s, sizeof b); if (b > a) memcpy(d, &b, sizeof b); \
+  }                                                                                           \
+  static void scat_min_##NAME(void *d, const void *s) {                                       \
+    T a, b; memcpy(&a, d, sizeof a); memcpy(&b, s, sizeof b); if (b < a) memcpy(d, &b, sizeof b); \
+  }
+
+SCAT_DEFINE(f32, float)
+SCAT_DEFINE(f64, double)
+SCAT_DEFINE(i8, int8_t)
+SCAT_DEFINE(u8, uint8_t)
+SCAT_DEFINE(i16, int16_t)
+SCAT_DEFINE(u16, uint16_t)
+SCAT_DEFINE(i32, int32_t)
+SCAT_DEFINE(u32, uint32_t)
+SCAT_DEFINE(i64, int64_t)
+SCAT_DEFINE(u64, uint64_t)
+
+#define SCAT_HALF(NAME, TOF, FROMF)                                                           \
+  static void scat_add_##NAME(void *d, const void *s) {                                       \
+    uint16_t a, b; memcpy(&a, d, 2); memcpy(&b, s, 2); a = FROMF(TOF(a) + TOF(b)); memcpy(d, &a, 2); \
+  }                                                                                           \
+  static void scat_mul_##NAME(void *d, const void *s) {                                       \
+    uint16_t a, b; memcpy(&a, d, 2); memcpy(&b, s, 2); a = FROMF(TOF(a) * TOF(b)); memcpy(d, &a, 2); \
+  }                                                                                           \
+  static void scat_max_##NAME(void *d, const void *s) {                                       \
+    uint16_t a, b; memcpy(&a, d, 2); memcpy(&b, s, 2); if (TOF(b) > TOF(a)) memcpy(d, &b, 2);  \
+  }                                                                                           \
+  static void scat_min_##NAME(void *d, const void *s) {                                       \
+    uint16_t a, b; memcpy(&a, d, 2); memcpy(&b, s, 2); if (TOF(b) < TOF(a)) memcpy(d, &b, 2);  \
+  }
+
+SCAT_HALF(f16, nn_f16_to_f32, nn_f32_to_f16)
+SCAT_HALF(bf16, nn_bf16_to_f32, nn_f32_to_bf16)
+
+static void scat_or_bool(void *d, const void *s) {
+  *(uint8_t *)d = (*(uint8_t *)d | *(const uint8_t *)s) != 0;
+}
+static void scat_and_bool(void *d, const void *s) {
+  *(uint8_t *)d = (*(uint8_t *)d && *(const uint8_t *)s);
+}
+
+static scat_fn scat_pick(nn_dtype dt, int red) {
+#define SCAT_CASE(DT, NAME)                                                                  \
+  case DT:                                                                                    \
+    return red == RED_ADD ? scat_add_##NAME : red == RED_MUL ? scat_mul_##NAME                \
+         : red == RED_MAX ? scat_max_##NAME : scat_min_##NAME;
+  switch (dt) {
+  SCAT_CASE(NN_DTYPE_FLOAT, f32)
+  SCAT_CASE(NN_DTYPE_DOUBLE, f64)
+  SCAT_CASE(NN_DTYPE_INT8, i8)
+  SCAT_CASE(NN_DTYPE_UINT8, u8)
+  SCAT_CASE(NN_DTYPE_INT16, i16)
+  SCAT_CASE(NN_DTYPE_UINT16, u16)
+  SCAT_CASE(NN_DTYPE_INT32, i32)
+  SCAT_CASE(NN_DTYPE_UINT32, u32)
+  SCAT_CASE(NN_DTYPE_INT64, i64)
+  SCAT_CASE(NN_DTYPE_UINT64, u64)
+  SCAT_CASE(NN_DTYPE_FLOAT16, f16)
+  SCAT_CASE(NN_DTYPE_BFLOAT16, bf16)
+  case NN_DTYPE_BOOL:
+    return red == RED_ADD || red == RED_MAX ? scat_or_bool : scat_and_bool;
+  default:
+    return NULL;
+  }
+#undef SCAT_CASE
+}
+
+static nn_status scat_reduction(nn_ctx *c, nn_node *n, int *red) {
+  *red = RED_NONE;
+  if (n->version < 16)
+    return NN_OK;
+  const char *s = nn_attr_string(n, "reduction", "none");
+  if (strcmp(s, "none") == 0)
+    *red = RED_NONE;
+  else if (strcmp(s, "add") == 0)
+    *red = RED_ADD;
+  else if (strcmp(s, "mul") == 0)
+    *red = RED_MUL;
+  else if (n->version >= 18 && strcmp(s, "max") == 0)
+    *red = RED_MAX;
+  else if (n->version >= 18 && strcmp(s, "min") == 0)
+    *red = RED_MIN;
+  else
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "reduction '%s' is not supported", s);
+  if (*red != RED_NONE && !scat_pick(n->x[0]->dtype, *red))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "reduction '%s' on %s is not supported", s,
+                   nn_dtype_name(n->x[0]->dtype));
+  return NN_OK;
+}
+
+typedef struct scat_priv {
+  int red;
+  size_t es;
+  int rank, axis;
+  int64_t len;
+  int64_t dstr[NN_MAX_RANK];     /* data element strides */
+} scat_priv;
+
+/* ---- ScatterElements / Scatter ----------------------------------------------------- */
+
+static nn_status scel_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0], *idx = shp_in(n, 1), *upd = shp_in(n, 2);
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  if (!idx || !upd)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "indices and updates are required");
+  if ((st = gat_check_index_type(c, idx)) != NN_OK)
+    return st;
+  if (upd->dtype != x->dtype)
+    return nn_fail(c, NN_ERR_DTYPE, "updates are %s, data is %s", nn_dtype_name(upd->dtype),
+                   nn_dtype_name(x->dtype));
+  int r = x->rank, axis;
+  if (r < 1 || idx->rank != r || upd->rank != r)
+    return nn_fail(c, NN_ERR_SHAPE, "data, indices and updates must have the same rank");
+  for (int d = 0; d < r; d++)
+    if (idx->dims[d] != upd->dims[d])
+      return nn_fail(c, NN_ERR_SHAPE, "indices and updates differ in shape");
+  int64_t a = nn_attr_int(n, "axis", 0);
+  if (!nn_norm_axis(a, r, &axis))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d", (long long)a, r);
+  for (int d = 0; d < r; d++)
+    if (d != axis && idx->dims[d] > x->dims[d])
+      return nn_fail(c, NN_ERR_SHAPE, "indices dim %d (%lld) exceeds data dim (%lld)", d,
+                     (long long)idx->dims[d], (long long)x->dims[d]);
+  scat_priv *p = nn_malloc(sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  if ((st = scat_reduction(c, n, &p->red)) != NN_OK)
+    return st;
+  p->es = es;
+  p->rank = r;
+  p->axis = axis;
+  p->len = x->dims[axis];
+  shp_strides(r, x->dims, p->dstr);
+  return nn_set_output(c, n->y[0], x->dtype, r, x->dims);
+}
+
+static nn_status scel_run(nn_ctx *c, nn_node *n) {
+  const scat_priv *p = n->priv;
+  nn_value *x = n->x[0], *idx = n->x[1], *upd = n->x[2], *y = n->y[0];
+  nn_status st = gat_check_indices(c, idx, p->len, idx->numel, 1);
+  if (st != NN_OK)
+    return st;
+  if (y->data != x->data)
+    memcpy(y->data, x->data, y->nbytes);
+  scat_fn fn = p->red == RED_NONE ? NULL : scat_pick(x->dtype, p->red);
+  unsigned char *yd = y->data;
+  const unsigned char *ud = upd->data;
+  int64_t cnt[NN_MAX_RANK] = {0};
+  const int r = p->rank;
+  for (int64_t t = 0; t < idx->numel; t++) {
+    int64_t off = 0;
+    for (int d = 0; d < r; d++)
+      off += (d == p->axis ? gat_index(idx, t, p->len) : cnt[d]) * p->dstr[d];
+    unsigned char *dst = yd + (size_t)off * p->es;
+    if (fn)
+      fn(dst, ud + (size_t)t * p->es);
+    else
+      gat_copy(dst, ud + (size_t)t * p->es, p->es);
+    for (int d = r - 1; d >= 0; d--) {
+      if (++cnt[d] < idx->dims[d])
+        break;
+      cnt[d] = 0;
+    }
+  }
+  return NN_OK;
+}
+
+/* ---- ScatterND ------------------------------------------------------------------------ */
+
+typedef struct snd_priv {
+  int red;
+  size_t es;
+  int k;
+  int64_t dims[NN_MAX_RANK];    /* data dims addressed by a tuple */
+  int64_t str[NN_MAX_RANK];     /* their strides, in slices */
+  int64_t slice;                /* elements per slice */
+  int64_t tuples;
+} snd_priv;
+
+static nn_status snd_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0], *idx = shp_in(n, 1), *upd = shp_in(n, 2);
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  if (!idx || !upd)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "indices and updates are required");
+  if ((st = gat_check_index_type(c, idx)) != NN_OK)
+    return st;
+  if (upd->dtype != x->dtype)
+    return nn_fail(c, NN_ERR_DTYPE, "updates are %s, data is %s", nn_dtype_name(upd->dtype),
+                   nn_dtype_name(x->dtype));
+  int r = x->rank, q = idx->rank;
+  if (r < 1 || q < 1)
+    return nn_fail(c, NN_ERR_SHAPE, "data and indices must have rank >= 1");
+  int64_t k = idx->dims[q - 1];
+  if (k < 1 || k > r)
+    return nn_fail(c, NN_ERR_SHAPE, "index tuples of length %lld do not fit data of rank %d",
+                   (long long)k, r);
+  /* updates: indices.shape[:-1] + data.shape[k:] */
+  int ur = q - 1 + r - (int)k;
+  bool ok = upd->rank == ur;
+  for (int d = 0; ok && d < q - 1; d++)
+    ok = upd->dims[d] == idx->dims[d];
+  for (int d = (int)k; ok && d < r; d++)
+    ok = upd->dims[q - 1 + d - k] == x->dims[d];
+  if (!ok)
+    return nn_fail(c, NN_ERR_SHAPE, "updates shape does not match indices and data");
+  snd_priv *p = nn_malloc(sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  if ((st = scat_reduction(c, n, &p->red)) != NN_OK)
+    return st;
+  p->es = es;
+  p->k = (int)k;
+  p->slice = nn_dims_numel(r - (int)k, x->dims + k);
+  p->tuples = nn_dims_numel(q - 1, idx->dims);
+  int64_t s = 1;
+  for (int d = (int)k - 1; d >= 0; d--) {
+    p->dims[d] = x->dims[d];
+    p->str[d] = s;
+    s *= p->dims[d];
+  }
+  return nn_set_output(c, n->y[0], x->dtype, r, x->dims);
+}
+
+static nn_status snd_run(nn_ctx *c, nn_node *n) {
+  const snd_priv *p = n->priv;
+  nn_value *x = n->x[0], *idx = n->x[1], *upd = n->x[2], *y = n->y[0];
+  for (int64_t t = 0; t < p->tuples; t++)
+    for (int j = 0; j < p->k; j++)
+      if (gat_index(idx, t * p->k + j, p->dims[j]) < 0)
+        return nn_fail(c, NN_ERR_RUNTIME, "index %lld is out of range for an axis of length %lld",
+                       (long long)shp_index_at(idx, t * p->k + j), (long long)p->dims[j]);
+  if (y->data != x->data)
+    memcpy(y->data, x->data, y->nbytes);
+  scat_fn fn = p->red == RED_NONE ? NULL : scat_pick(x->dtype, p->red);
+  unsigned char *yd = y->data;
+  const unsigned char *ud = upd->data;
+  const size_t sb = (size_t)p->slice * p->es;
+  for (int64_t t = 0; t < p->tuples; t++) {
+    int64_t off = 0;
+    for (int j = 0; j < p->k; j++)
+      off += gat_index(idx, t * p->k + j, p->dims[j]) * p->str[j];
+    unsigned char *dst = yd + (size_t)off * sb;
+    const unsigned char *src = ud + (size_t)t * sb;
+    if (!fn) {
+      memcpy(dst, src, sb);
+      continue;
+    }
+    for (int64_t e = 0; e < p->slice; e++)
+      fn(dst + (size_t)e * p->es, src + (size_t)e * p->es);
+  }
+  return NN_OK;
+}
+
+/* ---- OneHot ------------------------------------------------------------------------------ */
+
+typedef struct onehot_priv {
+  int64_t depth, outer, inner;
+  size_t es;
+} onehot_priv;
+
+static nn_status onehot_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *idx = n->x[0], *dv = shp_in(n, 1), *vals = shp_in(n, 2);
+  if (!dv || !vals)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "depth and values are required");
+  if (!dv->data)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "input 'depth' must be known when the model is prepared");
+  if (dv->numel != 1)
+    return nn_fail(c, NN_ERR_SHAPE, "depth must hold one value");
+  if (vals->numel != 2)
+    return nn_fail(c, NN_ERR_SHAPE, "values must hold two elements [off, on]");
+  if (!nn_dtype_is_int(idx->dtype) && !nn_dtype_is_float(idx->dtype))
+    return nn_fail(c, NN_ERR_DTYPE, "indices of type %s are not supported", nn_dtype_name(idx->dtype));
+  size_t es;
+  nn_status st = shp_elem_size(c, vals, &es);
+  if (st != NN_OK)
+    return st;
+  double dd = nn_value_get_double(dv, 0);
+  if (!(dd >= 1) || dd > 9.0e18)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "depth %g must be a positive count", dd);
+  int64_t depth = (int64_t)dd;
+  int q = idx->rank, axis;
+  if (q + 1 > NN_MAX_RANK)
+    return nn_fail(c, NN_ERR_LIMIT, "output rank %d exceeds %d", q + 1, NN_MAX_RANK);
+  int64_t a = nn_attr_int(n, "axis", -1);
+  if (!nn_norm_axis(a, q + 1, &axis))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d", (long long)a, q + 1);
+  int64_t od[NN_MAX_RANK];
+  for (int d = 0, k = 0; d < q + 1; d++)
+    od[d] = d == axis ? depth : idx->dims[k++];
+  onehot_priv *p = nn_malloc(sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  p->depth = depth;
+  p->outer = nn_dims_numel(axis, idx->dims);
+  p->inner = nn_dims_numel(q - axis, idx->dims + axis);
+  p->es = es;
+  return nn_set_output(c, n->y[0], vals->dtype, q + 1, od);
+}
+
+static nn_status onehot_run(nn_ctx *c, nn_node *n) {
+  (void)c;
+  const onehot_priv *p = n->priv;
+  nn_value *idx = n->x[0], *vals = n->x[2], *y = n->y[0];
+  const unsigned char *off = vals->data, *on = off + p->es;
+  unsigned char *yd = y->data;
+  shp_fill(yd, off, p->es, y->numel);
+  bool is_float = nn_dtype_is_float(idx->dtype);
+  for (int64_t o = 0; o < p->outer; o++) {
+    for (int64_t i = 0; i < p->inner; i++) {
+      int64_t t = o * p->inner + i, k;
+      if (is_float) {
+        double v = nn_value_get_double(idx, t);
+        if (!(v > -9.0e18 && v < 9.0e18))
+          continue;
+        k = (int64_t)v;
+      } else {
+        k = nn_value_get_int(idx, t);
+      }
+      if (k < 0)
+        k += p->depth;
+      if (k < 0 || k >= p->depth)
+        continue;
+      memcpy(yd + (size_t)((o * p->depth + k) * p->inner + i) * p->es, on, p->es);
+    }
+  }
+  return NN_OK;
+}
 
 const nn_op_def nn_ops_gather[] = {
+  {.name = "Gather", .versions = {1, 11}, .prepare = gather_prepare, .run = gather_run},
+  {.name = "GatherElements", .versions = {11}, .prepare = gel_prepare, .run = gel_run},
+  {.name = "GatherND", .versions = {11, 12}, .prepare = gnd_prepare, .run = gnd_run},
+  {.name = "ScatterElements", .versions = {11, 16, 18}, .prepare = scel_prepare, .run = scel_run},
+  {.name = "Scatter", .versions = {9}, .prepare = scel_prepare, .run = scel_run},
+  {.name = "ScatterND", .versions = {11, 16, 18}, .prepare = snd_prepare, .run = snd_run},
+  {.name = "OneHot", .versions = {9, 11}, .shape_inputs = 1u << 1,
+   .prepare = onehot_prepare, .run = onehot_run},
   {0},
 };

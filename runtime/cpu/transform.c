@@ -1,6 +1,982 @@
-/* transform.c - see ops.h for the ops of this family. */
-#include "cpu/ops.h"
+/* transform.c - ops that move elements to new positions: Transpose, Concat,
+ * Split, Slice, Pad, Tile, Expand, DepthToSpace, SpaceToDepth, Trilu,
+ * CenterCropPad, Compress, ReverseSequence.
+ *
+ * Every kernel works on element size, never on type.  Prepare compiles the
+ * index arithmetic into n->priv (a shp_copy walk or a shp_map gather, see
+ * shp_common.h) so that run is a sequence of memcpy calls over the longest
+ * contiguous runs the layouts allow.
+ *
+ * Negative axes are accepted in every opset: the spec only allows them from
+ * opset 11, but older exporters (PyTorch at opset 6-9) emitted them and
+ * other runtimes take them. */
+#include "cpu/shp_common.h"
+
+/* ---- Transpose ------------------------------------------------------------- */
+
+static nn_status transpose_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0];
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  int r = x->rank, cnt = 0;
+  int perm[NN_MAX_RANK];
+  const int64_t *pa = nn_attr_ints(n, "perm", &cnt);
+  if (pa) {
+    if (cnt != r)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "perm has %d entries for an input of rank %d", cnt, r);
+    bool seen[NN_MAX_RANK] = {false};
+    for (int i = 0; i < r; i++) {
+      if (pa[i] < 0 || pa[i] >= r || seen[pa[i]])
+        return nn_fail(c, NN_ERR_INVALID_MODEL, "perm is not a permutation of 0..%d", r - 1);
+      seen[pa[i]] = true;
+      perm[i] = (int)pa[i];
+    }
+  } else {
+    for (int i = 0; i < r; i++)
+      perm[i] = r - 1 - i;
+  }
+  int64_t istr[NN_MAX_RANK], od[NN_MAX_RANK], ss[NN_MAX_RANK];
+  shp_strides(r, x->dims, istr);
+  for (int i = 0; i < r; i++) {
+    od[i] = x->dims[perm[i]];
+    ss[i] = istr[perm[i]];
+  }
+  shp_copy *p = nn_malloc(sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  shp_copy_plan(p, es, r, od, ss, 0);
+  return nn_set_output(c, n->y[0], x->dtype, r, od);
+}
+
+/* Shared by every op whose priv is one shp_copy from input 0 to output 0. */
+static nn_status copy_run(nn_ctx *c, nn_node *n) {
+  shp_copy_run(c, n->priv, n->y[0]->data, n->x[0]->data);
+  return NN_OK;
+}
+
+/* Shared by every op whose priv is one shp_map from input 0 to output 0. */
+static nn_status map_run(nn_ctx *c, nn_node *n) {
+  shp_map_run(c, n->priv, n->y[0]->data, n->x[0]->data);
+  return NN_OK;
+}
+
+/* Build and attach a shp_map gather: maps[d] holds odims[d] source indices
+ * (or -1 for the constant) for every output dim; a rank-0 tensor is handled
+ * as shape [1]. */
+static nn_status map_attach(nn_ctx *c, nn_node *n, size_t es, int rank, const int64_t *odims,
+                            const int64_t *idims, int64_t *const *maps, const void *cval,
+                            shp_map **out) {
+  static const int64_t one = 1, zero = 0;
+  int64_t *const scalar_map[1] = {(int64_t *)&zero};
+  if (rank == 0) {
+    rank = 1;
+    odims = &one;
+    idims = &one;
+    maps = scalar_map;
+  }
+  int64_t nseg = shp_map_count_segs(maps[rank - 1], odims[rank - 1]);
+  shp_map *m = nn_malloc(shp_map_bytes(rank, odims, nseg));
+  if (!m)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = m;
+  shp_map_init(m, es, rank, odims, idims, maps[rank - 1], cval);
+  int64_t *mm = shp_map_maps(m);
+  for (int d = 0; d + 1 < rank; d++)
+    memcpy(mm + m->map_off[d], maps[d], (size_t)odims[d] * sizeof(int64_t));
+  if (out)
+    *out = m;
+  return NN_OK;
+}
+
+/* Scratch for the per-dim maps during prepare: one block, freed by the
+ * caller. */
+static int64_t *maps_alloc(nn_ctx *c, int rank, const int64_t *odims, int64_t **maps) {
+  int64_t total = 0;
+  for (int d = 0; d < rank; d++)
+    total += odims[d];
+  int64_t *buf = nn_malloc((size_t)(total ? total : 1) * sizeof(int64_t));
+  if (!buf) {
+    nn_fail(c, NN_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
+  int64_t off = 0;
+  for (int d = 0; d < rank; d++) {
+    maps[d] = buf + off;
+    off += odims[d];
+  }
+  return buf;
+}
+
+/* ---- Concat ---------------------------------------------------------------------- */
+
+typedef struct concat_part {
+  size_t off;            /* byte offset inside an output row */
+  size_t chunk;          /* bytes per outer row */
+} concat_part;
+
+typedef struct concat_priv {
+  int64_t outer;
+  size_t row;            /* output bytes per outer row */
+  int n;
+  concat_part part[];
+} concat_priv;
+
+static nn_status concat_prepare(nn_ctx *c, nn_node *n) {
+  if (n->n_in < 1 || !n->x[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs at least one input");
+  nn_value *x0 = n->x[0];
+  size_t es;
+  nn_status st = shp_elem_size(c, x0, &es);
+  if (st != NN_OK)
+    return st;
+  int r = x0->rank, axis;
+  if (r == 0)
+    return nn_fail(c, NN_ERR_SHAPE, "cannot concatenate scalars");
+  if (n->version >= 4 && !nn_attr_get(n, "axis"))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "attribute 'axis' is required");
+  int64_t a = nn_attr_int(n, "axis", 1);
+  if (!nn_norm_axis(a, r, &axis))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d", (long long)a, r);
+  int64_t od[NN_MAX_RANK];
+  memcpy(od, x0->dims, sizeof od);
+  od[axis] = 0;
+  for (int i = 0; i < n->n_in; i++) {
+    nn_value *xi = n->x[i];
+    if (!xi)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "input %d is missing", i);
+    if (xi->dtype != x0->dtype)
+      return nn_fail(c, NN_ERR_DTYPE, "input %d is %s, input 0 is %s", i, nn_dtype_name(xi->dtype),
+                     nn_dtype_name(x0->dtype));
+    if (xi->rank != r)
+      return nn_fail(c, NN_ERR_SHAPE, "input %d has rank %d, input 0 has rank %d", i, xi->rank, r);
+    for (int d = 0; d < r; d++)
+      if (d != axis && xi->dims[d] != x0->dims[d])
+        return nn_fail(c, NN_ERR_SHAPE, "input %d has dim %d = %lld, input 0 has %lld", i, d,
+                       (long long)xi->dims[d], (long long)x0->dims[d]);
+    od[axis] += xi->dims[axis];
+  }
+  if ((st = nn_set_output(c, n->y[0], x0->dtype, r, od)) != NN_OK)
+    return st;
+  concat_priv *p = nn_malloc(sizeof *p + (size_t)n->n_in * sizeof(concat_part));
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  int64_t inner = nn_dims_numel(r - axis - 1, od + axis + 1);
+  p->outer = nn_dims_numel(axis, od);
+  p->row = (size_t)(od[axis] * inner) * es;
+  p->n = n->n_in;
+  size_t off = 0;
+  for (int i = 0; i < n->n_in; i++) {
+    p->part[i].off = off;
+    p->part[i].chunk = (size_t)(n->x[i]->dims[axis] * inner) * es;
+    off += p->part[i].chunk;
+  }
+  return NN_OK;
+}
+
+typedef struct concat_job {
+  const concat_priv *p;
+  nn_node *n;
+} concat_job;
+
+static void concat_range(void *arg, int64_t begin, int64_t end) {
+  const concat_job *j = arg;
+  const concat_priv *p = j->p;
+  unsigned char *y = j->n->y[0]->data;
+  for (int64_t o = begin; o < end; o++) {
+    unsigned char *row = y + (size_t)o * p->row;
+    for (int i = 0; i < p->n; i++) {
+      size_t ch = p->part[i].chunk;
+      if (ch)
+        memcpy(row + p->part[i].off, (const unsigned char *)j->n->x[i]->data + (size_t)o * ch, ch);
+    }
+  }
+}
+
+static nn_status concat_run(nn_ctx *c, nn_node *n) {
+  const concat_priv *p = n->priv;
+  if (p->row == 0 || p->outer == 0)
+    return NN_OK;
+  concat_job j = {p, n};
+  nn_parallel_for(c, p->outer, shp_grain_rows(p->row), concat_range, &j);
+  return NN_OK;
+}
+
+/* ---- Split ------------------------------------------------------------------------- */
+
+typedef struct split_priv {
+  int64_t outer;
+  size_t row;            /* input bytes per outer row */
+  int n;
+  concat_part part[];
+} split_priv;
+
+static nn_status split_sizes(nn_ctx *c, nn_node *n, int64_t dim, int64_t *sizes) {
+  int no = n->n_out, cnt = 0;
+  nn_value *sv = shp_in(n, 1);
+  bool from_input = n->version >= 13 || (n->version < 2 && sv);
+  if (from_input && sv) {
+    if (!sv->data)
+      return nn_fail(c, NN_ERR_UNSUPPORTED, "input 'split' must be known when the model is prepared");
+    if (!nn_dtype_is_int(sv->dtype) || sv->rank > 1)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "input 'split' must be a 1-D integer tensor");
+    if (sv->numel != no)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "split has %lld entries for %d outputs",
+                     (long long)sv->numel, no);
+    for (int i = 0; i < no; i++)
+      sizes[i] = nn_value_get_int(sv, i);
+    cnt = no;
+  } else if (!from_input) {
+    const int64_t *a = nn_attr_ints(n, "split", &cnt);
+    if (a) {
+      if (cnt != no)
+        return nn_fail(c, NN_ERR_INVALID_MODEL, "split has %d entries for %d outputs", cnt, no);
+      memcpy(sizes, a, (size_t)cnt * sizeof *sizes);
+    }
+  }
+  if (cnt) {
+    int64_t sum = 0;
+    for (int i = 0; i < no; i++) {
+      if (sizes[i] < 0)
+        return nn_fail(c, NN_ERR_INVALID_MODEL, "split[%d] = %lld is negative", i, (long long)sizes[i]);
+      sum += sizes[i];
+      if (sum > dim)
+        break;
+    }
+    if (sum != dim)
+      return nn_fail(c, NN_ERR_SHAPE, "split sizes do not add up to the axis length %lld",
+                     (long long)dim);
+    return NN_OK;
+  }
+  const nn_attr *na = n->version >= 18 ? nn_attr_get(n, "num_outputs") : NULL;
+  if (na) {
+    if (na->i != no)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "num_outputs = %lld but the node has %d outputs",
+                     (long long)na->i, no);
+    int64_t chunk = (dim + no - 1) / no;
+    for (int i = 0; i < no; i++) {
+      int64_t left = dim - chunk * i;
+      sizes[i] = left < chunk ? left : chunk;
+      if (sizes[i] < 0)
+        return nn_fail(c, NN_ERR_SHAPE, "cannot split %lld into %d chunks of %lld", (long long)dim,
+                       no, (long long)chunk);
+    }
+    return NN_OK;
+  }
+  if (dim % no != 0)
+    return nn_fail(c, NN_ERR_SHAPE, "axis length %lld does not split evenly into %d outputs",
+                   (long long)dim, no);
+  for (int i = 0; i < no; i++)
+    sizes[i] = dim / no;
+  return NN_OK;
+}
+
+static nn_status split_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0];
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  int r = x->rank, axis, no = n->n_out;
+  if (no < 1)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs at least one output");
+  int64_t a = nn_attr_int(n, "axis", 0);
+  if (!nn_norm_axis(a, r, &axis))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d", (long long)a, r);
+  split_priv *p = nn_malloc(sizeof *p + (size_t)no * sizeof(concat_part));
+  int64_t *sizes = nn_malloc((size_t)no * sizeof *sizes);
+  if (!p || !sizes) {
+    nn_free(p);
+    nn_free(sizes);
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  }
+  n->priv = p;
+  st = split_sizes(c, n, x->dims[axis], sizes);
+  int64_t inner = nn_dims_numel(r - axis - 1, x->dims + axis + 1);
+  p->outer = nn_dims_numel(axis, x->dims);
+  p->row = (size_t)(x->dims[axis] * inner) * es;
+  p->n = no;
+  size_t off = 0;
+  for (int i = 0; i < no && st == NN_OK; i++) {
+    p->part[i].off = off;
+    p->part[i].chunk = (size_t)(sizes[i] * inner) * es;
+    off += p->part[i].chunk;
+    nn_value *y = n->y[i];
+    if (!y)
+      continue;
+    int64_t od[NN_MAX_RANK];
+    memcpy(od, x->dims, sizeof od);
+    od[axis] = sizes[i];
+    st = nn_set_output(c, y, x->dtype, r, od);
+  }
+  nn_free(sizes);
+  return st;
+}
+
+typedef struct split_job {
+  const split_priv *p;
+  nn_node *n;
+} split_job;
+
+static void split_range(void *arg, int64_t begin, int64_t end) {
+  const split_job *j = arg;
+  const split_priv *p = j->p;
+  const unsigned char *x = j->n->x[0]->data;
+  for (int64_t o = begin; o < end; o++) {
+    const unsigned char *row = x + (size_t)o * p->row;
+    for (int i = 0; i < p->n; i++) {
+      size_t ch = p->part[i].chunk;
+      nn_value *y = j->n->y[i];
+      if (ch && y)
+        memcpy((unsigned char *)y->data + (size_t)o * ch, row + p->part[i].off, ch);
+    }
+  }
+}
+
+static nn_status split_run(nn_ctx *c, nn_node *n) {
+  const split_priv *p = n->priv;
+  if (p->row == 0 || p->outer == 0)
+    return NN_OK;
+  split_job j = {p, n};
+  nn_parallel_for(c, p->outer, shp_grain_rows(p->row), split_range, &j);
+  return NN_OK;
+}
+
+/* ---- Slice ---------------------------------------------------------------------------- */
+
+/* Clamp one axis the way ONNX defines it and return the element count. */
+static int64_t slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first) {
+  if (start < 0)
+    start += dim;
+  if (end < 0)
+    end += dim;
+  uint64_t span, ustep;
+  if (step > 0) {
+    start = start < 0 ? 0 : start > dim ? dim : start;
+    end = end < 0 ? 0 : end > dim ? dim : end;
+    *first = start;
+    if (end <= start)
+      return 0;
+    span = (uint64_t)(end - start);
+    ustep = (uint64_t)step;
+  } else {
+    start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
+    end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
+    *first = start;
+    if (start <= end)
+      return 0;
+    span = (uint64_t)(start - end);
+    ustep = (uint64_t)0 - (uint64_t)step;
+  }
+  return (int64_t)(span / ustep + (span % ustep != 0));
+}
+
+static nn_status slice_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0];
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  int r = x->rank;
+  int64_t starts[NN_MAX_RANK], ends[NN_MAX_RANK], axes[NN_MAX_RANK], steps[NN_MAX_RANK];
+  int ns = 0, ne = 0, na = -1, nst = -1;
+  if (n->version < 10) {
+    const int64_t *a = nn_attr_ints(n, "starts", &ns);
+    const int64_t *b = nn_attr_ints(n, "ends", &ne);
+    if (ns > NN_MAX_RANK || ne > NN_MAX_RANK)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "starts/ends have more entries than the rank");
+    if (a)
+      memcpy(starts, a, (size_t)ns * sizeof *a);
+    if (b)
+      memcpy(ends, b, (size_t)ne * sizeof *b);
+    int cnt;
+    const int64_t *ax = nn_attr_ints(n, "axes", &cnt);
+    if (ax) {
+      if (cnt > NN_MAX_RANK)
+        return nn_fail(c, NN_ERR_INVALID_MODEL, "too many axes");
+      memcpy(axes, ax, (size_t)cnt * sizeof *ax);
+      na = cnt;
+    }
+  } else {
+    if ((st = shp_get_ints(c, shp_in(n, 1), "starts", starts, NN_MAX_RANK, &ns)) != NN_OK ||
+        (st = shp_get_ints(c, shp_in(n, 2), "ends", ends, NN_MAX_RANK, &ne)) != NN_OK)
+      return st;
+    if (shp_in(n, 3) && (st = shp_get_ints(c, shp_in(n, 3), "axes", axes, NN_MAX_RANK, &na)) != NN_OK)
+      return st;
+    if (shp_in(n, 4) && (st = shp_get_ints(c, shp_in(n, 4), "steps", steps, NN_MAX_RANK, &nst)) != NN_OK)
+      return st;
+  }
+  if (ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "starts, ends, axes and steps differ in length");
+  if (ns > r)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "%d slice entries for an input of rank %d", ns, r);
+  int ax[NN_MAX_RANK];
+  if (na < 0) {
+    for (int i = 0; i < ns; i++)
+      ax[i] = i;
+  } else if ((st = shp_norm_axes(c, axes, ns, r, ax, "axes")) != NN_OK) {
+    return st;
+  }
+  int64_t b[NN_MAX_RANK], e[NN_MAX_RANK], s[NN_MAX_RANK];
+  for (int d = 0; d < r; d++) {
+    b[d] = 0;
+    e[d] = x->dims[d];
+    s[d] = 1;
+  }
+  for (int i = 0; i < ns; i++) {
+    int64_t step = nst >= 0 ? steps[i] : 1;
+    if (step == 0)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "step of axis %d is 0", ax[i]);
+    b[ax[i]] = starts[i];
+    e[ax[i]] = ends[i];
+    s[ax[i]] = step;
+  }
+  int64_t od[NN_MAX_RANK], istr[NN_MAX_RANK], ss[NN_MAX_RANK], off = 0;
+  shp_strides(r, x->dims, istr);
+  bool empty = false;
+  for (int d = 0; d < r; d++) {
+    int64_t first;
+    od[d] = slice_axis(x->dims[d], b[d], e[d], s[d], &first);
+    empty = empty || od[d] == 0;
+    /* the stride of a one-element axis is never used: keep it in range */
+    ss[d] = od[d] > 1 ? istr[d] * s[d] : istr[d];
+    off += first * istr[d];
+  }
+  shp_copy *p = nn_malloc(sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  shp_copy_plan(p, es, r, od, ss, empty ? 0 : off);
+  return nn_set_output(c, n->y[0], x->dtype, r, od);
+}
+
+/* ---- Pad ------------------------------------------------------------------------------- */
+
+enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
+
+/* Source index of virtual coordinate v (v = output index - begin pad). */
+static int64_t pad_src(int mode, int64_t v, int64_t d) {
+  if (v >= 0 && v < d)
+    return v;
+  switch (mode) {
+  case PAD_EDGE:
+    return v < 0 ? 0 : d - 1;
+  case PAD_WRAP: {
+    int64_t m = v % d;
+    return m < 0 ? m + d : m;
+  }
+  case PAD_REFLECT: {
+    if (d == 1)
+      return 0;
+    int64_t period = 2 * (d - 1);
+    int64_t m = v % period;
+    if (m < 0)
+      m += period;
+    return m < d ? m : period - m;
+  }
+  default:
+    return -1;
+  }
+}
+
+static nn_status pad_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0];
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  int r = x->rank;
+  const char *ms = nn_attr_string(n, "mode", "constant");
+  int mode;
+  if (strcmp(ms, "constant") == 0)
+    mode = PAD_CONSTANT;
+  else if (strcmp(ms, "reflect") == 0)
+    mode = PAD_REFLECT;
+  else if (strcmp(ms, "edge") == 0)
+    mode = PAD_EDGE;
+  else if (strcmp(ms, "wrap") == 0)
+    mode = PAD_WRAP;
+  else
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "mode '%s' is not supported", ms);
+
+  int64_t raw[2 * NN_MAX_RANK], axes_v[NN_MAX_RANK];
+  int np = 0, na = -1;
+  unsigned char cval[16] = {0};
+  if (n->version < 11) {
+    const int64_t *a = nn_attr_ints(n, n->version < 2 ? "paddings" : "pads", &np);
+    if (!a && n->version < 2)
+      a = nn_attr_ints(n, "pads", &np);
+    if (np > 2 * NN_MAX_RANK)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "too many pads");
+    if (a)
+      memcpy(raw, a, (size_t)np * sizeof *a);
+    shp_store_double(x->dtype, nn_attr_float(n, "value", 0.0f), cval);
+  } else {
+    if ((st = shp_get_ints(c, shp_in(n, 1), "pads", raw, 2 * NN_MAX_RANK, &np)) != NN_OK)
+      return st;
+    if (n->version >= 18 && shp_in(n, 3) &&
+        (st = shp_get_ints(c, shp_in(n, 3), "axes", axes_v, NN_MAX_RANK, &na)) != NN_OK)
+      return st;
+    nn_value *cv = shp_in(n, 2);
+    if (cv && cv->dtype != x->dtype)
+      return nn_fail(c, NN_ERR_DTYPE, "constant_value is %s, data is %s", nn_dtype_name(cv->dtype),
+                     nn_dtype_name(x->dtype));
+    if (cv && cv->numel > 1)
+      return nn_fail(c, NN_ERR_SHAPE, "constant_value must be a scalar");
+  }
+  int ax[NN_MAX_RANK], nax = na >= 0 ? na : r;
+  if (na >= 0) {
+    if ((st = shp_norm_axes(c, axes_v, na, r, ax, "axes")) != NN_OK)
+      return st;
+  } else {
+    for (int i = 0; i < r; i++)
+      ax[i] = i;
+  }
+  if (np != 2 * nax)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "pads has %d values, expected %d", np, 2 * nax);
+  int64_t pb[NN_MAX_RANK] = {0}, pe[NN_MAX_RANK] = {0}, od[NN_MAX_RANK];
+  for (int i = 0; i < nax; i++) {
+    pb[ax[i]] = raw[i];
+    pe[ax[i]] = raw[i + nax];
+  }
+  for (int d = 0; d < r; d++) {
+    int64_t t;
+    if (__builtin_add_overflow(x->dims[d], pb[d], &t) || __builtin_add_overflow(t, pe[d], &od[d]) ||
+        od[d] < 0)
+      return nn_fail(c, NN_ERR_SHAPE, "pads of axis %d give a negative or huge size", d);
+    if (mode != PAD_CONSTANT && x->dims[d] == 0 && od[d] > 0)
+      return nn_fail(c, NN_ERR_SHAPE, "cannot pad the empty axis %d in mode '%s'", d, ms);
+  }
+  if ((st = nn_set_output(c, n->y[0], x->dtype, r, od)) != NN_OK)
+    return st;
+  int64_t *maps[NN_MAX_RANK];
+  int64_t *buf = maps_alloc(c, r, od, maps);
+  if (!buf)
+    return NN_ERR_NOMEM;
+  for (int d = 0; d < r; d++)
+    for (int64_t j = 0; j < od[d]; j++)
+      maps[d][j] = pad_src(mode, j - pb[d], x->dims[d]);
+  st = map_attach(c, n, es, r, od, x->dims, maps, cval, NULL);
+  nn_free(buf);
+  return st;
+}
+
+static nn_status pad_run(nn_ctx *c, nn_node *n) {
+  shp_map *m = n->priv;
+  nn_value *cv = n->version >= 11 ? shp_in(n, 2) : NULL;
+  if (cv && cv->numel == 1)
+    memcpy(m->cval, cv->data, m->es);
+  shp_map_run(c, m, n->y[0]->data, n->x[0]->data);
+  return NN_OK;
+}
+
+/* ---- Tile ------------------------------------------------------------------------------- */
+
+static nn_status tile_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0];
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  int r = x->rank, cnt;
+  int64_t rep[NN_MAX_RANK], od[NN_MAX_RANK];
+  if ((st = shp_get_ints(c, shp_in(n, 1), "repeats", rep, NN_MAX_RANK, &cnt)) != NN_OK)
+    return st;
+  if (cnt != r)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "repeats has %d values for an input of rank %d", cnt, r);
+  for (int d = 0; d < r; d++) {
+    if (rep[d] < 0)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "repeats[%d] = %lld is negative", d, (long long)rep[d]);
+    if (nn_mul_overflow_i64(x->dims[d], rep[d], &od[d]))
+      return nn_fail(c, NN_ERR_LIMIT, "output dimension %d overflows", d);
+  }
+  if ((st = nn_set_output(c, n->y[0], x->dtype, r, od)) != NN_OK)
+    return st;
+  int64_t *maps[NN_MAX_RANK];
+  int64_t *buf = maps_alloc(c, r, od, maps);
+  if (!buf)
+    return NN_ERR_NOMEM;
+  for (int d = 0; d < r; d++)
+    for (int64_t j = 0; j < od[d]; j++)
+      maps[d][j] = j % x->dims[d];
+  st = map_attach(c, n, es, r, od, x->dims, maps, NULL, NULL);
+  nn_free(buf);
+  return st;
+}
+
+/* ---- Expand ------------------------------------------------------------------------------ */
+
+static nn_status expand_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0];
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  int64_t shape[NN_MAX_RANK], od[NN_MAX_RANK], id[NN_MAX_RANK];
+  int cnt, r;
+  if ((st = shp_get_ints(c, shp_in(n, 1), "shape", shape, NN_MAX_RANK, &cnt)) != NN_OK)
+    return st;
+  for (int i = 0; i < cnt; i++)
+    if (shape[i] < 0)
+      return nn_fail(c, NN_ERR_SHAPE, "shape[%d] = %lld is negative", i, (long long)shape[i]);
+  if (nn_broadcast_shape(x->rank, x->dims, cnt, shape, &r, od) != NN_OK)
+    return nn_fail(c, NN_ERR_SHAPE, "input shape does not broadcast to the requested shape");
+  if ((st = nn_set_output(c, n->y[0], x->dtype, r, od)) != NN_OK)
+    return st;
+  for (int d = 0; d < r; d++) {
+    int k = d - (r - x->rank);
+    id[d] = k >= 0 ? x->dims[k] : 1;
+  }
+  int64_t *maps[NN_MAX_RANK];
+  int64_t *buf = maps_alloc(c, r, od, maps);
+  if (!buf)
+    return NN_ERR_NOMEM;
+  for (int d = 0; d < r; d++)
+    for (int64_t j = 0; j < od[d]; j++)
+      maps[d][j] = id[d] == 1 ? 0 : j;
+  st = map_attach(c, n, es, r, od, id, maps, NULL, NULL);
+  nn_free(buf);
+  return st;
+}
+
+/* ---- DepthToSpace / SpaceToDepth ------------------------------------------------------------ */
+
+static nn_status d2s_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0];
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  if (x->rank != 4)
+    return nn_fail(c, NN_ERR_SHAPE, "input must be 4-D, got rank %d", x->rank);
+  int64_t b = nn_attr_int(n, "blocksize", 0);
+  if (b <= 0 || b > INT32_MAX)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "blocksize must be positive");
+  const char *mode = n->version >= 11 ? nn_attr_string(n, "mode", "DCR") : "DCR";
+  bool crd = strcmp(mode, "CRD") == 0;
+  if (!crd && strcmp(mode, "DCR") != 0)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "mode '%s' is not supported", mode);
+  int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+  if (C % (b * b) != 0)
+    return nn_fail(c, NN_ERR_SHAPE, "channels (%lld) are not a multiple of blocksize^2",
+                   (long long)C);
+  int64_t Cp = C / (b * b);
+  int64_t od[4] = {N, Cp, H * b, W * b};
+  if ((st = nn_set_output(c, n->y[0], x->dtype, 4, od)) != NN_OK)
+    return st;
+  /* output viewed as [N, C', H, b1, W, b2] */
+  int64_t d6[6] = {N, Cp, H, b, W, b}, s6[6];
+  if (crd) {
+    /* input viewed as [N, C', b1, b2, H, W] */
+    int64_t s[6] = {C * H * W, b * b * H * W, b * H * W, H * W, W, 1};
+    int64_t t[6] = {s[0], s[1], s[4], s[2], s[5], s[3]};
+    memcpy(s6, t, sizeof t);
+  } else {
+    /* input viewed as [N, b1, b2, C', H, W] */
+    int64_t s[6] = {C * H * W, b * Cp * H * W, Cp * H * W, H * W, W, 1};
+    int64_t t[6] = {s[0], s[3], s[4], s[1], s[5], s[2]};
+    memcpy(s6, t, sizeof t);
+  }
+  shp_copy *p = nn_malloc(sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  shp_copy_plan(p, es, 6, d6, s6, 0);
+  return NN_OK;
+}
+
+static nn_status s2d_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0];
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  if (x->rank != 4)
+    return nn_fail(c, NN_ERR_SHAPE, "input must be 4-D, got rank %d", x->rank);
+  int64_t b = nn_attr_int(n, "blocksize", 0);
+  if (b <= 0 || b > INT32_MAX)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "blocksize must be positive");
+  int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+  if (H % b != 0 || W % b != 0)
+    return nn_fail(c, NN_ERR_SHAPE, "height and width must be multiples of blocksize %lld",
+                   (long long)b);
+  int64_t Ho = H / b, Wo = W / b, Co;
+  if (nn_mul_overflow_i64(b, b, &Co) || nn_mul_overflow_i64(C, Co, &Co))
+    return nn_fail(c, NN_ERR_LIMIT, "output channels overflow");
+  int64_t od[4] = {N, Co, Ho, Wo};
+  if ((st = nn_set_output(c, n->y[0], x->dtype, 4, od)) != NN_OK)
+    return st;
+  /* input viewed as [N, C, H', b1, W', b2]; output as [N, b1, b2, C, H', W'] */
+  int64_t s[6] = {C * H * W, H * W, b * W, W, b, 1};
+  int64_t d6[6] = {N, b, b, C, Ho, Wo};
+  int64_t s6[6] = {s[0], s[3], s[5], s[1], s[2], s[4]};
+  shp_copy *p = nn_malloc(sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  shp_copy_plan(p, es, 6, d6, s6, 0);
+  return NN_OK;
+}
+
+/* ---- Trilu -------------------------------------------------------------------------------------- */
+
+static nn_status trilu_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0];
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  if (x->rank < 2)
+    return nn_fail(c, NN_ERR_SHAPE, "input must have rank >= 2, got %d", x->rank);
+  nn_value *k = shp_in(n, 1);
+  if (k && (!nn_dtype_is_int(k->dtype) || k->numel != 1))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "k must be an integer scalar");
+  return nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims);
+}
+
+typedef struct trilu_job {
+  const unsigned char *x;
+  unsigned char *y;
+  int64_t rows, cols, k;
+  size_t es;
+  bool upper;
+} trilu_job;
+
+static void trilu_range(void *arg, int64_t begin, int64_t end) {
+  const trilu_job *j = arg;
+  const size_t es = j->es, row_bytes = (size_t)j->cols * es;
+  for (int64_t r = begin; r < end; r++) {
+    int64_t i = r % j->rows;
+    /* keep columns [lo, hi): upper keeps col - i >= k, lower col - i <= k */
+    int64_t lo = 0, hi = j->cols;
+    if (j->upper)
+      lo = i + j->k < 0 ? 0 : i + j->k > j->cols ? j->cols : i + j->k;
+    else
+      hi = i + j->k + 1 < 0 ? 0 : i + j->k + 1 > j->cols ? j->cols : i + j->k + 1;
+    unsigned char *dy = j->y + (size_t)r * row_bytes;
+    const unsigned char *dx = j->x + (size_t)r * row_bytes;
+    if (lo > 0)
+      memset(dy, 0, (size_t)lo * es);
+    if (hi > lo && dy != dx)
+      memcpy(dy + (size_t)lo * es, dx + (size_t)lo * es, (size_t)(hi - lo) * es);
+    if (hi < j->cols)
+      memset(dy + (size_t)hi * es, 0, (size_t)(j->cols - hi) * es);
+  }
+}
+
+static nn_status trilu_run(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0], *y = n->y[0], *kv = shp_in(n, 1);
+  int64_t k = kv ? nn_value_get_int(kv, 0) : 0;
+  /* keep k far from the int64 limits: beyond +-cols/rows nothing changes */
+  int64_t lim = x->dims[x->rank - 1] + x->dims[x->rank - 2] + 1;
+  k = k > lim ? lim : k < -lim ? -lim : k;
+  trilu_job j = {x->data, y->data, x->dims[x->rank - 2], x->dims[x->rank - 1], k,
+                 nn_dtype_size(x->dtype), nn_attr_int(n, "upper", 1) != 0};
+  if (j.rows == 0 || j.cols == 0 || y->numel == 0)
+    return NN_OK;
+  nn_parallel_for(c, y->numel / j.cols, shp_grain_rows((size_t)j.cols * j.es), trilu_range, &j);
+  return NN_OK;
+}
+
+/* ---- CenterCropPad ------------------------------------------------------------------------------ */
+
+static nn_status ccp_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0];
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  int r = x->rank, cnt, na = 0;
+  int64_t shape[NN_MAX_RANK];
+  if ((st = shp_get_ints(c, shp_in(n, 1), "shape", shape, NN_MAX_RANK, &cnt)) != NN_OK)
+    return st;
+  const int64_t *axes = nn_attr_ints(n, "axes", &na);
+  int ax[NN_MAX_RANK];
+  if (axes) {
+    if (na > r)
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "%d axes for an input of rank %d", na, r);
+    if ((st = shp_norm_axes(c, axes, na, r, ax, "axes")) != NN_OK)
+      return st;
+  } else {
+    na = r;
+    for (int i = 0; i < r; i++)
+      ax[i] = i;
+  }
+  if (cnt != na)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "shape has %d values for %d axes", cnt, na);
+  int64_t od[NN_MAX_RANK], off[NN_MAX_RANK];
+  for (int d = 0; d < r; d++) {
+    od[d] = x->dims[d];
+    off[d] = 0;
+  }
+  for (int i = 0; i < na; i++) {
+    int d = ax[i];
+    if (shape[i] < 0)
+      return nn_fail(c, NN_ERR_SHAPE, "shape[%d] = %lld is negative", i, (long long)shape[i]);
+    od[d] = shape[i];
+    /* crop: start (in - out) / 2 into the input; pad: (out - in) / 2 before */
+    off[d] = x->dims[d] >= od[d] ? (x->dims[d] - od[d]) / 2 : -((od[d] - x->dims[d]) / 2);
+  }
+  if ((st = nn_set_output(c, n->y[0], x->dtype, r, od)) != NN_OK)
+    return st;
+  int64_t *maps[NN_MAX_RANK];
+  int64_t *buf = maps_alloc(c, r, od, maps);
+  if (!buf)
+    return NN_ERR_NOMEM;
+  for (int d = 0; d < r; d++)
+    for (int64_t j = 0; j < od[d]; j++) {
+      int64_t s = j + off[d];
+      maps[d][j] = s >= 0 && s < x->dims[d] ? s : -1;
+    }
+  st = map_attach(c, n, es, r, od, x->dims, maps, NULL, NULL);
+  nn_free(buf);
+  return st;
+}
+
+/* ---- Compress ------------------------------------------------------------------------------------- */
+
+typedef struct compress_priv {
+  int64_t outer, len;       /* input axis length */
+  size_t inner;             /* bytes per selected slice */
+  int64_t nsel;
+  int64_t sel[];
+} compress_priv;
+
+static nn_status compress_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0], *cond = shp_in(n, 1);
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  if (!cond || !cond->data)
+    return nn_fail(c, NN_ERR_UNSUPPORTED,
+                   "the output shape depends on 'condition', which is not known when the model is prepared");
+  if (cond->rank != 1)
+    return nn_fail(c, NN_ERR_SHAPE, "condition must be 1-D");
+  const nn_attr *aa = nn_attr_get(n, "axis");
+  int axis = 0;
+  int64_t outer = 1, len = x->numel, inner = 1;
+  if (aa) {
+    if (!nn_norm_axis(aa->i, x->rank, &axis))
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d",
+                     (long long)aa->i, x->rank);
+    outer = nn_dims_numel(axis, x->dims);
+    len = x->dims[axis];
+    inner = nn_dims_numel(x->rank - axis - 1, x->dims + axis + 1);
+  }
+  int64_t nsel = 0;
+  for (int64_t i = 0; i < cond->numel; i++) {
+    if (!nn_value_get_int(cond, i))
+      continue;
+    if (i >= len)
+      return nn_fail(c, NN_ERR_SHAPE, "condition selects index %lld beyond the axis length %lld",
+                     (long long)i, (long long)len);
+    nsel++;
+  }
+  compress_priv *p = nn_malloc(sizeof *p + (size_t)nsel * sizeof(int64_t));
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  p->outer = outer;
+  p->len = len;
+  p->inner = (size_t)inner * es;
+  p->nsel = 0;
+  for (int64_t i = 0; i < cond->numel && i < len; i++)
+    if (nn_value_get_int(cond, i))
+      p->sel[p->nsel++] = i;
+  int64_t od[NN_MAX_RANK];
+  if (!aa)
+    return nn_set_output(c, n->y[0], x->dtype, 1, &nsel);
+  memcpy(od, x->dims, sizeof od);
+  od[axis] = nsel;
+  return nn_set_output(c, n->y[0], x->dtype, x->rank, od);
+}
+
+static nn_status compress_run(nn_ctx *c, nn_node *n) {
+  (void)c;
+  const compress_priv *p = n->priv;
+  const unsigned char *x = n->x[0]->data;
+  unsigned char *y = n->y[0]->data;
+  if (p->inner == 0)
+    return NN_OK;
+  for (int64_t o = 0; o < p->outer; o++) {
+    const unsigned char *xs = x + (size_t)(o * p->len) * p->inner;
+    for (int64_t k = 0; k < p->nsel; k++) {
+      memcpy(y, xs + (size_t)p->sel[k] * p->inner, p->inner);
+      y += p->inner;
+    }
+  }
+  return NN_OK;
+}
+
+/* ---- ReverseSequence ------------------------------------------------------------------------------ */
+
+static nn_status revseq_prepare(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0], *lens = shp_in(n, 1);
+  size_t es;
+  nn_status st = shp_elem_size(c, x, &es);
+  if (st != NN_OK)
+    return st;
+  if (x->rank < 2)
+    return nn_fail(c, NN_ERR_SHAPE, "input must have rank >= 2");
+  int64_t ba = nn_attr_int(n, "batch_axis", 1), ta = nn_attr_int(n, "time_axis", 0);
+  if (!((ba == 0 && ta == 1) || (ba == 1 && ta == 0)))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "batch_axis and time_axis must be 0 and 1 in some order");
+  if (!lens || !shp_is_index_dtype(lens->dtype) || lens->rank != 1 || lens->dims[0] != x->dims[ba])
+    return nn_fail(c, NN_ERR_SHAPE, "sequence_lens must be a 1-D integer tensor of the batch size");
+  return nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims);
+}
+
+static nn_status revseq_run(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0], *lens = n->x[1];
+  bool time_major = nn_attr_int(n, "time_axis", 0) == 0;
+  int64_t T = x->dims[time_major ? 0 : 1], B = x->dims[time_major ? 1 : 0];
+  size_t inner = (size_t)nn_dims_numel(x->rank - 2, x->dims + 2) * nn_dtype_size(x->dtype);
+  for (int64_t b = 0; b < B; b++) {
+    int64_t l = shp_index_at(lens, b);
+    if (l < 0 || l > T)
+      return nn_fail(c, NN_ERR_RUNTIME, "sequence_lens[%lld] = %lld is outside [0, %lld]",
+                     (long long)b, (long long)l, (long long)T);
+  }
+  const unsigned char *xs = x->data;
+  unsigned char *ys = n->y[0]->data;
+  if (inner == 0)
+    return NN_OK;
+  for (int64_t b = 0; b < B; b++) {
+    int64_t l = shp_index_at(lens, b);
+    for (int64_t t = 0; t < T; t++) {
+      int64_t s = t < l ? l - 1 - t : t;
+      size_t od = (size_t)(time_major ? t * B + b : b * T + t) * inner;
+      size_t os = (size_t)(time_major ? s * B + b : b * T + s) * inner;
+      memcpy(ys + od, xs + os, inner);
+    }
+  }
+  return NN_OK;
+}
 
 const nn_op_def nn_ops_transform[] = {
+  {.name = "Transpose", .versions = {1}, .prepare = transpose_prepare, .run = copy_run},
+  {.name = "Concat", .versions = {1, 4, 11}, .prepare = concat_prepare, .run = concat_run},
+  {.name = "Split", .versions = {1, 2, 11, 13, 18}, .shape_inputs = 1u << 1,
+   .prepare = split_prepare, .run = split_run},
+  {.name = "Slice", .versions = {1, 10}, .shape_inputs = 0x1eu,
+   .prepare = slice_prepare, .run = copy_run},
+  {.name = "Pad", .versions = {1, 2, 11, 18, 19}, .shape_inputs = (1u << 1) | (1u << 3),
+   .prepare = pad_prepare, .run = pad_run},
+  {.name = "Tile", .versions = {6}, .shape_inputs = 1u << 1, .prepare = tile_prepare, .run = map_run},
+  {.name = "Expand", .versions = {8}, .shape_inputs = 1u << 1,
+   .prepare = expand_prepare, .run = map_run},
+  {.name = "DepthToSpace", .versions = {1, 11}, .prepare = d2s_prepare, .run = copy_run},
+  {.name = "SpaceToDepth", .versions = {1}, .prepare = s2d_prepare, .run = copy_run},
+  {.name = "Trilu", .versions = {14}, .flags = NN_OP_ELEMENTWISE,
+   .prepare = trilu_prepare, .run = trilu_run},
+  {.name = "CenterCropPad", .versions = {18}, .shape_inputs = 1u << 1,
+   .prepare = ccp_prepare, .run = map_run},
+  {.name = "Compress", .versions = {9, 11}, .shape_inputs = 1u << 1,
+   .prepare = compress_prepare, .run = compress_run},
+  {.name = "ReverseSequence", .versions = {10}, .prepare = revseq_prepare, .run = revseq_run},
   {0},
 };
