@@ -41,7 +41,7 @@ int nn_graph_opset(const nn_graph *g, const char *domain) {
   return 0;
 }
 
-static void attr_free(nn_attr *a) {
+void nn_attr_free(nn_attr *a) {
   nn_free(a->name);
   nn_free(a->s);
   nn_free(a->floats);
@@ -66,7 +66,7 @@ void nn_graph_free(nn_graph *g) {
     nn_free(n->x);
     nn_free(n->y);
     for (int k = 0; k < n->n_attrs; k++)
-      attr_free(&n->attrs[k]);
+      nn_attr_free(&n->attrs[k]);
     nn_free(n->attrs);
     nn_free(n->priv);
   }

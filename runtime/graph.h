@@ -60,6 +60,8 @@ nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_error *err);
 nn_status nn_graph_count_uses(nn_graph *g);
 /* Resolve node->x / node->y after values were added or nodes rewired. */
 void nn_graph_resolve_pointers(nn_graph *g);
+/* Free what an attribute owns (not the struct itself). */
+void nn_attr_free(nn_attr *a);
 /* Opset the model imports for a domain; 0 when not imported. */
 int nn_graph_opset(const nn_graph *g, const char *domain);
 

@@ -152,6 +152,7 @@ typedef struct nn_node {
   nn_value **x, **y;           /* resolved value pointers (NULL when omitted) */
   int n_attrs;
   nn_attr *attrs;
+  int n_attrs_model;           /* n_attrs as loaded; plan-time fusion appends */
   const struct nn_op_def *op;
   /* set by prepare */
   void *priv;                  /* kernel parameters: one nn_malloc block,

@@ -59,6 +59,9 @@ void nn_plan_clear(nn_graph *g, nn_plan *plan) {
     n->folded = false;
     n->fused = false;
     n->n_in = n->n_in_model;
+    for (int k = n->n_attrs_model; k < n->n_attrs; k++)
+      nn_attr_free(&n->attrs[k]);
+    n->n_attrs = n->n_attrs_model;
   }
   for (int v = 0; v < g->n_values; v++) {
     nn_value *val = &g->values[v];
@@ -303,6 +306,118 @@ static nn_status fuse_batchnorm(nn_ctx *c, nn_graph *g, nn_plan *plan, nn_error 
   return NN_OK;
 }
 
+
+/* ---- activation fusion ------------------------------------------------------ */
+/* Conv/Gemm/MatMul followed by an activation that alone reads their output:
+ * the producer applies the activation in its epilogue (the "_fused_*"
+ * attributes its kernel reads) and writes the activation's output directly.
+ * Per plan, because BatchNorm fusion often has to happen first. */
+static bool op_is_fusable_producer(const nn_node *n) {
+  return op_is(n, "Conv") || op_is(n, "Gemm") || op_is(n, "MatMul");
+}
+
+static nn_status attr_append(nn_node *n, const char *name, nn_attr_type type, float f, const char *str,
+                             nn_error *err) {
+  nn_attr *na = nn_realloc(n->attrs, (size_t)(n->n_attrs + 1) * sizeof *na);
+  if (!na)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  n->attrs = na;
+  nn_attr *a = &na[n->n_attrs];
+  memset(a, 0, sizeof *a);
+  a->type = type;
+  a->f = f;
+  a->name = nn_strdup(name);
+  if (str)
+    a->s = nn_strdup(str);
+  if (!a->name || (str && !a->s)) {
+    nn_attr_free(a);
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  }
+  if (str)
+    a->s_len = strlen(str);
+  n->n_attrs++;
+  return NN_OK;
+}
+
+/* Scalar float value of an optional constant input; false when it is not
+ * a known float scalar. */
+static bool const_scalar(const nn_value *v, float *out) {
+  if (!v)
+    return true;
+  if (!v->known || !v->data || v->dtype != NN_DTYPE_FLOAT || v->numel != 1)
+    return false;
+  *out = *(const float *)v->data;
+  return true;
+}
+
+static nn_status fuse_activations(nn_ctx *c, nn_graph *g, nn_error *err) {
+  int *prod = nn_malloc(((size_t)g->n_values + 1) * sizeof(int));
+  if (!prod)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  for (int v = 0; v < g->n_values; v++)
+    prod[v] = -1;
+  for (int i = 0; i < g->n_nodes; i++) {
+    nn_node *n = &g->nodes[i];
+    if (n->removed || n->folded || n->fused)
+      continue;
+    for (int k = 0; k < n->n_out; k++) {
+      int vi = n->y[k] ? vidx(g, n->y[k]) : -1;
+      if (vi >= 0)
+        prod[vi] = i;
+    }
+  }
+  nn_status st = NN_OK;
+  for (int i = 0; i < g->n_nodes && st == NN_OK; i++) {
+    nn_node *act = &g->nodes[i];
+    if (act->removed || act->folded || act->fused || act->n_in < 1 || !act->x[0] || !act->y[0])
+      continue;
+    const char *kind = NULL;
+    if (op_is(act, "Relu")) kind = "Relu";
+    else if (op_is(act, "LeakyRelu")) kind = "LeakyRelu";
+    else if (op_is(act, "Clip")) kind = "Clip";
+    else if (op_is(act, "HardSwish")) kind = "HardSwish";
+    else if (op_is(act, "Sigmoid")) kind = "Sigmoid";
+    if (!kind)
+      continue;
+    nn_value *x = act->x[0];
+    int xi = vidx(g, x);
+    if (xi < 0 || x->known || x->is_graph_output || x->n_uses != 1 || x->dtype != NN_DTYPE_FLOAT ||
+        prod[xi] < 0)
+      continue;
+    nn_node *p = &g->nodes[prod[xi]];
+    if (!op_is_fusable_producer(p) || p->y[0] != x || nn_attr_get(p, "_fused_act"))
+      continue;
+    float lo = -INFINITY, hi = INFINITY;
+    if (strcmp(kind, "Clip") == 0) {
+      if (act->version < 11) {
+        lo = nn_attr_float(act, "min", -INFINITY);
+        hi = nn_attr_float(act, "max", INFINITY);
+      } else if (!const_scalar(act->n_in > 1 ? act->x[1] : NULL, &lo) ||
+                 !const_scalar(act->n_in > 2 ? act->x[2] : NULL, &hi)) {
+        continue;
+      }
+    }
+    st = attr_append(p, "_fused_act", NN_ATTR_STRING, 0, kind, err);
+    if (st == NN_OK && strcmp(kind, "LeakyRelu") == 0)
+      st = attr_append(p, "_fused_alpha", NN_ATTR_FLOAT, nn_attr_float(act, "alpha", 0.01f), NULL, err);
+    if (st == NN_OK && strcmp(kind, "Clip") == 0) {
+      st = attr_append(p, "_fused_min", NN_ATTR_FLOAT, lo, NULL, err);
+      if (st == NN_OK)
+        st = attr_append(p, "_fused_max", NN_ATTR_FLOAT, hi, NULL, err);
+    }
+    if (st != NN_OK)
+      break;
+    p->y[0] = act->y[0];
+    act->fused = true;
+    int yi = vidx(g, act->y[0]);
+    if (yi >= 0)
+      prod[yi] = prod[xi];
+    st = prepare_node(c, p, err);
+  }
+  nn_free(prod);
+  return st;
+}
+
 /* ---- lifetimes and placement ---------------------------------------------- */
 typedef struct buf {
   size_t size;
@@ -515,6 +630,11 @@ nn_status nn_plan_build(nn_graph *g, nn_plan *plan, const nn_limits *lim, nn_ctx
   st = fuse_batchnorm(ctx, g, plan, err);
   if (st != NN_OK)
     return st;
+  if (!getenv("NN_NO_FUSION")) {
+    st = fuse_activations(ctx, g, err);
+    if (st != NN_OK)
+      return st;
+  }
   plan->steps = nn_malloc(((size_t)g->n_nodes + 1) * sizeof(int));
   plan->ws_offsets = nn_calloc((size_t)g->n_nodes + 1, sizeof(size_t));
   if (!plan->steps || !plan->ws_offsets)

@@ -594,6 +594,7 @@ static nn_status load_graph(nn_graph *g, const ModelProto *mp, const nn_limits *
       if (st != NN_OK)
         goto out;
     }
+    n->n_attrs_model = n->n_attrs;
   }
 
   /* graph outputs */
