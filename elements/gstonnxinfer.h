@@ -1,0 +1,53 @@
+/* GStreamer onnxinfer plugin
+ *
+ * gstonnxinfer.h: runs an ONNX model on video frames.
+ *
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef __GST_ONNX_INFER_H__
+#define __GST_ONNX_INFER_H__
+
+#include <gst/gst.h>
+#include <gst/base/gstbasetransform.h>
+#include <gst/video/video.h>
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_ONNX_INFER (gst_onnx_infer_get_type ())
+G_DECLARE_FINAL_TYPE (GstOnnxInfer, gst_onnx_infer, GST, ONNX_INFER,
+    GstBaseTransform)
+
+/**
+ * GstOnnxInferBackend:
+ * @GST_ONNX_INFER_BACKEND_AUTO: Vulkan when a device exists, else CPU
+ * @GST_ONNX_INFER_BACKEND_CPU: the CPU kernels
+ * @GST_ONNX_INFER_BACKEND_VULKAN: a Vulkan compute device (error if none)
+ */
+typedef enum
+{
+  GST_ONNX_INFER_BACKEND_AUTO,
+  GST_ONNX_INFER_BACKEND_CPU,
+  GST_ONNX_INFER_BACKEND_VULKAN,
+} GstOnnxInferBackend;
+
+/**
+ * GstOnnxInferChannelOrder:
+ * @GST_ONNX_INFER_CHANNEL_ORDER_RGB: the model wants R, G, B (, A)
+ * @GST_ONNX_INFER_CHANNEL_ORDER_BGR: the model wants B, G, R (, A)
+ */
+typedef enum
+{
+  GST_ONNX_INFER_CHANNEL_ORDER_RGB,
+  GST_ONNX_INFER_CHANNEL_ORDER_BGR,
+} GstOnnxInferChannelOrder;
+
+#define GST_TYPE_ONNX_INFER_BACKEND (gst_onnx_infer_backend_get_type ())
+GType gst_onnx_infer_backend_get_type (void);
+#define GST_TYPE_ONNX_INFER_CHANNEL_ORDER (gst_onnx_infer_channel_order_get_type ())
+GType gst_onnx_infer_channel_order_get_type (void);
+
+GST_ELEMENT_REGISTER_DECLARE (onnxinfer);
+
+G_END_DECLS
+
+#endif /* __GST_ONNX_INFER_H__ */

@@ -1,0 +1,334 @@
+/* test-onnxinfer-alloc.c - after warm-up, the element's per-frame path makes
+ * no heap allocation and creates no GstMemory or GstBuffer.
+ *
+ * Three counters:
+ *  - heap: malloc/calloc/realloc/memalign replaced in this executable (glibc
+ *    "replacing malloc"); counted on the streaming thread between the buffer
+ *    entering onnxinfer's sink pad and leaving its source pad (pad probes),
+ *    i.e. basetransform + onnxinfer + the runtime on that thread;
+ *  - runtime: nn_set_allocator() hooks, on every thread (kernel workers too);
+ *  - GStreamer objects: a tracer hooked on "mini-object-created" counts the
+ *    GstMemory and GstBuffer created inside the same window.
+ */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "onnxinfer-check.h"
+
+/* ---- heap counting ------------------------------------------------------- */
+
+extern void *__libc_malloc (size_t);
+extern void *__libc_calloc (size_t, size_t);
+extern void *__libc_realloc (void *, size_t);
+extern void *__libc_memalign (size_t, size_t);
+extern void __libc_free (void *);
+
+static __thread int in_window;
+static atomic_long heap_allocs;
+
+#define COUNT() do { if (in_window) atomic_fetch_add (&heap_allocs, 1); } while (0)
+
+void *
+malloc (size_t n)
+{
+  COUNT ();
+  return __libc_malloc (n);
+}
+
+void *
+calloc (size_t a, size_t b)
+{
+  COUNT ();
+  return __libc_calloc (a, b);
+}
+
+void *
+realloc (void *p, size_t n)
+{
+  COUNT ();
+  return __libc_realloc (p, n);
+}
+
+void
+free (void *p)
+{
+  __libc_free (p);
+}
+
+void *
+memalign (size_t al, size_t n)
+{
+  COUNT ();
+  return __libc_memalign (al, n);
+}
+
+void *
+aligned_alloc (size_t al, size_t n)
+{
+  COUNT ();
+  return __libc_memalign (al, n);
+}
+
+int
+posix_memalign (void **out, size_t al, size_t n)
+{
+  void *p;
+  COUNT ();
+  p = __libc_memalign (al, n);
+  if (!p)
+    return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+void *
+valloc (size_t n)
+{
+  COUNT ();
+  return __libc_memalign (4096, n);
+}
+
+void *
+pvalloc (size_t n)
+{
+  COUNT ();
+  return __libc_memalign (4096, (n + 4095) & ~(size_t) 4095);
+}
+
+/* ---- runtime allocator hooks --------------------------------------------- */
+
+static atomic_long rt_allocs;
+
+static void *
+rt_malloc (size_t n, void *ud)
+{
+  atomic_fetch_add (&rt_allocs, 1);
+  return __libc_malloc (n);
+}
+
+static void *
+rt_realloc (void *p, size_t n, void *ud)
+{
+  atomic_fetch_add (&rt_allocs, 1);
+  return __libc_realloc (p, n);
+}
+
+static void
+rt_free (void *p, void *ud)
+{
+  __libc_free (p);
+}
+
+/* ---- GstMiniObject creation tracer --------------------------------------- */
+
+static atomic_long mem_created, buf_created, other_created;
+
+typedef struct
+{
+  GstTracer parent;
+} CountTracer;
+typedef struct
+{
+  GstTracerClass parent_class;
+} CountTracerClass;
+
+G_DEFINE_TYPE (CountTracer, count_tracer, GST_TYPE_TRACER);
+
+static void
+on_mini_object_created (GObject * tracer, GstClockTime ts, GstMiniObject * obj)
+{
+  if (!in_window)
+    return;
+  if (GST_IS_BUFFER (obj))
+    atomic_fetch_add (&buf_created, 1);
+  else if (obj->type == GST_TYPE_MEMORY)
+    atomic_fetch_add (&mem_created, 1);
+  else
+    atomic_fetch_add (&other_created, 1);
+}
+
+static void
+count_tracer_class_init (CountTracerClass * klass)
+{
+}
+
+static void
+count_tracer_init (CountTracer * self)
+{
+  gst_tracing_register_hook (GST_TRACER (self), "mini-object-created",
+      G_CALLBACK (on_mini_object_created));
+}
+
+/* ---- the measurement ----------------------------------------------------- */
+
+typedef struct
+{
+  gint frame;
+  gint warmup;
+  long heap_steady, rt_steady, mem_steady, buf_steady, other_steady;
+  long heap_first;
+  long rt_at_warmup;
+} Window;
+
+static GstPadProbeReturn
+enter_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  Window *w = user_data;
+  if (w->frame == w->warmup)
+    w->rt_at_warmup = atomic_load (&rt_allocs);
+  atomic_store (&heap_allocs, 0);
+  atomic_store (&mem_created, 0);
+  atomic_store (&buf_created, 0);
+  atomic_store (&other_created, 0);
+  in_window = 1;
+  return GST_PAD_PROBE_OK;
+}
+
+static GstPadProbeReturn
+leave_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  Window *w = user_data;
+  in_window = 0;
+  if (w->frame == 0)
+    w->heap_first = atomic_load (&heap_allocs);
+  if (w->frame >= w->warmup) {
+    w->heap_steady += atomic_load (&heap_allocs);
+    w->mem_steady += atomic_load (&mem_created);
+    w->buf_steady += atomic_load (&buf_created);
+    w->other_steady += atomic_load (&other_created);
+  }
+  w->frame++;
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+measure (const gchar * label, const gchar * model, const gchar * caps,
+    const gchar * props, gint frames)
+{
+  /* ONNXINFER_TEST_BACKEND=vulkan measures the Vulkan backend instead. */
+  const gchar *backend = g_getenv ("ONNXINFER_TEST_BACKEND");
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=%d ! %s ! "
+      "onnxinfer name=nn backend=%s threads=1 model-location=%s %s ! "
+      "fakesink sync=false enable-last-sample=false", frames, caps,
+      backend ? backend : "cpu", model, props);
+  GError *err = NULL;
+  GstElement *p = gst_parse_launch (desc, &err);
+  GstElement *nn;
+  GstPad *sinkpad, *srcpad;
+  Window w = { 0, 5, 0 };
+  GstMessage *msg;
+  long rt_total, rt_start = atomic_load (&rt_allocs);
+
+  fail_unless (p != NULL, "%s", err ? err->message : "");
+  nn = gst_bin_get_by_name (GST_BIN (p), "nn");
+  sinkpad = gst_element_get_static_pad (nn, "sink");
+  srcpad = gst_element_get_static_pad (nn, "src");
+  gst_pad_add_probe (sinkpad, GST_PAD_PROBE_TYPE_BUFFER, enter_probe, &w,
+      NULL);
+  gst_pad_add_probe (srcpad, GST_PAD_PROBE_TYPE_BUFFER, leave_probe, &w, NULL);
+
+  msg = run_pipeline (p, 120 * GST_SECOND);
+  fail_unless (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  rt_total = atomic_load (&rt_allocs) - w.rt_at_warmup;
+
+  g_print ("  %s: %d frames (%d warm-up), frames-inferred=%" G_GUINT64_FORMAT
+      "; before: runtime %ld allocations (session creation, first runs), "
+      "first frame's path %ld heap allocations; after warm-up, all frames "
+      "together: heap %ld, runtime %ld, GstMemory %ld, GstBuffer %ld, other "
+      "mini-objects %ld\n", label, w.frame, w.warmup, get_u64 (nn,
+          "frames-inferred"), w.rt_at_warmup - rt_start, w.heap_first,
+      w.heap_steady, rt_total, w.mem_steady, w.buf_steady, w.other_steady);
+  fail_unless (w.rt_at_warmup > rt_start, "the runtime hooks do not count");
+  fail_unless_equals_int (w.frame, frames);
+  fail_unless (w.heap_first > 0, "the counter does not count");
+  fail_unless_equals_int (w.heap_steady, 0);
+  fail_unless_equals_int (rt_total, 0);
+  fail_unless_equals_int (w.mem_steady, 0);
+  fail_unless_equals_int (w.buf_steady, 0);
+
+  gst_object_unref (sinkpad);
+  gst_object_unref (srcpad);
+  gst_object_unref (nn);
+  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (p);
+  g_free (desc);
+}
+
+static void
+setup (void)
+{
+  static const nn_allocator hooks = { rt_malloc, rt_realloc, rt_free, NULL };
+  static GstTracer *tracer;
+
+  /* Before any session exists. */
+  fail_unless_equals_int (nn_set_allocator (&hooks), NN_OK);
+  if (tracer == NULL)
+    tracer = g_object_new (count_tracer_get_type (), NULL);
+}
+
+GST_START_TEST (test_zero_alloc_blazeface)
+{
+  gchar *model = real_case_model ("blazeface_front_128");
+
+  SKIP_IF_NULL (model, "blazeface_front_128");
+  setup ();
+  measure ("blazeface float NHWC, RGB->float", model,
+      "video/x-raw,width=128,height=128,format=RGB",
+      "input-mean=\"<127.5>\" input-std=\"<127.5>\"", 40);
+  g_free (model);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_zero_alloc_ppocr_interval)
+{
+  gchar *model = real_case_model ("ppocr_mobile_cls");
+
+  SKIP_IF_NULL (model, "ppocr_mobile_cls");
+  setup ();
+  measure ("ppocr cls float NCHW dynamic, BGRx->float, interval 2", model,
+      "video/x-raw,width=192,height=48,format=BGRx",
+      "channel-order=bgr inference-interval=2 input-mean=\"<127.5>\" "
+      "input-std=\"<127.5>\"", 40);
+  g_free (model);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_zero_alloc_zero_copy)
+{
+  gchar *model = test_model ("cast-u8-nhwc-8x8.onnx");
+
+  setup ();
+  measure ("uint8 NHWC zero-copy input", model,
+      "video/x-raw,width=8,height=8,format=RGB", "", 40);
+  g_free (model);
+}
+
+GST_END_TEST;
+
+static Suite *
+alloc_suite (void)
+{
+  Suite *s = suite_create ("onnxinfer-alloc");
+  TCase *tc = tcase_create ("zero-alloc");
+
+  tcase_set_timeout (tc, 300);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_zero_alloc_blazeface);
+  tcase_add_test (tc, test_zero_alloc_ppocr_interval);
+  tcase_add_test (tc, test_zero_alloc_zero_copy);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  onnxinfer_check_setup_env ();
+  gst_check_init (&argc, &argv);
+  return gst_check_run_suite (alloc_suite (), "onnxinfer-alloc", __FILE__);
+}

@@ -1,0 +1,1347 @@
+/* test-onnxinfer.c - the onnxinfer element: properties, errors, negotiation,
+ * pre-processing, zero-copy input, inference-interval, cascades, lifetime of
+ * the outputs, and real models against the runtime and nn-run.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+
+#include "onnxinfer-check.h"
+
+#define TIMEOUT (30 * GST_SECOND)
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static GstElement *
+launch (const gchar * desc)
+{
+  GError *err = NULL;
+  GstElement *p = gst_parse_launch (desc, &err);
+
+  fail_unless (p != NULL && err == NULL, "parse '%s': %s", desc,
+      err ? err->message : "?");
+  return p;
+}
+
+static void
+stop_and_unref (GstElement * pipeline)
+{
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (pipeline);
+}
+
+/* Deterministic pixel bytes. */
+static guint8
+pix (gint x, gint y, gint c, gint seed)
+{
+  return (guint8) (x * 37 + y * 101 + c * 59 + seed * 17 + 3);
+}
+
+/* A frame for @info; with @extra_stride > 0 each row gets that many padding
+ * bytes more than the default layout and a GstVideoMeta says so. */
+static GstBuffer *
+make_frame (const GstVideoInfo * info, gint seed, gint extra_stride)
+{
+  gint W = GST_VIDEO_INFO_WIDTH (info), H = GST_VIDEO_INFO_HEIGHT (info);
+  gint ps = GST_VIDEO_INFO_COMP_PSTRIDE (info, 0);
+  gint stride = GST_VIDEO_INFO_PLANE_STRIDE (info, 0) + extra_stride;
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, (gsize) stride * H, NULL);
+  GstMapInfo map;
+  gint x, y, b;
+
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_WRITE));
+  memset (map.data, 0xA5, map.size);
+  for (y = 0; y < H; y++)
+    for (x = 0; x < W; x++)
+      for (b = 0; b < ps; b++)
+        map.data[y * stride + x * ps + b] = pix (x, y, b, seed);
+  gst_buffer_unmap (buf, &map);
+  if (extra_stride) {
+    gsize offset[GST_VIDEO_MAX_PLANES] = { 0 };
+    gint strides[GST_VIDEO_MAX_PLANES] = { stride };
+    gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
+        GST_VIDEO_INFO_FORMAT (info), W, H, 1, offset, strides);
+  }
+  GST_BUFFER_PTS (buf) = seed * GST_SECOND / 30;
+  GST_BUFFER_DURATION (buf) = GST_SECOND / 30;
+  return buf;
+}
+
+/* Expected model input value for channel k (model order) at (x, y). */
+static gfloat
+expected_input (const GstVideoInfo * info, GstBuffer * frame, gint x, gint y,
+    gint k, gboolean bgr, const gfloat * mean, const gfloat * std)
+{
+  GstVideoFrame vf;
+  const GstVideoFormatInfo *fi = info->finfo;
+  gint comp;
+  guint8 v;
+
+  if (GST_VIDEO_FORMAT_INFO_IS_GRAY (fi))
+    comp = 0;
+  else if (k < 3)
+    comp = bgr ? 2 - k : k;
+  else
+    comp = 3;
+  fail_unless (gst_video_frame_map (&vf, (GstVideoInfo *) info, frame,
+          GST_MAP_READ));
+  if (comp == 3 && !GST_VIDEO_FORMAT_INFO_HAS_ALPHA (fi))
+    v = 255;
+  else
+    v = ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&vf, 0))[y *
+        GST_VIDEO_FRAME_PLANE_STRIDE (&vf, 0) + x *
+        GST_VIDEO_FRAME_COMP_PSTRIDE (&vf, 0) +
+        GST_VIDEO_FRAME_COMP_POFFSET (&vf, comp)];
+  gst_video_frame_unmap (&vf);
+  return ((gfloat) v - mean[k]) / std[k];
+}
+
+static const GstOnnxTensor *
+sample_tensor (GstSample * sample, const gchar * element, const gchar * name,
+    GstOnnxTensorMeta ** meta_out)
+{
+  GstBuffer *buf = gst_sample_get_buffer (sample);
+  GstOnnxTensorMeta *meta = gst_buffer_get_onnx_tensor_meta (buf, element);
+  const GstOnnxTensor *t;
+
+  fail_unless (meta != NULL, "no tensor meta from %s", element);
+  t = gst_onnx_tensor_meta_get_by_name (meta, name);
+  fail_unless (t != NULL, "no tensor '%s'", name);
+  if (meta_out)
+    *meta_out = meta;
+  return t;
+}
+
+/* Log capture, to see which path the element took. */
+static GString *captured_log;
+static GMutex log_lock;
+
+static void
+capture_log (GstDebugCategory * category, GstDebugLevel level,
+    const gchar * file, const gchar * function, gint line, GObject * object,
+    GstDebugMessage * message, gpointer user_data)
+{
+  if (strcmp (gst_debug_category_get_name (category), "onnxinfer") != 0)
+    return;
+  g_mutex_lock (&log_lock);
+  g_string_append (captured_log, gst_debug_message_get (message));
+  g_string_append_c (captured_log, '\n');
+  g_mutex_unlock (&log_lock);
+}
+
+static void
+start_log_capture (void)
+{
+  captured_log = g_string_new (NULL);
+  gst_debug_set_threshold_for_name ("onnxinfer", GST_LEVEL_INFO);
+  gst_debug_add_log_function (capture_log, NULL, NULL);
+}
+
+static gchar *
+stop_log_capture (void)
+{
+  gst_debug_remove_log_function (capture_log);
+  return g_string_free (captured_log, FALSE);
+}
+
+/* ---- properties ---------------------------------------------------------- */
+
+GST_START_TEST (test_properties)
+{
+  GstElement *e = gst_element_factory_make ("onnxinfer", "nn");
+  gchar *loc = NULL;
+  gint backend = -1, order = -1;
+  guint threads = 99, interval = 0, pool = 0;
+  GValue arr = G_VALUE_INIT, v = G_VALUE_INIT;
+  gchar *s;
+
+  fail_unless (e != NULL);
+  g_object_get (e, "model-location", &loc, "backend", &backend,
+      "channel-order", &order, "threads", &threads, "inference-interval",
+      &interval, "output-pool-size", &pool, NULL);
+  fail_unless (loc == NULL);
+  fail_unless_equals_int (backend, 0);  /* auto */
+  fail_unless_equals_int (order, 0);    /* rgb */
+  fail_unless_equals_int (threads, 0);
+  fail_unless_equals_int (interval, 1);
+  fail_unless_equals_int (pool, 8);
+  fail_unless_equals_uint64 (get_u64 (e, "frames-inferred"), 0);
+  fail_unless_equals_uint64 (get_u64 (e, "weights-bytes"), 0);
+
+  gst_util_set_object_arg (G_OBJECT (e), "input-mean", "<127.5, 1, 2>");
+  gst_util_set_object_arg (G_OBJECT (e), "input-std", "<127.5>");
+  gst_util_set_object_arg (G_OBJECT (e), "backend", "cpu");
+  gst_util_set_object_arg (G_OBJECT (e), "channel-order", "bgr");
+  g_value_init (&arr, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (e), "input-mean", &arr);
+  fail_unless_equals_int (gst_value_array_get_size (&arr), 3);
+  fail_unless_equals_float (g_value_get_float (gst_value_array_get_value (&arr,
+              0)), 127.5f);
+  s = gst_value_serialize (&arr);
+  fail_unless_equals_string (s, "< (float)127.5, (float)1, (float)2 >");
+  g_free (s);
+  g_value_unset (&arr);
+  g_object_get (e, "backend", &backend, "channel-order", &order, NULL);
+  fail_unless_equals_int (backend, 1);
+  fail_unless_equals_int (order, 1);
+
+  /* std = 0 is refused with a warning, the old value stays. */
+  g_value_init (&arr, GST_TYPE_ARRAY);
+  g_value_init (&v, G_TYPE_FLOAT);
+  g_value_set_float (&v, 0.0f);
+  gst_value_array_append_value (&arr, &v);
+  ASSERT_WARNING (g_object_set_property (G_OBJECT (e), "input-std", &arr));
+  g_value_unset (&arr);
+  g_value_unset (&v);
+  g_value_init (&arr, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (e), "input-std", &arr);
+  fail_unless_equals_float (g_value_get_float (gst_value_array_get_value (&arr,
+              0)), 127.5f);
+  g_value_unset (&arr);
+
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
+/* model-location can change in NULL and READY, not in PAUSED/PLAYING. */
+GST_START_TEST (test_location_change_refused_when_running)
+{
+  gchar *m1 = test_model ("relu-f32-nchw-dyn.onnx");
+  gchar *m2 = test_model ("cast-u8-nhwc-8x8.onnx");
+  gchar *desc = g_strdup_printf ("videotestsrc is-live=true ! "
+      "video/x-raw,width=8,height=8 ! onnxinfer name=nn backend=cpu "
+      "threads=1 model-location=%s ! fakesink", m1);
+  GstElement *p = launch (desc);
+  GstElement *nn = gst_bin_get_by_name (GST_BIN (p), "nn");
+  GstBus *bus = gst_element_get_bus (p);
+  GstMessage *msg;
+  gchar *loc;
+
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  fail_unless_equals_int (gst_element_get_state (p, NULL, NULL, TIMEOUT),
+      GST_STATE_CHANGE_SUCCESS);
+  g_object_set (nn, "model-location", m2, NULL);
+  g_object_get (nn, "model-location", &loc, NULL);
+  fail_unless_equals_string (loc, m1);
+  g_free (loc);
+  msg = gst_bus_timed_pop_filtered (bus, TIMEOUT, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL);
+  {
+    GError *err;
+    gst_message_parse_warning (msg, &err, NULL);
+    fail_unless (strstr (err->message, "model-location") != NULL);
+    g_error_free (err);
+  }
+  gst_message_unref (msg);
+
+  /* In READY it is taken, and READY->PAUSED loads the new model. */
+  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_READY),
+      GST_STATE_CHANGE_SUCCESS);
+  g_object_set (nn, "model-location", m2, NULL);
+  g_object_get (nn, "model-location", &loc, NULL);
+  fail_unless_equals_string (loc, m2);
+  g_free (loc);
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  fail_unless_equals_int (gst_element_get_state (p, NULL, NULL, TIMEOUT),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
+
+  gst_object_unref (bus);
+  gst_object_unref (nn);
+  stop_and_unref (p);
+  g_free (desc);
+  g_free (m1);
+  g_free (m2);
+}
+
+GST_END_TEST;
+
+/* ---- errors -------------------------------------------------------------- */
+
+/* NULL->READY must fail with @domain/@code and a message containing all
+ * of @needles; nothing is left allocated (the element goes back to NULL). */
+static void
+check_open_error (const gchar * props, GQuark domain, gint code,
+    const gchar * const *needles)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc ! onnxinfer name=nn %s ! "
+      "fakesink", props);
+  GstElement *p = launch (desc);
+  GstElement *nn = gst_bin_get_by_name (GST_BIN (p), "nn");
+  GstMessage *msg;
+
+  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_READY),
+      GST_STATE_CHANGE_FAILURE);
+  msg = pop_error (p);
+  fail_unless (GST_MESSAGE_SRC (msg) == GST_OBJECT (nn));
+  assert_error (msg, domain, code, needles);
+  gst_message_unref (msg);
+  fail_unless_equals_uint64 (get_u64 (nn, "weights-bytes"), 0);
+  gst_object_unref (nn);
+  stop_and_unref (p);
+  g_free (desc);
+}
+
+GST_START_TEST (test_error_no_location)
+{
+  const gchar *needles[] = { "model-location", NULL };
+  check_open_error ("", GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+      needles);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_error_missing_file)
+{
+  const gchar *needles[] = { "/nonexistent/model.onnx", "does not exist",
+    NULL
+  };
+  check_open_error ("model-location=/nonexistent/model.onnx",
+      GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND, needles);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_error_not_onnx)
+{
+  gchar *m = test_model ("not-onnx.onnx");
+  gchar *props = g_strdup_printf ("model-location=%s backend=cpu", m);
+  const gchar *needles[] = { "not-onnx.onnx", "not a valid ONNX model", NULL };
+
+  check_open_error (props, GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE,
+      needles);
+  g_free (props);
+  g_free (m);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_error_unsupported_op)
+{
+  gchar *m = test_model ("unsupported-op.onnx");
+  gchar *props = g_strdup_printf ("model-location=%s backend=cpu", m);
+  const gchar *needles[] = { "FrobnicateOp", "frob_node_7", NULL };
+
+  check_open_error (props, GST_STREAM_ERROR, GST_STREAM_ERROR_CODEC_NOT_FOUND,
+      needles);
+  g_free (props);
+  g_free (m);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_error_two_inputs)
+{
+  gchar *m = test_model ("two-inputs.onnx");
+  gchar *props = g_strdup_printf ("model-location=%s backend=cpu", m);
+  const gchar *needles[] = { "2 required inputs", "'left'", "'right'",
+    "exactly one image input", NULL
+  };
+
+  check_open_error (props, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT, needles);
+  g_free (props);
+  g_free (m);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_error_not_an_image)
+{
+  gchar *m = test_model ("not-an-image.onnx");
+  gchar *props = g_strdup_printf ("model-location=%s backend=cpu", m);
+  const gchar *needles[] = { "'ids'", "not an image input", "int64", NULL };
+
+  check_open_error (props, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT, needles);
+  g_free (props);
+  g_free (m);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_error_no_vulkan_device)
+{
+  gchar *m = test_model ("relu-f32-nchw-dyn.onnx");
+  gchar *props = g_strdup_printf ("model-location=%s backend=vulkan", m);
+  const gchar *needles[] = { "backend=vulkan", "backend=cpu", NULL };
+
+  /* Hide every Vulkan driver from the loader (this test runs in its own
+   * process). */
+  g_setenv ("VK_ICD_FILENAMES", "/nonexistent/no-driver.json", TRUE);
+  g_setenv ("VK_DRIVER_FILES", "/nonexistent/no-driver.json", TRUE);
+  check_open_error (props, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+      needles);
+  g_free (props);
+  g_free (m);
+}
+
+GST_END_TEST;
+
+/* backend=auto without a Vulkan device falls back to the CPU and runs. */
+GST_START_TEST (test_auto_backend_falls_back_to_cpu)
+{
+  gchar *m = test_model ("relu-f32-nchw-dyn.onnx");
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=2 ! "
+      "video/x-raw,width=8,height=8 ! onnxinfer name=nn backend=auto "
+      "threads=1 model-location=%s ! fakesink", m);
+  GstElement *p;
+  GstMessage *msg;
+  gchar *log;
+
+  g_setenv ("VK_ICD_FILENAMES", "/nonexistent/no-driver.json", TRUE);
+  g_setenv ("VK_DRIVER_FILES", "/nonexistent/no-driver.json", TRUE);
+  start_log_capture ();
+  p = launch (desc);
+  msg = run_pipeline (p, TIMEOUT);
+  fail_unless (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  log = stop_log_capture ();
+  fail_unless (strstr (log, "backend=auto: using the CPU") != NULL, "%s", log);
+  g_free (log);
+  stop_and_unref (p);
+  g_free (desc);
+  g_free (m);
+}
+
+GST_END_TEST;
+
+/* ---- negotiation --------------------------------------------------------- */
+
+/* Upstream insists on caps the model cannot take: the element says why. */
+GST_START_TEST (test_caps_mismatch_error)
+{
+  gchar *m = test_model ("relu-f32-nhwc-6x4.onnx");
+  gchar *desc = g_strdup_printf ("appsrc name=src format=time caps="
+      "video/x-raw,format=RGB,width=320,height=240,framerate=30/1 ! "
+      "onnxinfer name=nn backend=cpu threads=1 model-location=%s ! fakesink",
+      m);
+  GstElement *p = launch (desc);
+  GstElement *src = gst_bin_get_by_name (GST_BIN (p), "src");
+  GstElement *nn = gst_bin_get_by_name (GST_BIN (p), "nn");
+  GstVideoInfo info;
+  GstBus *bus = gst_element_get_bus (p);
+  GstMessage *msg;
+  const gchar *needles[] = { "320", "width=(int)6", "height=(int)4",
+    "videoconvert ! videoscale", NULL
+  };
+
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGB, 320, 240);
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  gst_app_src_push_buffer (GST_APP_SRC (src), make_frame (&info, 0, 0));
+  msg = gst_bus_timed_pop_filtered (bus, TIMEOUT, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  fail_unless (GST_MESSAGE_SRC (msg) == GST_OBJECT (nn),
+      "error from %s, not from onnxinfer", GST_OBJECT_NAME (GST_MESSAGE_SRC
+          (msg)));
+  assert_error (msg, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION, needles);
+  gst_message_unref (msg);
+  fail_unless_equals_uint64 (get_u64 (nn, "frames-inferred"), 0);
+
+  gst_object_unref (bus);
+  gst_object_unref (src);
+  gst_object_unref (nn);
+  stop_and_unref (p);
+  g_free (desc);
+  g_free (m);
+}
+
+GST_END_TEST;
+
+/* A capsfilter that contradicts the model: negotiation fails, the pipeline
+ * errors out (not-negotiated) instead of running. */
+GST_START_TEST (test_caps_mismatch_capsfilter)
+{
+  gchar *m = test_model ("relu-f32-nhwc-6x4.onnx");
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=3 ! "
+      "video/x-raw,width=320,height=240 ! onnxinfer name=nn backend=cpu "
+      "threads=1 model-location=%s ! fakesink", m);
+  GstElement *p = launch (desc);
+  GstElement *nn = gst_bin_get_by_name (GST_BIN (p), "nn");
+  GstMessage *msg = run_pipeline (p, TIMEOUT);
+  GError *err = NULL;
+
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR);
+  gst_message_parse_error (msg, &err, NULL);
+  g_print ("  error from %s: %s\n", GST_OBJECT_NAME (GST_MESSAGE_SRC (msg)),
+      err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  fail_unless_equals_uint64 (get_u64 (nn, "frames-inferred"), 0);
+  gst_object_unref (nn);
+  stop_and_unref (p);
+  g_free (desc);
+  g_free (m);
+}
+
+GST_END_TEST;
+
+/* With videoconvert ! videoscale in front, any source fits the model. */
+GST_START_TEST (test_negotiates_model_size)
+{
+  gchar *m = test_model ("relu-f32-nhwc-6x4.onnx");
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=3 ! "
+      "video/x-raw,format=I420,width=320,height=240 ! videoconvert ! "
+      "videoscale ! onnxinfer name=nn backend=cpu threads=1 "
+      "model-location=%s ! appsink name=sink sync=false", m);
+  GstElement *p = launch (desc);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  GstSample *sample;
+  GstStructure *s;
+  gint w = 0, h = 0;
+  const GstOnnxTensor *t;
+
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), TIMEOUT);
+  fail_unless (sample != NULL);
+  s = gst_caps_get_structure (gst_sample_get_caps (sample), 0);
+  gst_structure_get_int (s, "width", &w);
+  gst_structure_get_int (s, "height", &h);
+  fail_unless_equals_int (w, 6);
+  fail_unless_equals_int (h, 4);
+  /* One of the model's formats (videoconvert picks the closest to I420). */
+  fail_unless (strstr ("RGB BGR RGBx BGRx RGBA BGRA GRAY8",
+          gst_structure_get_string (s, "format")) != NULL);
+  t = sample_tensor (sample, "nn", "y", NULL);
+  fail_unless_equals_int (t->n_dims, 4);
+  fail_unless_equals_int (t->dims[1], 4);
+  fail_unless_equals_int (t->dims[2], 6);
+  fail_unless_equals_int (t->dims[3], 3);
+  gst_sample_unref (sample);
+  gst_object_unref (sink);
+  stop_and_unref (p);
+  g_free (desc);
+  g_free (m);
+}
+
+GST_END_TEST;
+
+/* ---- pre-processing ------------------------------------------------------ */
+
+typedef struct
+{
+  const gchar *model;
+  gboolean nchw;
+  gint channels;
+} ModelDesc;
+
+static const ModelDesc relu_nchw = { "relu-f32-nchw-dyn.onnx", TRUE, 3 };
+static const ModelDesc relu_nhwc = { "relu-f32-nhwc-6x4.onnx", FALSE, 3 };
+static const ModelDesc relu_gray = { "relu-f32-gray-dyn.onnx", TRUE, 1 };
+
+/* Push frames of @format/@W x @H through a Relu model with mean/std and
+ * compare the output (= the model input, clamped at 0) with what the
+ * pre-processing must produce. */
+static void
+check_conversion (const ModelDesc * md, GstVideoFormat format, gint W, gint H,
+    gboolean bgr, gint extra_stride)
+{
+  static const gfloat mean[3] = { 0.0f, 0.5f, 1.0f };
+  static const gfloat std[3] = { 1.0f, 2.0f, 4.0f };
+  static const gfloat mean1[3] = { 1.0f, 1.0f, 1.0f };
+  static const gfloat std1[3] = { 2.0f, 2.0f, 2.0f };
+  const gfloat *mn = md->channels == 3 ? mean : mean1;
+  const gfloat *sd = md->channels == 3 ? std : std1;
+  gchar *m = test_model (md->model);
+  GstVideoInfo info;
+  GstCaps *caps;
+  gchar *caps_str, *desc;
+  GstElement *p, *src, *sink;
+  gint f, x, y, k;
+
+  gst_video_info_set_format (&info, format, W, H);
+  caps = gst_video_info_to_caps (&info);
+  gst_caps_set_simple (caps, "framerate", GST_TYPE_FRACTION, 30, 1, NULL);
+  caps_str = gst_caps_to_string (caps);
+  desc = g_strdup_printf ("appsrc name=src format=time caps=\"%s\" ! "
+      "onnxinfer name=nn backend=cpu threads=1 model-location=%s "
+      "channel-order=%s input-mean=\"%s\" input-std=\"%s\" ! "
+      "appsink name=sink sync=false", caps_str, m, bgr ? "bgr" : "rgb",
+      md->channels == 3 ? "<0, 0.5, 1>" : "<1>",
+      md->channels == 3 ? "<1, 2, 4>" : "<2>");
+  p = launch (desc);
+  src = gst_bin_get_by_name (GST_BIN (p), "src");
+  sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+
+  /* Two frames: the first run learns the outputs, the second writes them
+   * straight into pooled memory. */
+  for (f = 0; f < 2; f++) {
+    GstBuffer *frame = make_frame (&info, f, extra_stride);
+    GstSample *sample;
+    const GstOnnxTensor *t;
+    const gfloat *out;
+    gint bad = 0;
+
+    gst_app_src_push_buffer (GST_APP_SRC (src), gst_buffer_ref (frame));
+    sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), TIMEOUT);
+    fail_unless (sample != NULL, "no output for %s %dx%d",
+        gst_video_format_to_string (format), W, H);
+    t = sample_tensor (sample, "nn", "y", NULL);
+    fail_unless_equals_int (t->data_type, GST_ONNX_TENSOR_DATA_TYPE_FLOAT32);
+    fail_unless_equals_int (gst_onnx_tensor_get_n_elements (t),
+        W * H * md->channels);
+    out = t->data;
+    for (y = 0; y < H; y++)
+      for (x = 0; x < W; x++)
+        for (k = 0; k < md->channels; k++) {
+          gfloat want = MAX (0.0f, expected_input (&info, frame, x, y, k, bgr,
+                  mn, sd));
+          gsize idx = md->nchw ? ((gsize) k * H + y) * W + x :
+              ((gsize) y * W + x) * md->channels + k;
+          if (out[idx] != want && bad++ < 5)
+            g_print ("  %s %dx%d %s: (%d,%d,c%d) got %g want %g\n",
+                gst_video_format_to_string (format), W, H, md->model, x, y,
+                k, out[idx], want);
+        }
+    fail_unless_equals_int (bad, 0);
+    gst_sample_unref (sample);
+    gst_buffer_unref (frame);
+  }
+
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  stop_and_unref (p);
+  gst_caps_unref (caps);
+  g_free (caps_str);
+  g_free (desc);
+  g_free (m);
+}
+
+GST_START_TEST (test_convert_rgb_family_nchw)
+{
+  static const GstVideoFormat formats[] = { GST_VIDEO_FORMAT_RGB,
+    GST_VIDEO_FORMAT_BGR, GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_BGRA,
+    GST_VIDEO_FORMAT_RGBx, GST_VIDEO_FORMAT_BGRx, GST_VIDEO_FORMAT_GRAY8
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (formats); i++) {
+    /* Odd sizes: rows are padded to 4 bytes by the default layout. */
+    check_conversion (&relu_nchw, formats[i], 5, 3, FALSE, 0);
+    check_conversion (&relu_nchw, formats[i], 7, 2, TRUE, 0);
+    /* Explicit strides from a GstVideoMeta. */
+    check_conversion (&relu_nchw, formats[i], 4, 3, FALSE, 12);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_convert_rgb_family_nhwc)
+{
+  static const GstVideoFormat formats[] = { GST_VIDEO_FORMAT_RGB,
+    GST_VIDEO_FORMAT_BGR, GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_BGRA,
+    GST_VIDEO_FORMAT_RGBx, GST_VIDEO_FORMAT_BGRx, GST_VIDEO_FORMAT_GRAY8
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (formats); i++) {
+    check_conversion (&relu_nhwc, formats[i], 6, 4, FALSE, 0);
+    check_conversion (&relu_nhwc, formats[i], 6, 4, TRUE, 8);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_convert_gray_model)
+{
+  check_conversion (&relu_gray, GST_VIDEO_FORMAT_GRAY8, 7, 3, FALSE, 0);
+  check_conversion (&relu_gray, GST_VIDEO_FORMAT_GRAY8, 16, 9, FALSE, 5);
+}
+
+GST_END_TEST;
+
+/* uint8 NHWC RGB: the frame is bound as the input (no conversion); the
+ * model casts it to float, so the output is the pixels.  BGR frames and
+ * padded rows take the conversion path and give the same result. */
+static void
+check_u8 (const gchar * model, gboolean nchw, GstVideoFormat format,
+    gint extra_stride, gboolean expect_zero_copy)
+{
+  gchar *m = test_model (model);
+  GstVideoInfo info;
+  GstCaps *caps;
+  gchar *caps_str, *desc, *log;
+  GstElement *p, *src, *sink;
+  gint f, x, y, k;
+  static const gfloat zero[3] = { 0, 0, 0 }, one[3] = { 1, 1, 1 };
+
+  gst_video_info_set_format (&info, format, 8, 8);
+  caps = gst_video_info_to_caps (&info);
+  gst_caps_set_simple (caps, "framerate", GST_TYPE_FRACTION, 30, 1, NULL);
+  caps_str = gst_caps_to_string (caps);
+  desc = g_strdup_printf ("appsrc name=src format=time caps=\"%s\" ! "
+      "onnxinfer name=nn backend=cpu threads=1 model-location=%s ! "
+      "appsink name=sink sync=false", caps_str, m);
+  start_log_capture ();
+  p = launch (desc);
+  src = gst_bin_get_by_name (GST_BIN (p), "src");
+  sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+
+  for (f = 0; f < 3; f++) {
+    GstBuffer *frame = make_frame (&info, f, extra_stride);
+    GstSample *sample;
+    const GstOnnxTensor *t;
+    const gfloat *out;
+    GstOnnxTensorMeta *meta;
+
+    gst_app_src_push_buffer (GST_APP_SRC (src), gst_buffer_ref (frame));
+    sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), TIMEOUT);
+    fail_unless (sample != NULL);
+    t = sample_tensor (sample, "nn", "y", &meta);
+    out = t->data;
+    for (y = 0; y < 8; y++)
+      for (x = 0; x < 8; x++)
+        for (k = 0; k < 3; k++) {
+          gsize idx = nchw ? ((gsize) k * 8 + y) * 8 + x : (gsize) ((y * 8 + x) * 3 + k);
+          fail_unless_equals_float (out[idx], expected_input (&info, frame, x,
+                  y, k, FALSE, zero, one));
+        }
+    if (meta->n_tensors > 1) {
+      const GstOnnxTensor *z = gst_onnx_tensor_meta_get_by_name (meta, "z");
+      fail_unless (z != NULL);
+      fail_unless (memcmp (z->data, t->data, t->size) == 0);
+    }
+    gst_sample_unref (sample);
+    gst_buffer_unref (frame);
+  }
+  stop_and_unref (p);
+  log = stop_log_capture ();
+  if (expect_zero_copy)
+    fail_unless (strstr (log, "(zero-copy)") != NULL, "no zero-copy: %s", log);
+  else
+    fail_unless (strstr (log, "(zero-copy)") == NULL || extra_stride,
+        "unexpected zero-copy: %s", log);
+  g_free (log);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_caps_unref (caps);
+  g_free (caps_str);
+  g_free (desc);
+  g_free (m);
+}
+
+GST_START_TEST (test_zero_copy_u8_nhwc)
+{
+  check_u8 ("cast-u8-nhwc-8x8.onnx", FALSE, GST_VIDEO_FORMAT_RGB, 0, TRUE);
+  /* Padded rows: same caps, but each frame falls back to converting. */
+  check_u8 ("cast-u8-nhwc-8x8.onnx", FALSE, GST_VIDEO_FORMAT_RGB, 8, TRUE);
+  check_u8 ("cast-u8-nhwc-8x8.onnx", FALSE, GST_VIDEO_FORMAT_BGR, 0, FALSE);
+  check_u8 ("cast-u8-nhwc-8x8.onnx", FALSE, GST_VIDEO_FORMAT_RGBx, 0, FALSE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_u8_nchw_two_outputs)
+{
+  check_u8 ("cast-u8-nchw-8x8.onnx", TRUE, GST_VIDEO_FORMAT_RGB, 0, FALSE);
+  check_u8 ("cast-u8-nchw-8x8.onnx", TRUE, GST_VIDEO_FORMAT_BGRA, 0, FALSE);
+}
+
+GST_END_TEST;
+
+/* ---- interval, cascade, lifetime ----------------------------------------- */
+
+typedef struct
+{
+  guint frames;
+  guint fresh;
+  guint reused;
+  guint64 last_id;
+  gboolean ok;
+  guint n_metas_bad;
+  guint expected_metas;
+} MetaCount;
+
+static GstPadProbeReturn
+count_metas (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  MetaCount *mc = user_data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstOnnxTensorMeta *meta = gst_buffer_get_onnx_tensor_meta (buf, "nn");
+
+  if (gst_buffer_get_n_onnx_tensor_metas (buf) != mc->expected_metas)
+    mc->n_metas_bad++;
+  if (meta == NULL) {
+    mc->ok = FALSE;
+  } else {
+    if (meta->reused)
+      mc->reused++;
+    else
+      mc->fresh++;
+    /* Frames 0,1,2 carry inference 1, frames 3,4,5 inference 2... */
+    if (meta->inference_id != mc->frames / 3 + 1)
+      mc->ok = FALSE;
+    mc->last_id = meta->inference_id;
+  }
+  mc->frames++;
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_inference_interval)
+{
+  gchar *m = test_model ("relu-f32-nchw-dyn.onnx");
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=30 ! "
+      "video/x-raw,width=16,height=8 ! onnxinfer name=nn backend=cpu "
+      "threads=1 inference-interval=3 model-location=%s ! fakesink name=sink",
+      m);
+  GstElement *p = launch (desc);
+  GstElement *nn = gst_bin_get_by_name (GST_BIN (p), "nn");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  GstPad *pad = gst_element_get_static_pad (sink, "sink");
+  MetaCount mc = { 0, 0, 0, 0, TRUE, 0, 1 };
+  GstMessage *msg;
+
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, count_metas, &mc, NULL);
+  msg = run_pipeline (p, TIMEOUT);
+  fail_unless (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+
+  g_print ("  inference-interval=3: %u frames, frames-inferred=%"
+      G_GUINT64_FORMAT ", %u fresh + %u reused metas\n", mc.frames,
+      get_u64 (nn, "frames-inferred"), mc.fresh, mc.reused);
+  fail_unless_equals_int (mc.frames, 30);
+  fail_unless_equals_uint64 (get_u64 (nn, "frames-inferred"), 10);
+  fail_unless_equals_int (mc.fresh, 10);
+  fail_unless_equals_int (mc.reused, 20);
+  fail_unless_equals_uint64 (mc.last_id, 10);
+  fail_unless (mc.ok);
+  fail_unless_equals_int (mc.n_metas_bad, 0);
+
+  gst_object_unref (pad);
+  gst_object_unref (sink);
+  gst_object_unref (nn);
+  stop_and_unref (p);
+  g_free (desc);
+  g_free (m);
+}
+
+GST_END_TEST;
+
+/* Two onnxinfer in a row: each frame carries one meta per element. */
+GST_START_TEST (test_cascade)
+{
+  gchar *m1 = test_model ("relu-f32-nchw-dyn.onnx");
+  gchar *m2 = test_model ("relu-f32-gray-dyn.onnx");
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=12 ! "
+      "video/x-raw,width=16,height=8,format=GRAY8 ! "
+      "onnxinfer name=nn backend=cpu threads=1 inference-interval=3 "
+      "model-location=%s ! onnxinfer name=second backend=cpu threads=1 "
+      "model-location=%s ! fakesink name=sink", m1, m2);
+  GstElement *p = launch (desc);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  GstElement *nn2 = gst_bin_get_by_name (GST_BIN (p), "second");
+  GstPad *pad = gst_element_get_static_pad (sink, "sink");
+  MetaCount mc = { 0, 0, 0, 0, TRUE, 0, 2 };
+  GstMessage *msg;
+
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, count_metas, &mc, NULL);
+  msg = run_pipeline (p, TIMEOUT);
+  fail_unless (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  fail_unless_equals_int (mc.frames, 12);
+  fail_unless_equals_int (mc.n_metas_bad, 0);
+  fail_unless (mc.ok);
+  fail_unless_equals_uint64 (get_u64 (nn2, "frames-inferred"), 12);
+
+  gst_object_unref (pad);
+  gst_object_unref (sink);
+  gst_object_unref (nn2);
+  stop_and_unref (p);
+  g_free (desc);
+  g_free (m1);
+  g_free (m2);
+}
+
+GST_END_TEST;
+
+/* A frame's tensors live as long as the frame: after the element went to
+ * NULL (session disposed), a sample pulled before still has its data. */
+GST_START_TEST (test_outputs_outlive_session)
+{
+  gchar *m = test_model ("cast-u8-nhwc-8x8.onnx");
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=5 "
+      "pattern=gradient ! video/x-raw,width=8,height=8,format=RGB ! "
+      "onnxinfer name=nn backend=cpu threads=1 model-location=%s ! "
+      "appsink name=sink sync=false max-buffers=0", m);
+  GstElement *p = launch (desc);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  GstSample *samples[5];
+  gfloat copy[5][192];
+  gint i;
+
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  for (i = 0; i < 5; i++) {
+    const GstOnnxTensor *t;
+    samples[i] = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), TIMEOUT);
+    fail_unless (samples[i] != NULL);
+    t = sample_tensor (samples[i], "nn", "y", NULL);
+    fail_unless_equals_int (t->size, sizeof copy[i]);
+    memcpy (copy[i], t->data, t->size);
+  }
+  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  for (i = 0; i < 5; i++) {
+    const GstOnnxTensor *t = sample_tensor (samples[i], "nn", "y", NULL);
+    fail_unless (memcmp (copy[i], t->data, t->size) == 0);
+    gst_sample_unref (samples[i]);
+  }
+  gst_object_unref (sink);
+  gst_object_unref (p);
+  g_free (desc);
+  g_free (m);
+}
+
+GST_END_TEST;
+
+/* The output pool is bounded: with downstream holding every result the
+ * element waits, and shutting down while it waits does not deadlock. */
+GST_START_TEST (test_bounded_pool_shutdown)
+{
+  gchar *m = test_model ("relu-f32-nchw-dyn.onnx");
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=50 ! "
+      "video/x-raw,width=8,height=8 ! onnxinfer name=nn backend=cpu "
+      "threads=1 output-pool-size=3 model-location=%s ! "
+      "appsink name=sink sync=false max-buffers=0", m);
+  GstElement *p = launch (desc);
+  GstElement *nn = gst_bin_get_by_name (GST_BIN (p), "nn");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  GstSample *held[2];
+  guint64 n;
+
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  held[0] = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), TIMEOUT);
+  held[1] = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), TIMEOUT);
+  fail_unless (held[0] && held[1]);
+  g_usleep (G_USEC_PER_SEC / 2);
+  /* 3 buffers: at most 3 results exist (held by frames or kept for the
+   * interval), so the element is now blocked. */
+  n = get_u64 (nn, "frames-inferred");
+  g_print ("  output-pool-size=3: %" G_GUINT64_FORMAT " inferred while "
+      "downstream holds every result\n", n);
+  fail_unless (n <= 4);
+  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_sample_unref (held[0]);
+  gst_sample_unref (held[1]);
+  gst_object_unref (nn);
+  gst_object_unref (sink);
+  gst_object_unref (p);
+  g_free (desc);
+  g_free (m);
+}
+
+GST_END_TEST;
+
+/* ---- real models vs the runtime and nn-run ------------------------------- */
+
+/* Minimal protobuf for TensorProto (dims=1, data_type=2, name=8,
+ * raw_data=9). */
+static void
+pb_varint (GByteArray * a, guint64 v)
+{
+  do {
+    guint8 b = v & 0x7f;
+    v >>= 7;
+    if (v)
+      b |= 0x80;
+    g_byte_array_append (a, &b, 1);
+  } while (v);
+}
+
+static gboolean
+write_tensor_pb (const gchar * path, const gchar * name, const nn_tensor * t)
+{
+  GByteArray *a = g_byte_array_new ();
+  gboolean ok;
+  gint i;
+
+  for (i = 0; i < t->rank; i++) {
+    pb_varint (a, (1 << 3) | 0);
+    pb_varint (a, (guint64) t->dims[i]);
+  }
+  pb_varint (a, (2 << 3) | 0);
+  pb_varint (a, (guint64) t->dtype);
+  pb_varint (a, (8 << 3) | 2);
+  pb_varint (a, strlen (name));
+  g_byte_array_append (a, (const guint8 *) name, strlen (name));
+  pb_varint (a, (9 << 3) | 2);
+  pb_varint (a, t->nbytes);
+  g_byte_array_append (a, t->data, t->nbytes);
+  ok = g_file_set_contents (path, (const gchar *) a->data, a->len, NULL);
+  g_byte_array_unref (a);
+  return ok;
+}
+
+static gboolean
+pb_read_varint (const guint8 ** p, const guint8 * end, guint64 * v)
+{
+  gint shift = 0;
+  *v = 0;
+  while (*p < end && shift < 64) {
+    guint8 b = *(*p)++;
+    *v |= (guint64) (b & 0x7f) << shift;
+    if (!(b & 0x80))
+      return TRUE;
+    shift += 7;
+  }
+  return FALSE;
+}
+
+/* Reads raw_data (or float_data) of a saved TensorProto as floats. */
+static gfloat *
+read_tensor_pb (const gchar * path, gsize * n_out)
+{
+  gchar *contents;
+  gsize len;
+  const guint8 *p, *end;
+  gfloat *out = NULL;
+
+  *n_out = 0;
+  if (!g_file_get_contents (path, &contents, &len, NULL))
+    return NULL;
+  p = (const guint8 *) contents;
+  end = p + len;
+  while (p < end) {
+    guint64 key, v;
+    if (!pb_read_varint (&p, end, &key))
+      break;
+    switch (key & 7) {
+      case 0:
+        pb_read_varint (&p, end, &v);
+        break;
+      case 1:
+        p += 8;
+        break;
+      case 5:
+        p += 4;
+        break;
+      case 2:
+        pb_read_varint (&p, end, &v);
+        if ((key >> 3) == 9 || (key >> 3) == 4) {
+          g_free (out);
+          out = g_memdup2 (p, v);
+          *n_out = v / sizeof (gfloat);
+        }
+        p += v;
+        break;
+      default:
+        p = end;
+        break;
+    }
+  }
+  g_free (contents);
+  return out;
+}
+
+typedef struct
+{
+  const gchar *case_name;
+  const gchar *image;           /* in the media dir; NULL: videotestsrc */
+  gint width, height;
+  gboolean nchw;
+  const gchar *crop;            /* optional videocrop properties */
+} RealCase;
+
+/* Runs the element on a real image, rebuilds the same input tensor from the
+ * frame the element saw, runs it through a separate session and through
+ * nn-run, and compares every output. */
+static void
+check_real_case (const RealCase * rc)
+{
+  gchar *model = real_case_model (rc->case_name);
+  gchar *image = rc->image ? media_file (rc->image) : NULL;
+  gchar *src_desc, *desc, *tmpdir;
+  GstElement *p, *sink;
+  GstSample *sample;
+  GstBuffer *buf;
+  GstVideoInfo vinfo;
+  GstVideoFrame vf;
+  GstOnnxTensorMeta *meta;
+  nn_session *s = NULL;
+  nn_options opt;
+  nn_error err;
+  nn_tensor *in;
+  int64_t dims[4];
+  gint x, y, c, i, n_in, n_out;
+
+  SKIP_IF_NULL (model, rc->case_name);
+  if (rc->image && image == NULL)
+    g_print ("  %s: %s missing (run tools/fetch-media.sh); using "
+        "videotestsrc\n", rc->case_name, rc->image);
+  if (image)
+    src_desc = g_strdup_printf ("filesrc location=%s ! pngdec%s%s", image,
+        rc->crop ? " ! videocrop " : "", rc->crop ? rc->crop : "");
+  else
+    src_desc = g_strdup ("videotestsrc num-buffers=1 pattern=smpte");
+  desc = g_strdup_printf ("%s ! videoconvert ! videoscale ! "
+      "video/x-raw,format=RGB,width=%d,height=%d ! onnxinfer name=nn "
+      "backend=cpu threads=1 input-mean=\"<127.5>\" input-std=\"<127.5>\" "
+      "model-location=%s ! appsink name=sink sync=false", src_desc,
+      rc->width, rc->height, model);
+  p = launch (desc);
+  sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), TIMEOUT);
+  fail_unless (sample != NULL);
+  buf = gst_sample_get_buffer (sample);
+  meta = gst_buffer_get_onnx_tensor_meta (buf, "nn");
+  fail_unless (meta != NULL);
+
+  /* The reference input, from the frame as the element received it. */
+  nn_options_init (&opt);
+  opt.backend = NN_BACKEND_CPU;
+  opt.threads = 1;
+  fail_unless_equals_int (nn_session_create_from_file (model, &opt, &s,
+          &err), NN_OK);
+  nn_session_io_count (s, &n_in, &n_out);
+  fail_unless_equals_int (n_out, (gint) meta->n_tensors);
+  dims[0] = 1;
+  if (rc->nchw) {
+    dims[1] = 3;
+    dims[2] = rc->height;
+    dims[3] = rc->width;
+  } else {
+    dims[1] = rc->height;
+    dims[2] = rc->width;
+    dims[3] = 3;
+  }
+  fail_unless_equals_int (nn_session_set_input_shape (s, 0, 4, dims), NN_OK);
+  fail_unless_equals_int (nn_session_input_tensor (s, 0, &in), NN_OK);
+  fail_unless (gst_video_info_from_caps (&vinfo, gst_sample_get_caps
+          (sample)));
+  fail_unless (gst_video_frame_map (&vf, &vinfo, buf, GST_MAP_READ));
+  for (y = 0; y < rc->height; y++)
+    for (x = 0; x < rc->width; x++)
+      for (c = 0; c < 3; c++) {
+        guint8 v = ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&vf, 0))[y *
+            GST_VIDEO_FRAME_PLANE_STRIDE (&vf, 0) + x * 3 + c];
+        gsize idx = rc->nchw ? ((gsize) c * rc->height + y) * rc->width + x :
+            ((gsize) y * rc->width + x) * 3 + c;
+        ((gfloat *) in->data)[idx] = ((gfloat) v - 127.5f) / 127.5f;
+      }
+  gst_video_frame_unmap (&vf);
+
+  /* Same tensor through nn-run. */
+  tmpdir = g_dir_make_tmp ("onnxinfer-XXXXXX", NULL);
+  fail_unless (tmpdir != NULL);
+  {
+    nn_io_info ii;
+    gchar *inpath = g_build_filename (tmpdir, "input.pb", NULL);
+    gchar *outdir = g_build_filename (tmpdir, "out", NULL);
+    const gchar *nn_run = g_getenv ("ONNXINFER_NN_RUN");
+    gchar *cmd, *spec;
+    gint status = -1;
+
+    nn_session_input_info (s, 0, &ii);
+    fail_unless (write_tensor_pb (inpath, ii.name, in));
+    spec = g_strdup_printf ("%s=%s", ii.name, inpath);
+    cmd = g_strdup_printf ("'%s' '%s' --backend cpu --threads 1 --input '%s' "
+        "--save-outputs '%s'", nn_run ? nn_run : NN_RUN_PATH, model, spec,
+        outdir);
+    fail_unless (g_spawn_command_line_sync (cmd, NULL, NULL, &status, NULL));
+    fail_unless (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+        "'%s' failed", cmd);
+
+    fail_unless_equals_int (nn_session_run (s), NN_OK);
+    for (i = 0; i < n_out; i++) {
+      const nn_tensor *ref;
+      nn_io_info oi;
+      const GstOnnxTensor *t;
+      gchar *opath = g_strdup_printf ("%s/output_%d.pb", outdir, i);
+      gsize n_file = 0;
+      gfloat *file = read_tensor_pb (opath, &n_file);
+      gdouble diff_rt = 0, diff_file = 0;
+      gint64 j, n;
+
+      nn_session_output_info (s, i, &oi);
+      fail_unless_equals_int (nn_session_output_tensor (s, i, &ref), NN_OK);
+      t = gst_onnx_tensor_meta_get_by_name (meta, oi.name);
+      fail_unless (t != NULL, "no output '%s' in the meta", oi.name);
+      n = gst_onnx_tensor_get_n_elements (t);
+      fail_unless_equals_int (n, nn_tensor_numel (ref));
+      fail_unless (file != NULL && (gint64) n_file == n, "%s", opath);
+      for (j = 0; j < n; j++) {
+        gfloat a = ((const gfloat *) t->data)[j];
+        diff_rt = MAX (diff_rt, fabs (a - ((const gfloat *) ref->data)[j]));
+        diff_file = MAX (diff_file, fabs (a - file[j]));
+      }
+      g_print ("  %s output %s (%" G_GINT64_FORMAT " values): max |element - "
+          "session| = %g, max |element - nn-run| = %g\n", rc->case_name,
+          oi.name, n, diff_rt, diff_file);
+      fail_unless (diff_rt <= 1e-5);
+      fail_unless (diff_file <= 1e-5);
+      g_free (file);
+      g_free (opath);
+    }
+    cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
+    g_spawn_command_line_sync (cmd, NULL, NULL, NULL, NULL);
+    g_free (cmd);
+    g_free (spec);
+    g_free (inpath);
+    g_free (outdir);
+  }
+  nn_session_free (s);
+  {
+    GstElement *nn = gst_bin_get_by_name (GST_BIN (p), "nn");
+    fail_unless (get_u64 (nn, "weights-bytes") > 0);
+    gst_object_unref (nn);
+  }
+
+  gst_sample_unref (sample);
+  gst_object_unref (sink);
+  stop_and_unref (p);
+  g_free (tmpdir);
+  g_free (desc);
+  g_free (src_desc);
+  g_free (model);
+  g_free (image);
+}
+
+GST_START_TEST (test_real_blazeface)
+{
+  static const RealCase rc = { "blazeface_front_128", "astronaut.png", 128,
+    128, FALSE, NULL
+  };
+  check_real_case (&rc);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_real_ppocr_cls)
+{
+  static const RealCase rc = { "ppocr_mobile_cls", "imageTextN.png", 192, 48,
+    TRUE, "top=0 bottom=235 right=170"
+  };
+  check_real_case (&rc);
+}
+
+GST_END_TEST;
+
+/* Statistics are exposed and frames counted. */
+GST_START_TEST (test_stats)
+{
+  gchar *model = real_case_model ("blazeface_front_128");
+  gchar *desc;
+  GstElement *p, *nn;
+  GstMessage *msg;
+
+  SKIP_IF_NULL (model, "blazeface_front_128");
+  desc = g_strdup_printf ("videotestsrc num-buffers=4 ! "
+      "video/x-raw,width=128,height=128 ! onnxinfer name=nn backend=cpu "
+      "threads=1 model-location=%s ! fakesink", model);
+  p = launch (desc);
+  nn = gst_bin_get_by_name (GST_BIN (p), "nn");
+  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_READY),
+      GST_STATE_CHANGE_SUCCESS);
+  g_print ("  READY: weights-bytes=%" G_GUINT64_FORMAT " arena-bytes=%"
+      G_GUINT64_FORMAT " peak-bytes=%" G_GUINT64_FORMAT "\n",
+      get_u64 (nn, "weights-bytes"), get_u64 (nn, "arena-bytes"),
+      get_u64 (nn, "peak-bytes"));
+  msg = run_pipeline (p, TIMEOUT);
+  fail_unless (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  g_print ("  after 4 frames: weights-bytes=%" G_GUINT64_FORMAT
+      " arena-bytes=%" G_GUINT64_FORMAT " device-bytes=%" G_GUINT64_FORMAT
+      " peak-bytes=%" G_GUINT64_FORMAT " frames-inferred=%" G_GUINT64_FORMAT
+      " last-latency-us=%" G_GUINT64_FORMAT "\n", get_u64 (nn,
+          "weights-bytes"), get_u64 (nn, "arena-bytes"), get_u64 (nn,
+          "device-bytes"), get_u64 (nn, "peak-bytes"), get_u64 (nn,
+          "frames-inferred"), get_u64 (nn, "last-latency-us"));
+  fail_unless (get_u64 (nn, "weights-bytes") > 0);
+  fail_unless (get_u64 (nn, "arena-bytes") > 0);
+  fail_unless (get_u64 (nn, "peak-bytes") >= get_u64 (nn, "weights-bytes"));
+  fail_unless_equals_uint64 (get_u64 (nn, "frames-inferred"), 4);
+  fail_unless (get_u64 (nn, "last-latency-us") > 0);
+  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  /* READY->NULL disposed the session. */
+  fail_unless_equals_uint64 (get_u64 (nn, "weights-bytes"), 0);
+  fail_unless_equals_uint64 (get_u64 (nn, "peak-bytes"), 0);
+  gst_object_unref (nn);
+  gst_object_unref (p);
+  g_free (desc);
+  g_free (model);
+}
+
+GST_END_TEST;
+
+static Suite *
+onnxinfer_suite (void)
+{
+  Suite *s = suite_create ("onnxinfer");
+  TCase *tc;
+
+  tc = tcase_create ("properties");
+  tcase_set_timeout (tc, 60);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_properties);
+  tcase_add_test (tc, test_location_change_refused_when_running);
+
+  tc = tcase_create ("errors");
+  tcase_set_timeout (tc, 60);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_error_no_location);
+  tcase_add_test (tc, test_error_missing_file);
+  tcase_add_test (tc, test_error_not_onnx);
+  tcase_add_test (tc, test_error_unsupported_op);
+  tcase_add_test (tc, test_error_two_inputs);
+  tcase_add_test (tc, test_error_not_an_image);
+  tcase_add_test (tc, test_error_no_vulkan_device);
+  tcase_add_test (tc, test_auto_backend_falls_back_to_cpu);
+
+  tc = tcase_create ("negotiation");
+  tcase_set_timeout (tc, 60);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_caps_mismatch_error);
+  tcase_add_test (tc, test_caps_mismatch_capsfilter);
+  tcase_add_test (tc, test_negotiates_model_size);
+
+  tc = tcase_create ("preprocessing");
+  tcase_set_timeout (tc, 120);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_convert_rgb_family_nchw);
+  tcase_add_test (tc, test_convert_rgb_family_nhwc);
+  tcase_add_test (tc, test_convert_gray_model);
+  tcase_add_test (tc, test_zero_copy_u8_nhwc);
+  tcase_add_test (tc, test_u8_nchw_two_outputs);
+
+  tc = tcase_create ("streaming");
+  tcase_set_timeout (tc, 120);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_inference_interval);
+  tcase_add_test (tc, test_cascade);
+  tcase_add_test (tc, test_outputs_outlive_session);
+  tcase_add_test (tc, test_bounded_pool_shutdown);
+
+  tc = tcase_create ("real-models");
+  tcase_set_timeout (tc, 300);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_real_blazeface);
+  tcase_add_test (tc, test_real_ppocr_cls);
+  tcase_add_test (tc, test_stats);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  onnxinfer_check_setup_env ();
+  gst_check_init (&argc, &argv);
+  return gst_check_run_suite (onnxinfer_suite (), "onnxinfer", __FILE__);
+}
