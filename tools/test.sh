@@ -15,7 +15,12 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-[ "$SETUP" = 1 ] && sh tools/setup.sh
+if [ "$SETUP" = 1 ]; then
+  sh tools/setup.sh
+  # real media and models for the pipeline tests; without them those tests
+  # fall back to synthetic input and say so
+  sh tools/fetch-media.sh >/dev/null || echo "test.sh: media fetch failed; real-image tests will use synthetic input"
+fi
 
 if [ ! -f "$BUILD/build.ninja" ]; then
   if [ "$SANITIZE" = 1 ]; then
