@@ -12,6 +12,10 @@
 
 #include "gstonnxtensormeta.h"
 #include "gstonnxinfer.h"
+#ifdef HAVE_NNDECODE
+#include "gsttensordecoder.h"
+#include "gstroioverlay.h"
+#endif
 
 static gboolean
 plugin_init (GstPlugin * plugin)
@@ -24,6 +28,10 @@ plugin_init (GstPlugin * plugin)
   gst_onnx_tensor_meta_get_info ();
 
   ret |= GST_ELEMENT_REGISTER (onnxinfer, plugin);
+#ifdef HAVE_NNDECODE
+  ret |= GST_ELEMENT_REGISTER (tensordecoder, plugin);
+  ret |= GST_ELEMENT_REGISTER (roioverlay, plugin);
+#endif
 
   return ret;
 }

@@ -9,9 +9,12 @@ libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
 gstreamer1.0-plugins-base gstreamer1.0-plugins-good
 libcairo2-dev libpango1.0-dev
 libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
-python3 python3-onnx python3-numpy valgrind nodejs npm ca-certificates"
+python3 python3-onnx python3-numpy valgrind nodejs npm ca-certificates
+gstreamer1.0-libav fonts-dejavu-core"
 
 missing=""
+# node/npm may come from elsewhere (e.g. NodeSource); only ask Debian when absent
+command -v npm >/dev/null 2>&1 && PKGS=$(echo "$PKGS" | tr ' ' '\n' | grep -vx -e nodejs -e npm)
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done

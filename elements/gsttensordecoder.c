@@ -1,0 +1,1081 @@
+/* GStreamer onnxinfer plugin
+ *
+ * gsttensordecoder.c: turns the output tensors of `onnxinfer` into
+ * GstVideoRegionOfInterestMeta and element messages.
+ *
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * SECTION:element-tensordecoder
+ * @title: tensordecoder
+ * @short_description: decode detector / classifier tensors into regions of
+ *   interest
+ * @see_also: onnxinfer, roioverlay
+ *
+ * `tensordecoder` reads the #GstOnnxTensorMeta that `onnxinfer` attaches to
+ * each frame, decodes it according to #GstTensorDecoder:scheme and adds one
+ * #GstVideoRegionOfInterestMeta per result, in the pixel coordinates of the
+ * frame it decorates.  Each ROI carries:
+ *
+ * - `roi_type`: the label (from #GstTensorDecoder:labels-file, else "face"
+ *   for BlazeFace and "class-N" otherwise);
+ * - a `detection` parameter structure: `label`, `class-id`, `confidence`
+ *   (0..1); for classification the structure is named `classification` and
+ *   the ROI covers the whole frame;
+ * - for BlazeFace a `keypoints` parameter structure with one field per
+ *   keypoint (`right-eye`, `left-eye`, `nose-tip`, `mouth-center`,
+ *   `right-ear-tragion`, `left-ear-tragion`), each an array `<x, y>` in
+ *   frame pixels.
+ *
+ * With #GstTensorDecoder:post-messages (the default) it also posts one
+ * `tensordecoder` element message per frame listing the detections, so
+ * `gst-launch-1.0 -m` prints them.
+ *
+ * One element serves every scheme rather than one element per model
+ * family: the schemes share all their settings (thresholds, NMS, labels,
+ * the mapping back to the frame) and differ only in how the tensors are
+ * laid out, so switching models is a property change, not a new pipeline.
+ *
+ * Coordinates: the model saw the frame scaled to its input size (see
+ * #GstTensorDecoder:scale-mode).  The decoder maps boxes back to the frame
+ * it decorates, whose size it takes from its caps -- the tensor meta
+ * survives `videoscale`, so the decoder may sit after the frames were scaled
+ * back up -- or to #GstTensorDecoder:frame-width x #GstTensorDecoder:frame-height
+ * when those are set (e.g. when the application draws on the original
+ * frames elsewhere).
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 -m filesrc location=astronaut.png ! pngdec ! videoconvert ! \
+ *   videoscale ! video/x-raw,width=128,height=128 ! \
+ *   onnxinfer model-location=face_detection_front_128x128.onnx \
+ *     input-mean="<127.5>" input-std="<127.5>" ! \
+ *   tensordecoder scheme=blazeface ! fakesink
+ * ]| Prints one `tensordecoder` message with the face and its keypoints.
+ * |[
+ * gst-launch-1.0 v4l2src ! videoconvert ! videoscale add-borders=true ! \
+ *   video/x-raw,width=640,height=640,pixel-aspect-ratio=1/1 ! \
+ *   onnxinfer model-location=yolov8n.onnx input-std="<255>" ! \
+ *   tensordecoder scheme=yolov8 scale-mode=letterbox labels-file=coco.txt ! \
+ *   roioverlay ! videoconvert ! autovideosink
+ * ]| YOLOv8 on a letterboxed camera feed.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <string.h>
+
+#include "gsttensordecoder.h"
+#include "gstonnxtensormeta.h"
+#include "decode.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_tensor_decoder_debug);
+#define GST_CAT_DEFAULT gst_tensor_decoder_debug
+
+#define MAX_TENSORS 64
+
+#define DEFAULT_SCHEME GST_TENSOR_DECODER_SCHEME_BLAZEFACE
+#define DEFAULT_MODEL_ID NULL
+#define DEFAULT_SCORE_THRESHOLD -1.0f
+#define DEFAULT_IOU_THRESHOLD -1.0f
+#define DEFAULT_MAX_DETECTIONS 100
+#define MAX_MAX_DETECTIONS 10000
+#define DEFAULT_TOP_K 5
+#define DEFAULT_NUM_CLASSES 0
+#define DEFAULT_LABELS_FILE NULL
+#define DEFAULT_MODEL_SIZE 0
+#define DEFAULT_FRAME_SIZE 0
+#define DEFAULT_SCALE_MODE GST_TENSOR_DECODER_SCALE_MODE_STRETCH
+#define DEFAULT_BOX_FORMAT GST_TENSOR_DECODER_BOX_FORMAT_YXYX
+#define DEFAULT_BOX_NORMALIZED TRUE
+#define DEFAULT_PRIORS_FILE NULL
+#define DEFAULT_BACKGROUND_CLASS -1
+#define DEFAULT_ACTIVATION GST_TENSOR_DECODER_ACTIVATION_AUTO
+#define DEFAULT_CLASS_AGNOSTIC_NMS FALSE
+#define DEFAULT_POST_MESSAGES TRUE
+
+enum
+{
+  PROP_0,
+  PROP_SCHEME,
+  PROP_MODEL_ID,
+  PROP_SCORE_THRESHOLD,
+  PROP_IOU_THRESHOLD,
+  PROP_MAX_DETECTIONS,
+  PROP_TOP_K,
+  PROP_NUM_CLASSES,
+  PROP_LABELS_FILE,
+  PROP_MODEL_WIDTH,
+  PROP_MODEL_HEIGHT,
+  PROP_FRAME_WIDTH,
+  PROP_FRAME_HEIGHT,
+  PROP_SCALE_MODE,
+  PROP_BOX_FORMAT,
+  PROP_BOX_NORMALIZED,
+  PROP_PRIORS_FILE,
+  PROP_BACKGROUND_CLASS,
+  PROP_ACTIVATION,
+  PROP_CLASS_AGNOSTIC_NMS,
+  PROP_OUTPUT_TENSOR,
+  PROP_BOXES_TENSOR,
+  PROP_SCORES_TENSOR,
+  PROP_CLASSES_TENSOR,
+  PROP_POST_MESSAGES,
+};
+
+struct _GstTensorDecoder
+{
+  GstBaseTransform parent;
+
+  /* Properties: GST_OBJECT_LOCK.  Any change sets `dirty`; the streaming
+   * thread rebuilds the decoder before the next frame. */
+  GstTensorDecoderScheme scheme;
+  gchar *model_id;
+  gfloat score_threshold;
+  gfloat iou_threshold;
+  guint max_detections;
+  guint top_k;
+  guint num_classes;
+  gchar *labels_file;
+  gint model_width, model_height;
+  gint frame_width, frame_height;
+  GstTensorDecoderScaleMode scale_mode;
+  GstTensorDecoderBoxFormat box_format;
+  gboolean box_normalized;
+  gchar *priors_file;
+  gint background_class;
+  GstTensorDecoderActivation activation;
+  gboolean class_agnostic_nms;
+  gchar *output_tensor, *boxes_tensor, *scores_tensor, *classes_tensor;
+  gboolean post_messages;
+  gboolean dirty;
+
+  /* Streaming state: only the streaming thread (and start/stop) touch it. */
+  nd_decoder *decoder;
+  nd_labels *labels;
+  GstTensorDecoderScheme active_scheme;
+  nd_scale_mode active_scale_mode;
+  gint active_frame_width, active_frame_height;
+  gchar *active_model_id;
+  gboolean active_post_messages;
+  GstVideoInfo info;
+  gboolean have_info;
+  guint64 frames;
+  gboolean warned_no_meta;
+  nd_tensor tensors[MAX_TENSORS];
+};
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("video/x-raw; video/x-raw(ANY)"));
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("video/x-raw; video/x-raw(ANY)"));
+
+#define gst_tensor_decoder_parent_class parent_class
+G_DEFINE_TYPE (GstTensorDecoder, gst_tensor_decoder, GST_TYPE_BASE_TRANSFORM);
+
+GST_ELEMENT_REGISTER_DEFINE (tensordecoder, "tensordecoder", GST_RANK_NONE,
+    GST_TYPE_TENSOR_DECODER);
+
+static void gst_tensor_decoder_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_tensor_decoder_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static void gst_tensor_decoder_finalize (GObject * object);
+static gboolean gst_tensor_decoder_start (GstBaseTransform * trans);
+static gboolean gst_tensor_decoder_stop (GstBaseTransform * trans);
+static gboolean gst_tensor_decoder_set_caps (GstBaseTransform * trans,
+    GstCaps * incaps, GstCaps * outcaps);
+static GstFlowReturn gst_tensor_decoder_transform_ip (GstBaseTransform *
+    trans, GstBuffer * buf);
+
+/* ---- enums ---------------------------------------------------------------- */
+
+GType
+gst_tensor_decoder_scheme_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_TENSOR_DECODER_SCHEME_BLAZEFACE,
+        "MediaPipe BlazeFace front 128x128: faces and 6 keypoints", "blazeface"},
+    {GST_TENSOR_DECODER_SCHEME_SSD,
+        "SSD: boxes [1,N,4] + scores [1,N,C] (optionally with priors), or "
+          "TF Object Detection API post-processed outputs", "ssd"},
+    {GST_TENSOR_DECODER_SCHEME_YOLOV5,
+        "YOLOv5 [1,N,5+C]: box, objectness, class scores", "yolov5"},
+    {GST_TENSOR_DECODER_SCHEME_YOLOV8,
+        "YOLOv8 [1,4+C,N]: box, class scores", "yolov8"},
+    {GST_TENSOR_DECODER_SCHEME_CLASSIFY,
+        "Classification [1,C]: top-k classes", "classify"},
+    {0, NULL, NULL},
+  };
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstTensorDecoderScheme", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+GType
+gst_tensor_decoder_scale_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_TENSOR_DECODER_SCALE_MODE_STRETCH,
+        "Scaled to the model size, aspect ratio not kept", "stretch"},
+    {GST_TENSOR_DECODER_SCALE_MODE_LETTERBOX,
+          "Scaled keeping the aspect ratio, centered with borders "
+          "(videoscale add-borders=true)", "letterbox"},
+    {GST_TENSOR_DECODER_SCALE_MODE_CROP,
+          "Center-cropped to the model's aspect ratio, then scaled",
+        "crop"},
+    {0, NULL, NULL},
+  };
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstTensorDecoderScaleMode", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+GType
+gst_tensor_decoder_box_format_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_TENSOR_DECODER_BOX_FORMAT_YXYX, "ymin, xmin, ymax, xmax", "yxyx"},
+    {GST_TENSOR_DECODER_BOX_FORMAT_XYXY, "xmin, ymin, xmax, ymax", "xyxy"},
+    {GST_TENSOR_DECODER_BOX_FORMAT_CXCYWH, "center x, center y, width, height",
+        "cxcywh"},
+    {GST_TENSOR_DECODER_BOX_FORMAT_CYCXHW, "center y, center x, height, width",
+        "cycxhw"},
+    {0, NULL, NULL},
+  };
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstTensorDecoderBoxFormat", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+GType
+gst_tensor_decoder_activation_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_TENSOR_DECODER_ACTIVATION_AUTO,
+          "Scheme default (SSD: sigmoid; YOLO: none; classify: softmax unless "
+          "the scores already sum to 1)", "auto"},
+    {GST_TENSOR_DECODER_ACTIVATION_NONE, "Scores are probabilities", "none"},
+    {GST_TENSOR_DECODER_ACTIVATION_SIGMOID, "Sigmoid of each score",
+        "sigmoid"},
+    {GST_TENSOR_DECODER_ACTIVATION_SOFTMAX, "Softmax over the classes",
+        "softmax"},
+    {0, NULL, NULL},
+  };
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstTensorDecoderActivation", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+/* ---- class ---------------------------------------------------------------- */
+
+#define PROP_FLAGS_LIVE (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
+    GST_PARAM_MUTABLE_PLAYING)
+
+static void
+gst_tensor_decoder_class_init (GstTensorDecoderClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
+
+  GST_DEBUG_CATEGORY_INIT (gst_tensor_decoder_debug, "tensordecoder", 0,
+      "Tensor decoder");
+
+  gobject_class->set_property = gst_tensor_decoder_set_property;
+  gobject_class->get_property = gst_tensor_decoder_get_property;
+  gobject_class->finalize = gst_tensor_decoder_finalize;
+
+  /**
+   * GstTensorDecoder:scheme:
+   *
+   * How to read the model's outputs.
+   */
+  g_object_class_install_property (gobject_class, PROP_SCHEME,
+      g_param_spec_enum ("scheme", "Scheme",
+          "How the model's output tensors are laid out",
+          GST_TYPE_TENSOR_DECODER_SCHEME, DEFAULT_SCHEME, PROP_FLAGS_LIVE));
+  /**
+   * GstTensorDecoder:model-id:
+   *
+   * Name of the `onnxinfer` element whose tensors to decode, for pipelines
+   * with several models; %NULL takes the first tensor meta on the buffer.
+   */
+  g_object_class_install_property (gobject_class, PROP_MODEL_ID,
+      g_param_spec_string ("model-id", "Model id",
+          "Name of the onnxinfer element whose tensors to decode "
+          "(NULL: the first tensor meta of the buffer)", DEFAULT_MODEL_ID,
+          PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_SCORE_THRESHOLD,
+      g_param_spec_float ("score-threshold", "Score threshold",
+          "Keep results scoring at least this (0..1); -1: the scheme's "
+          "default (BlazeFace and SSD 0.5, YOLO 0.25, classify 0)",
+          -1.0f, 1.0f, DEFAULT_SCORE_THRESHOLD, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_IOU_THRESHOLD,
+      g_param_spec_float ("iou-threshold", "IoU threshold",
+          "Non-maximum suppression: drop (or, for BlazeFace, merge) boxes "
+          "overlapping a better one by more than this intersection over "
+          "union; -1: the scheme's default (BlazeFace 0.3, others 0.45)",
+          -1.0f, 1.0f, DEFAULT_IOU_THRESHOLD, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_MAX_DETECTIONS,
+      g_param_spec_uint ("max-detections", "Max detections",
+          "Keep at most this many results per frame, best first",
+          1, MAX_MAX_DETECTIONS, DEFAULT_MAX_DETECTIONS, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_TOP_K,
+      g_param_spec_uint ("top-k", "Top k",
+          "Classification: report the k best classes", 1, 1000,
+          DEFAULT_TOP_K, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_NUM_CLASSES,
+      g_param_spec_uint ("num-classes", "Number of classes",
+          "Expected number of classes, checked against the tensors "
+          "(0: whatever the tensors say)", 0, 100000, DEFAULT_NUM_CLASSES,
+          PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_LABELS_FILE,
+      g_param_spec_string ("labels-file", "Labels file",
+          "Text file with one label per line; line N names class N-1",
+          DEFAULT_LABELS_FILE, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_MODEL_WIDTH,
+      g_param_spec_int ("model-width", "Model width",
+          "Width of the model input in pixels (0: the scheme's default: "
+          "BlazeFace 128, YOLO 640, SSD 300)", 0, 65535, DEFAULT_MODEL_SIZE,
+          PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_MODEL_HEIGHT,
+      g_param_spec_int ("model-height", "Model height",
+          "Height of the model input in pixels (0: the scheme's default)",
+          0, 65535, DEFAULT_MODEL_SIZE, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_FRAME_WIDTH,
+      g_param_spec_int ("frame-width", "Frame width",
+          "Width of the frame the coordinates refer to (0: the frame this "
+          "element decorates)", 0, 65535, DEFAULT_FRAME_SIZE,
+          PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_FRAME_HEIGHT,
+      g_param_spec_int ("frame-height", "Frame height",
+          "Height of the frame the coordinates refer to (0: the frame this "
+          "element decorates)", 0, 65535, DEFAULT_FRAME_SIZE,
+          PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_SCALE_MODE,
+      g_param_spec_enum ("scale-mode", "Scale mode",
+          "How the frame was fitted into the model input",
+          GST_TYPE_TENSOR_DECODER_SCALE_MODE, DEFAULT_SCALE_MODE,
+          PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_BOX_FORMAT,
+      g_param_spec_enum ("box-format", "Box format",
+          "SSD: layout of the four box values",
+          GST_TYPE_TENSOR_DECODER_BOX_FORMAT, DEFAULT_BOX_FORMAT,
+          PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_BOX_NORMALIZED,
+      g_param_spec_boolean ("box-normalized", "Normalized boxes",
+          "SSD: box values are fractions of the input size (else pixels)",
+          DEFAULT_BOX_NORMALIZED, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_PRIORS_FILE,
+      g_param_spec_string ("priors-file", "Priors file",
+          "SSD: text file of priors (anchors), one 'cx cy w h' line each, "
+          "normalized; the boxes are then offsets against them, scaled by "
+          "variances 0.1, 0.1, 0.2, 0.2 (box-format cxcywh or cycxhw)",
+          DEFAULT_PRIORS_FILE, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_BACKGROUND_CLASS,
+      g_param_spec_int ("background-class", "Background class",
+          "SSD: index of the background class to ignore (-1: none)",
+          -1, 100000, DEFAULT_BACKGROUND_CLASS, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_ACTIVATION,
+      g_param_spec_enum ("score-activation", "Score activation",
+          "What turns the class scores into probabilities",
+          GST_TYPE_TENSOR_DECODER_ACTIVATION, DEFAULT_ACTIVATION,
+          PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_CLASS_AGNOSTIC_NMS,
+      g_param_spec_boolean ("class-agnostic-nms", "Class-agnostic NMS",
+          "Boxes of different classes suppress each other too",
+          DEFAULT_CLASS_AGNOSTIC_NMS, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_OUTPUT_TENSOR,
+      g_param_spec_string ("output-tensor", "Output tensor",
+          "YOLO, classify: name of the output to read (NULL: found by shape)",
+          NULL, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_BOXES_TENSOR,
+      g_param_spec_string ("boxes-tensor", "Boxes tensor",
+          "SSD, BlazeFace (single-head exports): name of the boxes / "
+          "regressors output (NULL: found by shape)", NULL, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_SCORES_TENSOR,
+      g_param_spec_string ("scores-tensor", "Scores tensor",
+          "SSD, BlazeFace (single-head exports): name of the scores output "
+          "(NULL: found by shape)", NULL, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_CLASSES_TENSOR,
+      g_param_spec_string ("classes-tensor", "Classes tensor",
+          "SSD post-processed: name of the class ids output (NULL: the "
+          "output whose name contains 'class')", NULL, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_POST_MESSAGES,
+      g_param_spec_boolean ("post-messages", "Post messages",
+          "Post a 'tensordecoder' element message with the detections of "
+          "every frame", DEFAULT_POST_MESSAGES, PROP_FLAGS_LIVE));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "Tensor decoder", "Filter/Analyzer/Video",
+      "Decodes the output tensors of onnxinfer (BlazeFace, SSD, YOLOv5/v8, "
+      "classification) into region-of-interest metas and messages",
+      "onnxinfer developers <onnxinfer@example.org>");
+
+  trans_class->start = GST_DEBUG_FUNCPTR (gst_tensor_decoder_start);
+  trans_class->stop = GST_DEBUG_FUNCPTR (gst_tensor_decoder_stop);
+  trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_tensor_decoder_set_caps);
+  trans_class->transform_ip =
+      GST_DEBUG_FUNCPTR (gst_tensor_decoder_transform_ip);
+  /* Metas are added, so the buffer must be writable: never passthrough. */
+  trans_class->passthrough_on_same_caps = FALSE;
+  trans_class->transform_ip_on_passthrough = FALSE;
+
+  gst_type_mark_as_plugin_api (GST_TYPE_TENSOR_DECODER_SCHEME, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_TENSOR_DECODER_SCALE_MODE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_TENSOR_DECODER_BOX_FORMAT, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_TENSOR_DECODER_ACTIVATION, 0);
+}
+
+static void
+gst_tensor_decoder_init (GstTensorDecoder * self)
+{
+  self->scheme = DEFAULT_SCHEME;
+  self->model_id = g_strdup (DEFAULT_MODEL_ID);
+  self->score_threshold = DEFAULT_SCORE_THRESHOLD;
+  self->iou_threshold = DEFAULT_IOU_THRESHOLD;
+  self->max_detections = DEFAULT_MAX_DETECTIONS;
+  self->top_k = DEFAULT_TOP_K;
+  self->num_classes = DEFAULT_NUM_CLASSES;
+  self->model_width = self->model_height = DEFAULT_MODEL_SIZE;
+  self->frame_width = self->frame_height = DEFAULT_FRAME_SIZE;
+  self->scale_mode = DEFAULT_SCALE_MODE;
+  self->box_format = DEFAULT_BOX_FORMAT;
+  self->box_normalized = DEFAULT_BOX_NORMALIZED;
+  self->background_class = DEFAULT_BACKGROUND_CLASS;
+  self->activation = DEFAULT_ACTIVATION;
+  self->class_agnostic_nms = DEFAULT_CLASS_AGNOSTIC_NMS;
+  self->post_messages = DEFAULT_POST_MESSAGES;
+  self->dirty = TRUE;
+  gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), TRUE);
+}
+
+static void
+gst_tensor_decoder_finalize (GObject * object)
+{
+  GstTensorDecoder *self = GST_TENSOR_DECODER (object);
+
+  g_free (self->model_id);
+  g_free (self->labels_file);
+  g_free (self->priors_file);
+  g_free (self->output_tensor);
+  g_free (self->boxes_tensor);
+  g_free (self->scores_tensor);
+  g_free (self->classes_tensor);
+  g_free (self->active_model_id);
+  nd_decoder_free (self->decoder);
+  nd_labels_free (self->labels);
+
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+replace_string (gchar ** dst, const GValue * value)
+{
+  const gchar *s = g_value_get_string (value);
+  g_free (*dst);
+  /* "" means unset, as NULL: gst-launch cannot pass NULL */
+  *dst = s && *s ? g_strdup (s) : NULL;
+}
+
+static void
+gst_tensor_decoder_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstTensorDecoder *self = GST_TENSOR_DECODER (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_SCHEME:
+      self->scheme = g_value_get_enum (value);
+      break;
+    case PROP_MODEL_ID:
+      replace_string (&self->model_id, value);
+      break;
+    case PROP_SCORE_THRESHOLD:
+      self->score_threshold = g_value_get_float (value);
+      break;
+    case PROP_IOU_THRESHOLD:
+      self->iou_threshold = g_value_get_float (value);
+      break;
+    case PROP_MAX_DETECTIONS:
+      self->max_detections = g_value_get_uint (value);
+      break;
+    case PROP_TOP_K:
+      self->top_k = g_value_get_uint (value);
+      break;
+    case PROP_NUM_CLASSES:
+      self->num_classes = g_value_get_uint (value);
+      break;
+    case PROP_LABELS_FILE:
+      replace_string (&self->labels_file, value);
+      break;
+    case PROP_MODEL_WIDTH:
+      self->model_width = g_value_get_int (value);
+      break;
+    case PROP_MODEL_HEIGHT:
+      self->model_height = g_value_get_int (value);
+      break;
+    case PROP_FRAME_WIDTH:
+      self->frame_width = g_value_get_int (value);
+      break;
+    case PROP_FRAME_HEIGHT:
+      self->frame_height = g_value_get_int (value);
+      break;
+    case PROP_SCALE_MODE:
+      self->scale_mode = g_value_get_enum (value);
+      break;
+    case PROP_BOX_FORMAT:
+      self->box_format = g_value_get_enum (value);
+      break;
+    case PROP_BOX_NORMALIZED:
+      self->box_normalized = g_value_get_boolean (value);
+      break;
+    case PROP_PRIORS_FILE:
+      replace_string (&self->priors_file, value);
+      break;
+    case PROP_BACKGROUND_CLASS:
+      self->background_class = g_value_get_int (value);
+      break;
+    case PROP_ACTIVATION:
+      self->activation = g_value_get_enum (value);
+      break;
+    case PROP_CLASS_AGNOSTIC_NMS:
+      self->class_agnostic_nms = g_value_get_boolean (value);
+      break;
+    case PROP_OUTPUT_TENSOR:
+      replace_string (&self->output_tensor, value);
+      break;
+    case PROP_BOXES_TENSOR:
+      replace_string (&self->boxes_tensor, value);
+      break;
+    case PROP_SCORES_TENSOR:
+      replace_string (&self->scores_tensor, value);
+      break;
+    case PROP_CLASSES_TENSOR:
+      replace_string (&self->classes_tensor, value);
+      break;
+    case PROP_POST_MESSAGES:
+      self->post_messages = g_value_get_boolean (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      GST_OBJECT_UNLOCK (self);
+      return;
+  }
+  self->dirty = TRUE;
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_tensor_decoder_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstTensorDecoder *self = GST_TENSOR_DECODER (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_SCHEME:
+      g_value_set_enum (value, self->scheme);
+      break;
+    case PROP_MODEL_ID:
+      g_value_set_string (value, self->model_id);
+      break;
+    case PROP_SCORE_THRESHOLD:
+      g_value_set_float (value, self->score_threshold);
+      break;
+    case PROP_IOU_THRESHOLD:
+      g_value_set_float (value, self->iou_threshold);
+      break;
+    case PROP_MAX_DETECTIONS:
+      g_value_set_uint (value, self->max_detections);
+      break;
+    case PROP_TOP_K:
+      g_value_set_uint (value, self->top_k);
+      break;
+    case PROP_NUM_CLASSES:
+      g_value_set_uint (value, self->num_classes);
+      break;
+    case PROP_LABELS_FILE:
+      g_value_set_string (value, self->labels_file);
+      break;
+    case PROP_MODEL_WIDTH:
+      g_value_set_int (value, self->model_width);
+      break;
+    case PROP_MODEL_HEIGHT:
+      g_value_set_int (value, self->model_height);
+      break;
+    case PROP_FRAME_WIDTH:
+      g_value_set_int (value, self->frame_width);
+      break;
+    case PROP_FRAME_HEIGHT:
+      g_value_set_int (value, self->frame_height);
+      break;
+    case PROP_SCALE_MODE:
+      g_value_set_enum (value, self->scale_mode);
+      break;
+    case PROP_BOX_FORMAT:
+      g_value_set_enum (value, self->box_format);
+      break;
+    case PROP_BOX_NORMALIZED:
+      g_value_set_boolean (value, self->box_normalized);
+      break;
+    case PROP_PRIORS_FILE:
+      g_value_set_string (value, self->priors_file);
+      break;
+    case PROP_BACKGROUND_CLASS:
+      g_value_set_int (value, self->background_class);
+      break;
+    case PROP_ACTIVATION:
+      g_value_set_enum (value, self->activation);
+      break;
+    case PROP_CLASS_AGNOSTIC_NMS:
+      g_value_set_boolean (value, self->class_agnostic_nms);
+      break;
+    case PROP_OUTPUT_TENSOR:
+      g_value_set_string (value, self->output_tensor);
+      break;
+    case PROP_BOXES_TENSOR:
+      g_value_set_string (value, self->boxes_tensor);
+      break;
+    case PROP_SCORES_TENSOR:
+      g_value_set_string (value, self->scores_tensor);
+      break;
+    case PROP_CLASSES_TENSOR:
+      g_value_set_string (value, self->classes_tensor);
+      break;
+    case PROP_POST_MESSAGES:
+      g_value_set_boolean (value, self->post_messages);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* ---- configuration -------------------------------------------------------- */
+
+static const nd_scheme scheme_map[] = {
+  [GST_TENSOR_DECODER_SCHEME_BLAZEFACE] = ND_SCHEME_BLAZEFACE,
+  [GST_TENSOR_DECODER_SCHEME_SSD] = ND_SCHEME_SSD,
+  [GST_TENSOR_DECODER_SCHEME_YOLOV5] = ND_SCHEME_YOLOV5,
+  [GST_TENSOR_DECODER_SCHEME_YOLOV8] = ND_SCHEME_YOLOV8,
+  [GST_TENSOR_DECODER_SCHEME_CLASSIFY] = ND_SCHEME_CLASSIFY,
+};
+
+/* (Re)build the decoder from the properties.  Called from start() and from
+ * the streaming thread when a property changed; files are read here, never
+ * per frame.  Posts an element error and returns FALSE on failure. */
+static gboolean
+gst_tensor_decoder_configure (GstTensorDecoder * self)
+{
+  nd_config cfg;
+  nd_error err = { 0 };
+  nd_decoder *dec = NULL;
+  nd_labels *labels = NULL;
+  float *priors = NULL;
+  int n_priors = 0;
+  gchar *labels_file, *priors_file, *output_tensor, *boxes_tensor,
+      *scores_tensor, *classes_tensor;
+  nd_status st = ND_OK;
+
+  GST_OBJECT_LOCK (self);
+  nd_config_init (&cfg, scheme_map[self->scheme]);
+  self->active_scheme = self->scheme;
+  if (self->score_threshold >= 0.0f)
+    cfg.score_threshold = self->score_threshold;
+  if (self->iou_threshold >= 0.0f)
+    cfg.iou_threshold = self->iou_threshold;
+  cfg.max_detections = (int) self->max_detections;
+  cfg.top_k = (int) self->top_k;
+  cfg.num_classes = (int) self->num_classes;
+  cfg.model_width = self->model_width;
+  cfg.model_height = self->model_height;
+  cfg.box_format = (nd_box_format) self->box_format;
+  if (cfg.scheme == ND_SCHEME_SSD)
+    cfg.box_normalized = self->box_normalized;
+  cfg.background_class = self->background_class;
+  if (self->activation != GST_TENSOR_DECODER_ACTIVATION_AUTO ||
+      cfg.scheme == ND_SCHEME_CLASSIFY)
+    cfg.activation = (nd_activation) self->activation;
+  cfg.class_agnostic_nms = self->class_agnostic_nms;
+  labels_file = g_strdup (self->labels_file);
+  priors_file = g_strdup (self->priors_file);
+  output_tensor = g_strdup (self->output_tensor);
+  boxes_tensor = g_strdup (self->boxes_tensor);
+  scores_tensor = g_strdup (self->scores_tensor);
+  classes_tensor = g_strdup (self->classes_tensor);
+  g_free (self->active_model_id);
+  self->active_model_id = g_strdup (self->model_id);
+  self->active_scale_mode = (nd_scale_mode) self->scale_mode;
+  self->active_frame_width = self->frame_width;
+  self->active_frame_height = self->frame_height;
+  self->active_post_messages = self->post_messages;
+  self->dirty = FALSE;
+  GST_OBJECT_UNLOCK (self);
+
+  cfg.output_tensor = output_tensor;
+  cfg.boxes_tensor = boxes_tensor;
+  cfg.scores_tensor = scores_tensor;
+  cfg.classes_tensor = classes_tensor;
+
+  if (labels_file)
+    st = nd_labels_load (labels_file, &labels, &err);
+  if (st == ND_OK && priors_file) {
+    st = nd_priors_load (priors_file, &priors, &n_priors, &err);
+    cfg.priors = priors;
+    cfg.n_priors = n_priors;
+  }
+  if (st == ND_OK)
+    st = nd_decoder_new (&cfg, &dec, &err);
+
+  g_free (labels_file);
+  g_free (priors_file);
+  g_free (output_tensor);
+  g_free (boxes_tensor);
+  g_free (scores_tensor);
+  g_free (classes_tensor);
+  g_free (priors);              /* the decoder keeps its own copy */
+
+  if (st != ND_OK) {
+    nd_labels_free (labels);
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Cannot set up the %s decoder: %s", nd_scheme_name (cfg.scheme),
+            err.msg), ("%s", nd_status_str (st)));
+    return FALSE;
+  }
+  nd_decoder_free (self->decoder);
+  self->decoder = dec;
+  nd_labels_free (self->labels);
+  self->labels = labels;
+  GST_DEBUG_OBJECT (self, "decoder %s: score >= %.2f, IoU %.2f, max %d",
+      nd_scheme_name (cfg.scheme), cfg.score_threshold, cfg.iou_threshold,
+      cfg.max_detections);
+  return TRUE;
+}
+
+static gboolean
+gst_tensor_decoder_start (GstBaseTransform * trans)
+{
+  GstTensorDecoder *self = GST_TENSOR_DECODER (trans);
+
+  self->frames = 0;
+  self->warned_no_meta = FALSE;
+  self->have_info = FALSE;
+  /* Fail the state change on a missing labels/priors file or a bad
+   * setting, before any data flows. */
+  return gst_tensor_decoder_configure (self);
+}
+
+static gboolean
+gst_tensor_decoder_stop (GstBaseTransform * trans)
+{
+  GstTensorDecoder *self = GST_TENSOR_DECODER (trans);
+
+  nd_decoder_free (self->decoder);
+  self->decoder = NULL;
+  nd_labels_free (self->labels);
+  self->labels = NULL;
+  GST_OBJECT_LOCK (self);
+  self->dirty = TRUE;
+  GST_OBJECT_UNLOCK (self);
+  return TRUE;
+}
+
+static gboolean
+gst_tensor_decoder_set_caps (GstBaseTransform * trans, GstCaps * incaps,
+    GstCaps * outcaps)
+{
+  GstTensorDecoder *self = GST_TENSOR_DECODER (trans);
+
+  if (!gst_video_info_from_caps (&self->info, incaps)) {
+    GST_ERROR_OBJECT (self, "invalid caps %" GST_PTR_FORMAT, incaps);
+    return FALSE;
+  }
+  self->have_info = TRUE;
+  return TRUE;
+}
+
+/* ---- streaming ------------------------------------------------------------ */
+
+static const gchar *
+label_of (GstTensorDecoder * self, const nd_detection * d, gchar * buf,
+    gsize size)
+{
+  const gchar *l = nd_labels_get (self->labels, d->class_id);
+
+  if (l && *l)
+    return l;
+  if (self->active_scheme == GST_TENSOR_DECODER_SCHEME_BLAZEFACE)
+    return "face";
+  g_snprintf (buf, size, "class-%d", d->class_id);
+  return buf;
+}
+
+static GstStructure *
+keypoints_structure (const nd_detection * d, const gchar * name)
+{
+  GstStructure *s = gst_structure_new_empty (name);
+  gint k;
+
+  for (k = 0; k < d->n_keypoints; k++) {
+    GValue arr = G_VALUE_INIT, v = G_VALUE_INIT;
+    const gchar *kname = nd_blazeface_keypoint_name (k);
+
+    g_value_init (&arr, GST_TYPE_ARRAY);
+    g_value_init (&v, G_TYPE_DOUBLE);
+    g_value_set_double (&v, d->keypoints[k].x);
+    gst_value_array_append_value (&arr, &v);
+    g_value_set_double (&v, d->keypoints[k].y);
+    gst_value_array_append_value (&arr, &v);
+    g_value_unset (&v);
+    if (kname)
+      gst_structure_take_value (s, kname, &arr);
+    else
+      g_value_unset (&arr);
+  }
+  return s;
+}
+
+static void
+append_uint (GValue * arr, guint u)
+{
+  GValue v = G_VALUE_INIT;
+  g_value_init (&v, G_TYPE_UINT);
+  g_value_set_uint (&v, u);
+  gst_value_array_append_and_take_value (arr, &v);
+}
+
+static void
+append_double (GValue * arr, gdouble d)
+{
+  GValue v = G_VALUE_INIT;
+  g_value_init (&v, G_TYPE_DOUBLE);
+  g_value_set_double (&v, d);
+  gst_value_array_append_and_take_value (arr, &v);
+}
+
+static GstFlowReturn
+gst_tensor_decoder_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
+{
+  GstTensorDecoder *self = GST_TENSOR_DECODER (trans);
+  GstOnnxTensorMeta *tmeta;
+  const nd_detection *res = NULL;
+  nd_error err = { 0 };
+  nd_transform tf;
+  gint n_res = 0, i, fw, fh, mw = 0, mh = 0;
+  guint n_t;
+  gboolean dirty, classify;
+  /* message fields: parallel arrays, one entry per detection (arrays of
+   * numbers print without escaping in gst-launch -m, unlike nested
+   * structures) */
+  GValue labels = G_VALUE_INIT, ids = G_VALUE_INIT, confs = G_VALUE_INIT,
+      boxes = G_VALUE_INIT, kps = G_VALUE_INIT;
+
+  GST_OBJECT_LOCK (self);
+  dirty = self->dirty;
+  GST_OBJECT_UNLOCK (self);
+  if ((dirty || !self->decoder) && !gst_tensor_decoder_configure (self))
+    return GST_FLOW_ERROR;
+
+  if (!self->have_info) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+        ("received a buffer before caps"));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+
+  tmeta = gst_buffer_get_onnx_tensor_meta (buf, self->active_model_id);
+  if (!tmeta) {
+    /* A frame without tensors (e.g. the model element is elsewhere, or
+     * not loaded): pass it on untouched, and say so once. */
+    if (!self->warned_no_meta) {
+      GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+          ("No tensors on the frames (model-id '%s')",
+              self->active_model_id ? self->active_model_id : "(any)"),
+          ("buffer %" GST_PTR_FORMAT " has no GstOnnxTensorMeta; is an "
+              "onnxinfer element upstream?", buf));
+      self->warned_no_meta = TRUE;
+    }
+    return GST_FLOW_OK;
+  }
+
+  /* Borrowed views: the tensor data lives as long as the meta, i.e. this
+   * buffer, which outlives the decode. */
+  n_t = MIN (tmeta->n_tensors, MAX_TENSORS);
+  for (i = 0; i < (gint) n_t; i++) {
+    const GstOnnxTensor *t = &tmeta->tensors[i];
+    nd_tensor *nt = &self->tensors[i];
+    guint d;
+
+    memset (nt, 0, sizeof *nt);
+    nt->name = g_quark_to_string (t->name);
+    nt->dtype = (int) t->data_type;
+    nt->n_dims = (int) MIN (t->n_dims, ND_MAX_DIMS);
+    for (d = 0; d < (guint) nt->n_dims; d++)
+      nt->dims[d] = t->dims[d];
+    nt->data = t->data;
+    nt->size = t->size;
+  }
+
+  if (nd_decoder_decode (self->decoder, self->tensors, (int) n_t, &res,
+          &n_res, &err) != ND_OK) {
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
+        ("The tensors of '%s' do not fit scheme '%s': %s",
+            g_quark_to_string (tmeta->model_id),
+            nd_scheme_name (scheme_map[self->active_scheme]), err.msg),
+        ("%s", nd_status_str (err.status)));
+    return GST_FLOW_ERROR;
+  }
+
+  fw = self->active_frame_width > 0 ? self->active_frame_width :
+      GST_VIDEO_INFO_WIDTH (&self->info);
+  fh = self->active_frame_height > 0 ? self->active_frame_height :
+      GST_VIDEO_INFO_HEIGHT (&self->info);
+  nd_decoder_model_size (self->decoder, &mw, &mh);
+  classify = self->active_scheme == GST_TENSOR_DECODER_SCHEME_CLASSIFY;
+  if (nd_transform_init (&tf, mw, mh, fw, fh, self->active_scale_mode,
+          &err) != ND_OK) {
+    GST_ELEMENT_ERROR (self, STREAM, DECODE, ("%s", err.msg), (NULL));
+    return GST_FLOW_ERROR;
+  }
+
+  if (self->active_post_messages) {
+    g_value_init (&labels, GST_TYPE_ARRAY);
+    g_value_init (&ids, GST_TYPE_ARRAY);
+    g_value_init (&confs, GST_TYPE_ARRAY);
+    g_value_init (&boxes, GST_TYPE_ARRAY);
+    g_value_init (&kps, GST_TYPE_ARRAY);
+  }
+
+  for (i = 0; i < n_res; i++) {
+    nd_detection d = res[i];
+    GstVideoRegionOfInterestMeta *roi;
+    GstStructure *s;
+    gchar tmp[32];
+    const gchar *label = label_of (self, &d, tmp, sizeof tmp);
+    guint x, y, w, h;
+
+    if (classify) {
+      /* a class describes the whole frame */
+      x = y = 0;
+      w = (guint) fw;
+      h = (guint) fh;
+    } else {
+      nd_transform_detection (&tf, &d);
+      x = (guint) lrintf (d.x0);
+      y = (guint) lrintf (d.y0);
+      w = (guint) MAX (0, lrintf (d.x1) - (long) x);
+      h = (guint) MAX (0, lrintf (d.y1) - (long) y);
+    }
+    roi = gst_buffer_add_video_region_of_interest_meta (buf, label, x, y, w,
+        h);
+    roi->id = i;
+    roi->parent_id = -1;
+    s = gst_structure_new (classify ? "classification" : "detection",
+        "label", G_TYPE_STRING, label,
+        "class-id", G_TYPE_INT, d.class_id,
+        "confidence", G_TYPE_DOUBLE, (gdouble) d.score, NULL);
+    gst_video_region_of_interest_meta_add_param (roi, s);
+    if (d.n_keypoints > 0)
+      gst_video_region_of_interest_meta_add_param (roi,
+          keypoints_structure (&d, "keypoints"));
+
+    if (self->active_post_messages) {
+      GValue v = G_VALUE_INIT, arr = G_VALUE_INIT;
+      gint k;
+
+      g_value_init (&v, G_TYPE_STRING);
+      g_value_set_string (&v, label);
+      gst_value_array_append_and_take_value (&labels, &v);
+      g_value_init (&v, G_TYPE_INT);
+      g_value_set_int (&v, d.class_id);
+      gst_value_array_append_and_take_value (&ids, &v);
+      g_value_init (&v, G_TYPE_DOUBLE);
+      g_value_set_double (&v, d.score);
+      gst_value_array_append_and_take_value (&confs, &v);
+      /* <x, y, width, height> in frame pixels, as the ROI meta */
+      g_value_init (&arr, GST_TYPE_ARRAY);
+      append_uint (&arr, x);
+      append_uint (&arr, y);
+      append_uint (&arr, w);
+      append_uint (&arr, h);
+      gst_value_array_append_and_take_value (&boxes, &arr);
+      if (d.n_keypoints > 0) {
+        /* <x0, y0, x1, y1, ...> in the order of keypoint-names */
+        g_value_init (&arr, GST_TYPE_ARRAY);
+        for (k = 0; k < d.n_keypoints; k++) {
+          append_double (&arr, d.keypoints[k].x);
+          append_double (&arr, d.keypoints[k].y);
+        }
+        gst_value_array_append_and_take_value (&kps, &arr);
+      }
+    }
+  }
+
+  GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT ": %d results",
+      self->frames, n_res);
+
+  if (self->active_post_messages) {
+    GstSegment *seg = &trans->segment;
+    GstClockTime ts = GST_BUFFER_PTS (buf);
+    GstStructure *s = gst_structure_new ("tensordecoder",
+        "timestamp", G_TYPE_UINT64, ts,
+        "stream-time", G_TYPE_UINT64,
+        gst_segment_to_stream_time (seg, GST_FORMAT_TIME, ts),
+        "running-time", G_TYPE_UINT64,
+        gst_segment_to_running_time (seg, GST_FORMAT_TIME, ts),
+        "duration", G_TYPE_UINT64, GST_BUFFER_DURATION (buf),
+        "frame", G_TYPE_UINT64, self->frames,
+        "scheme", G_TYPE_STRING,
+        nd_scheme_name (scheme_map[self->active_scheme]),
+        "model-id", G_TYPE_STRING, g_quark_to_string (tmeta->model_id),
+        "inference-id", G_TYPE_UINT64, tmeta->inference_id,
+        "width", G_TYPE_INT, fw, "height", G_TYPE_INT, fh,
+        "count", G_TYPE_UINT, (guint) n_res, NULL);
+    gst_structure_take_value (s, "labels", &labels);
+    gst_structure_take_value (s, "class-ids", &ids);
+    gst_structure_take_value (s, "confidences", &confs);
+    gst_structure_take_value (s, "boxes", &boxes);
+    if (self->active_scheme == GST_TENSOR_DECODER_SCHEME_BLAZEFACE) {
+      GValue names = G_VALUE_INIT;
+      gint k;
+
+      g_value_init (&names, GST_TYPE_ARRAY);
+      for (k = 0; nd_blazeface_keypoint_name (k); k++) {
+        GValue v = G_VALUE_INIT;
+        g_value_init (&v, G_TYPE_STRING);
+        g_value_set_static_string (&v, nd_blazeface_keypoint_name (k));
+        gst_value_array_append_and_take_value (&names, &v);
+      }
+      gst_structure_take_value (s, "keypoint-names", &names);
+      gst_structure_take_value (s, "keypoints", &kps);
+    } else {
+      g_value_unset (&kps);
+    }
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_element (GST_OBJECT (self), s));
+  }
+  self->frames++;
+  return GST_FLOW_OK;
+}
