@@ -1,2 +1,1279 @@
-/* sgemm.c - packed single-precision GEMM (being written). */
+/* sgemm.c - packed single-precision GEMM: portable C, AVX2+FMA and AVX-512
+ * micro-kernels behind one driver.  See sgemm.h for the contract.
+ *
+ * Driver (per call):
+ *   the result is cut into tiles of mb x nb; a tile loops over K in slices of
+ *   kc: pack op(A)[tile rows, slice] into MR-row panels and op(B)[slice, tile
+ *   columns] into NR-column panels (each skipped when the operand was
+ *   pre-packed), then for each A panel (kept in L1 across the inner loop) and
+ *   each B panel (the B block stays in L2) run the micro-kernel.  alpha/beta
+ *   are applied when the first slice is stored, bias and activation when the
+ *   last one is, while the tile is still in registers.
+ * Threads: tiles are claimed with an atomic counter by nn_parallel_for
+ *   participants; nn_parallel_for gives no worker id, so it is run over
+ *   workspace *slots* (one per participant) and each slot's function claims
+ *   tiles until none are left.  Uneven tiles and a busy core balance
+ *   themselves.
+ * Everything the kernels read beyond the logical matrix is zero padding
+ * written by the packers, so edges cost no special loads; edge stores are
+ * masked.
+ */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cpu/sgemm.h"
+#include "cpu/sgemm_simd.h"
+
+static inline int64_t sg_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t sg_max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t sg_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static inline int64_t sg_round_up(int64_t a, int64_t b) { return sg_ceil_div(a, b) * b; }
+
+/* ---- CPU dispatch ------------------------------------------------------------ */
+
+static atomic_int g_isa = -1;   /* -1: not resolved yet */
+
+bool nn_cpu_isa_supported(nn_cpu_isa isa) {
+  switch (isa) {
+  case NN_CPU_PORTABLE:
+    return true;
+#if SG_X86
+  /* __builtin_cpu_supports also checks that the OS saves the wide registers
+   * (XCR0), so a kernel without AVX-512 state support reports false. */
+  case NN_CPU_AVX2:
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  case NN_CPU_AVX512:
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
+           __builtin_cpu_supports("fma");
+#endif
+  default:
+    return false;
+  }
+}
+
+const char *nn_cpu_isa_name(nn_cpu_isa isa) {
+  switch (isa) {
+  case NN_CPU_PORTABLE: return "portable";
+  case NN_CPU_AVX2: return "avx2";
+  case NN_CPU_AVX512: return "avx512";
+  default: return "?";
+  }
+}
+
+nn_cpu_isa nn_cpu_isa_get(void) {
+  int v = atomic_load_explicit(&g_isa, memory_order_acquire);
+  if (v >= 0)
+    return (nn_cpu_isa)v;
+  int best = NN_CPU_PORTABLE;
+  for (int i = NN_CPU_ISA_COUNT - 1; i > 0; i--)
+    if (nn_cpu_isa_supported((nn_cpu_isa)i)) {
+      best = i;
+      break;
+    }
+  /* NN_CPU lowers the path (tests, comparisons); a request the CPU cannot
+   * honour falls back to the best one it has instead of failing. */
+  const char *env = getenv("NN_CPU");
+  if (env && env[0]) {
+    for (int i = 0; i < NN_CPU_ISA_COUNT; i++)
+      if (strcmp(env, nn_cpu_isa_name((nn_cpu_isa)i)) == 0) {
+        if (i < best && nn_cpu_isa_supported((nn_cpu_isa)i))
+          best = i;
+        break;
+      }
+  }
+  /* Racing first callers compute the same answer; whichever store wins is fine. */
+  atomic_store_explicit(&g_isa, best, memory_order_release);
+  return (nn_cpu_isa)best;
+}
+
+bool nn_cpu_isa_set(nn_cpu_isa isa) {
+  if ((int)isa < 0 || isa >= NN_CPU_ISA_COUNT || !nn_cpu_isa_supported(isa))
+    return false;
+  atomic_store_explicit(&g_isa, (int)isa, memory_order_release);
+  return true;
+}
+
+/* ---- epilogue ------------------------------------------------------------------ */
+
+enum { SG_FIRST = 1u, SG_LAST = 2u };
+
+/* The call's epilogue, flattened for the kernels. */
+typedef struct sg_rt {
+  float alpha, beta;
+  sg_act act;
+  nn_sgemm_bias bias_kind;
+  const float *bias;
+} sg_rt;
+
+/* One result element: *cp = epilogue(alpha * acc [+ beta * old | + old]). */
+static inline void sg_epi1(const sg_rt *e, unsigned flags, float acc, float *cp, float bias) {
+  float v = e->alpha * acc;
+  if (flags & SG_FIRST) {
+    if (e->beta != 0.0f)
+      v += e->beta * *cp;
+  } else {
+    v += *cp;
+  }
+  if (flags & SG_LAST)
+    v = sg_act1(&e->act, v + bias);
+  *cp = v;
+}
+
+static inline float sg_bias_at(const sg_rt *e, int64_t i, int64_t j) {
+  switch (e->bias_kind) {
+  case NN_SGEMM_BIAS_ROW: return e->bias[i];
+  case NN_SGEMM_BIAS_COL: return e->bias[j];
+  default: return 0.0f;
+  }
+}
+
+/* ---- kernel table -------------------------------------------------------------- */
+
+/* Micro-kernel: C[mr x nr] (+)= A panel (kc x MR, MR-strided) * B panel
+ * (kc x NR); mr is fixed by the table entry, nr <= NR is masked at the store.
+ * (i0, j0): position of the tile in C, for the bias. */
+typedef void (*sg_ukr_fn)(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc,
+                          int nr, unsigned flags, const sg_rt *e, int64_t i0, int64_t j0);
+/* Narrow kernel: C[mr x n] for n (fixed by the entry) <= NRN columns, vector
+ * over the MR rows of an A panel; B(k, j) = b[k * bsk + j * bsj] unpacked. */
+typedef void (*sg_nkr_fn)(int64_t kc, const float *pa, const float *b, int64_t bsk, int64_t bsj,
+                          float *c, int64_t ldc, int mr, unsigned flags, const sg_rt *e,
+                          int64_t i0, int64_t j0);
+
+#define SG_MAX_MR 14
+#define SG_MAX_NRN 8
+
+/* Up to this many columns (a whole narrow product, or the last panel of a
+ * wide one) the narrow kernel, at MR/vector-width efficiency, beats the
+ * micro-kernel at nr/NR. */
+#define SG_NARROW_MAX(kn) (2 * (kn)->nrn)
+
+typedef struct sg_kern {
+  int mr, nr, nrn;
+  int64_t kc, mc, nc;     /* cache blocking: K slice, rows and columns of a tile */
+  sg_ukr_fn ukr[SG_MAX_MR + 1];
+  sg_nkr_fn nkr[SG_MAX_NRN + 1];
+} sg_kern;
+
+/* ---- packing ------------------------------------------------------------------- *
+ * Panels of op(A): [panel][k][MR], rows past M zero.  Panels of op(B):
+ * [panel][k][NR], columns past N zero.  `pstride` is the distance between
+ * panels in floats (MR * kc in a workspace block, MR * K in a pre-packed
+ * operand, where slice k0 of panel p starts at p * MR * K + k0 * MR). */
+
+static SG_ALWAYS_INLINE void sg_pack_a_t(const int MR, int transa, const float *A, int64_t lda,
+                                         int64_t i0, int64_t mb, int64_t k0, int64_t kc,
+                                         float *dst, int64_t pstride) {
+  for (int64_t ip = 0; ip * MR < mb; ip++) {
+    int64_t i = i0 + ip * MR;
+    int mr = (int)sg_min(MR, mb - ip * MR);
+    float *d = dst + ip * pstride;
+    if (!transa) {
+      /* rows are contiguous in k: read MR streams, write the panel k-major */
+      for (int r = 0; r < mr; r++) {
+        const float *src = A + (i + r) * lda + k0;
+        for (int64_t k = 0; k < kc; k++)
+          d[k * MR + r] = src[k];
+      }
+      for (int r = mr; r < MR; r++)
+        for (int64_t k = 0; k < kc; k++)
+          d[k * MR + r] = 0.0f;
+    } else {
+      for (int64_t k = 0; k < kc; k++) {
+        const float *src = A + (k0 + k) * lda + i;
+        float *dk = d + k * MR;
+        int r = 0;
+        for (; r < mr; r++)
+          dk[r] = src[r];
+        for (; r < MR; r++)
+          dk[r] = 0.0f;
+      }
+    }
+  }
+}
+
+#define SG_PF_ROWS 4
+
+static SG_ALWAYS_INLINE void sg_pack_b_t(const int NR, int transb, const float *B, int64_t ldb,
+                                         int64_t k0, int64_t kc, int64_t j0, int64_t nb,
+                                         float *dst, int64_t pstride) {
+  if (!transb) {
+    /* k outer: each source row is read once, front to back, and scattered
+     * over the panels (which sit in L2).  Walking one panel at a time instead
+     * reads NR floats from each of kc rows far apart, which defeats the
+     * hardware prefetcher: that cost a third of a small-M conv product. */
+    int64_t nfull = nb / NR;
+    int nr_last = (int)(nb - nfull * NR);
+    for (int64_t k = 0; k < kc; k++) {
+      const float *src = B + (k0 + k) * ldb + j0;
+      float *d = dst + k * NR;
+#if SG_X86
+      /* rows are short runs far apart: the hardware prefetcher has no time
+       * to lock on, so ask for the row SG_PF_ROWS ahead ourselves */
+      if (k + SG_PF_ROWS < kc)
+        for (int64_t q = 0; q < nb; q += 16)
+          _mm_prefetch((const char *)(src + SG_PF_ROWS * ldb + q), _MM_HINT_T0);
+#endif
+      for (int64_t jp = 0; jp < nfull; jp++)
+        memcpy(d + jp * pstride, src + jp * NR, sizeof(float) * NR);
+      if (nr_last) {
+        float *dl = d + nfull * pstride;
+        const float *sl = src + nfull * NR;
+        int q = 0;
+        for (; q < nr_last; q++)
+          dl[q] = sl[q];
+        for (; q < NR; q++)
+          dl[q] = 0.0f;
+      }
+    }
+    return;
+  }
+  for (int64_t jp = 0; jp * NR < nb; jp++) {
+    int64_t j = j0 + jp * NR;
+    int nr = (int)sg_min(NR, nb - jp * NR);
+    float *d = dst + jp * pstride;
+    {
+      /* columns of op(B) are contiguous in k: read nr streams */
+      for (int q = 0; q < nr; q++) {
+        const float *src = B + (j + q) * ldb + k0;
+        for (int64_t k = 0; k < kc; k++)
+          d[k * NR + q] = src[k];
+      }
+      for (int q = nr; q < NR; q++)
+        for (int64_t k = 0; k < kc; k++)
+          d[k * NR + q] = 0.0f;
+    }
+  }
+}
+
+/* MR / NR are compile-time constants in each instance, so the copies unroll. */
+static void sg_pack_a(int MR, int transa, const float *A, int64_t lda, int64_t i0, int64_t mb,
+                      int64_t k0, int64_t kc, float *dst, int64_t pstride) {
+  switch (MR) {
+  case 4: sg_pack_a_t(4, transa, A, lda, i0, mb, k0, kc, dst, pstride); break;
+  case 6: sg_pack_a_t(6, transa, A, lda, i0, mb, k0, kc, dst, pstride); break;
+  case 14: sg_pack_a_t(14, transa, A, lda, i0, mb, k0, kc, dst, pstride); break;
+  default: sg_pack_a_t(MR, transa, A, lda, i0, mb, k0, kc, dst, pstride); break;
+  }
+}
+
+static void sg_pack_b(int NR, int transb, const float *B, int64_t ldb, int64_t k0, int64_t kc,
+                      int64_t j0, int64_t nb, float *dst, int64_t pstride) {
+  switch (NR) {
+  case 8: sg_pack_b_t(8, transb, B, ldb, k0, kc, j0, nb, dst, pstride); break;
+  case 16: sg_pack_b_t(16, transb, B, ldb, k0, kc, j0, nb, dst, pstride); break;
+  case 32: sg_pack_b_t(32, transb, B, ldb, k0, kc, j0, nb, dst, pstride); break;
+  default: sg_pack_b_t(NR, transb, B, ldb, k0, kc, j0, nb, dst, pstride); break;
+  }
+}
+
+/* ---- portable kernels (4 x 8) -------------------------------------------------- *
+ * Written so that a compiler with any 128-bit SIMD (SSE2, NEON) keeps the
+ * 4 x 8 accumulators in registers: 8 vectors, 2 for the B row. */
+#define SGP_MR 4
+#define SGP_NR 8
+#define SGP_NRN 2
+
+static SG_ALWAYS_INLINE void sgp_ukr_t(const int MR, int64_t kc, const float *restrict pa,
+                                       const float *restrict pb, float *restrict c,
+                                       int64_t ldc, int nr, unsigned flags, const sg_rt *e,
+                                       int64_t i0, int64_t j0) {
+  float acc[SGP_MR][SGP_NR];
+  for (int r = 0; r < MR; r++)
+    for (int q = 0; q < SGP_NR; q++)
+      acc[r][q] = 0.0f;
+  for (int64_t k = 0; k < kc; k++) {
+    const float *b = pb + k * SGP_NR;
+    for (int r = 0; r < MR; r++) {
+      float a = pa[k * SGP_MR + r];
+      for (int q = 0; q < SGP_NR; q++)
+        acc[r][q] += a * b[q];
+    }
+  }
+  for (int r = 0; r < MR; r++)
+    for (int q = 0; q < nr; q++)
+      sg_epi1(e, flags, acc[r][q], c + r * ldc + q, sg_bias_at(e, i0 + r, j0 + q));
+}
+
+#define SGP_UKR(M_)                                                                       \
+  static void sgp_ukr_##M_(int64_t kc, const float *pa, const float *pb, float *c,         \
+                           int64_t ldc, int nr, unsigned flags, const sg_rt *e, int64_t i0, \
+                           int64_t j0) {                                                  \
+    sgp_ukr_t(M_, kc, pa, pb, c, ldc, nr, flags, e, i0, j0);                              \
+  }
+SGP_UKR(1)
+SGP_UKR(2)
+SGP_UKR(3)
+SGP_UKR(4)
+
+static SG_ALWAYS_INLINE void sgp_nkr_t(const int NN, int64_t kc, const float *restrict pa,
+                                       const float *restrict b, int64_t bsk, int64_t bsj,
+                                       float *restrict c, int64_t ldc, int mr, unsigned flags,
+                                       const sg_rt *e, int64_t i0, int64_t j0) {
+  float acc[SGP_NRN][SGP_MR];
+  for (int j = 0; j < NN; j++)
+    for (int r = 0; r < SGP_MR; r++)
+      acc[j][r] = 0.0f;
+  for (int64_t k = 0; k < kc; k++) {
+    const float *a = pa + k * SGP_MR;
+    for (int j = 0; j < NN; j++) {
+      float bv = b[k * bsk + j * bsj];
+      for (int r = 0; r < SGP_MR; r++)
+        acc[j][r] += a[r] * bv;
+    }
+  }
+  for (int j = 0; j < NN; j++)
+    for (int r = 0; r < mr; r++)
+      sg_epi1(e, flags, acc[j][r], c + r * ldc + j, sg_bias_at(e, i0 + r, j0 + j));
+}
+
+static void sgp_nkr_1(int64_t kc, const float *pa, const float *b, int64_t bsk, int64_t bsj,
+                      float *c, int64_t ldc, int mr, unsigned flags, const sg_rt *e, int64_t i0,
+                      int64_t j0) {
+  sgp_nkr_t(1, kc, pa, b, bsk, bsj, c, ldc, mr, flags, e, i0, j0);
+}
+static void sgp_nkr_2(int64_t kc, const float *pa, const float *b, int64_t bsk, int64_t bsj,
+                      float *c, int64_t ldc, int mr, unsigned flags, const sg_rt *e, int64_t i0,
+                      int64_t j0) {
+  sgp_nkr_t(2, kc, pa, b, bsk, bsj, c, ldc, mr, flags, e, i0, j0);
+}
+
+static const sg_kern sg_kern_portable = {
+  .mr = SGP_MR, .nr = SGP_NR, .nrn = SGP_NRN,
+  .kc = 256, .mc = 64, .nc = 512,
+  .ukr = {NULL, sgp_ukr_1, sgp_ukr_2, sgp_ukr_3, sgp_ukr_4},
+  .nkr = {NULL, sgp_nkr_1, sgp_nkr_2},
+};
+
+#if SG_X86
+/* ---- AVX2 + FMA kernels (6 x 16) --------------------------------------------------
+ * 12 accumulators + 2 B vectors + 1 broadcast = 15 of the 16 ymm registers. */
+#define SG2_MR 6
+#define SG2_NR 16
+#define SG2_NRN 4
+
+static SG_ALWAYS_INLINE SG256 __m256 sg2_load(const float *p, bool full, __m256i m) {
+  return full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, m);
+}
+
+/* Store the first `cnt` lanes (all 8 when full).  Partial stores go through
+ * a stack copy: vmaskmovps stores are microcoded on AMD. */
+static SG_ALWAYS_INLINE SG256 void sg2_store(float *p, __m256 v, bool full, int cnt) {
+  if (full) {
+    _mm256_storeu_ps(p, v);
+    return;
+  }
+  float t[8];
+  _mm256_storeu_ps(t, v);
+  for (int q = 0; q < cnt; q++)
+    p[q] = t[q];
+}
+
+static SG_ALWAYS_INLINE SG256 void sg2_ukr_t(const int MR, int64_t kc, const float *restrict pa,
+                                             const float *restrict pb, float *restrict c,
+                                             int64_t ldc, int nr, unsigned flags,
+                                             const sg_rt *e, int64_t i0, int64_t j0) {
+  __m256 c0[SG2_MR], c1[SG2_MR];
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; r++) {
+    c0[r] = _mm256_setzero_ps();
+    c1[r] = _mm256_setzero_ps();
+    _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+    _mm_prefetch((const char *)(c + r * ldc + 15), _MM_HINT_T0);
+  }
+  for (int64_t k = 0; k < kc; k++) {
+    __m256 b0 = _mm256_loadu_ps(pb), b1 = _mm256_loadu_ps(pb + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; r++) {
+      __m256 a = _mm256_broadcast_ss(pa + r);
+      c0[r] = _mm256_fmadd_ps(a, b0, c0[r]);
+      c1[r] = _mm256_fmadd_ps(a, b1, c1[r]);
+    }
+    pa += SG2_MR;
+    pb += SG2_NR;
+  }
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const bool full = nr == SG2_NR;
+  const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), iota);
+  const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), iota);
+  const __m256 va = _mm256_set1_ps(e->alpha), vb = _mm256_set1_ps(e->beta);
+  const bool first = flags & SG_FIRST, last = flags & SG_LAST;
+  const bool use_beta = e->beta != 0.0f;
+  __m256 bc0 = _mm256_setzero_ps(), bc1 = _mm256_setzero_ps();
+  if (last && e->bias_kind == NN_SGEMM_BIAS_COL) {
+    bc0 = sg2_load(e->bias + j0, full, m0);
+    bc1 = sg2_load(e->bias + j0 + 8, full, m1);
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; r++) {
+    float *cr = c + r * ldc;
+    __m256 v0 = _mm256_mul_ps(c0[r], va), v1 = _mm256_mul_ps(c1[r], va);
+    if (!first) {
+      v0 = _mm256_add_ps(v0, sg2_load(cr, full, m0));
+      v1 = _mm256_add_ps(v1, sg2_load(cr + 8, full, m1));
+    } else if (use_beta) {
+      v0 = _mm256_fmadd_ps(vb, sg2_load(cr, full, m0), v0);
+      v1 = _mm256_fmadd_ps(vb, sg2_load(cr + 8, full, m1), v1);
+    }
+    if (last) {
+      if (e->bias_kind == NN_SGEMM_BIAS_ROW) {
+        __m256 br = _mm256_set1_ps(e->bias[i0 + r]);
+        v0 = _mm256_add_ps(v0, br);
+        v1 = _mm256_add_ps(v1, br);
+      } else if (e->bias_kind == NN_SGEMM_BIAS_COL) {
+        v0 = _mm256_add_ps(v0, bc0);
+        v1 = _mm256_add_ps(v1, bc1);
+      }
+      v0 = sg2_act(&e->act, v0);
+      v1 = sg2_act(&e->act, v1);
+    }
+    sg2_store(cr, v0, full, nr < 8 ? nr : 8);
+    sg2_store(cr + 8, v1, full, nr - 8);
+  }
+}
+
+#define SG2_UKR(M_)                                                                       \
+  static SG256 void sg2_ukr_##M_(int64_t kc, const float *pa, const float *pb, float *c,   \
+                                 int64_t ldc, int nr, unsigned flags, const sg_rt *e,     \
+                                 int64_t i0, int64_t j0) {                                \
+    sg2_ukr_t(M_, kc, pa, pb, c, ldc, nr, flags, e, i0, j0);                              \
+  }
+SG2_UKR(1)
+SG2_UKR(2)
+SG2_UKR(3)
+SG2_UKR(4)
+SG2_UKR(5)
+SG2_UKR(6)
+
+/* Epilogue of one column of a narrow tile, kept in column form (lane r =
+ * row r of C, at c + r * ldc).  Old values come in by masked gather and
+ * results leave through a stack copy read back element by element: turning
+ * the tile into rows through memory instead (scalar stores, vector loads)
+ * stalls on store-to-load forwarding at every row. */
+static SG_ALWAYS_INLINE SG256 void sg2_nepi_col(__m256 acc, __m256i ma, int mr, float *c,
+                                                int64_t ldc, unsigned flags, const sg_rt *e,
+                                                int64_t i0, int64_t j) {
+  if (ldc > INT32_MAX / 8) {   /* gather offsets are 32-bit: the scalar way */
+    float t[8];
+    _mm256_storeu_ps(t, acc);
+    for (int r = 0; r < mr; r++)
+      sg_epi1(e, flags, t[r], c + r * ldc, sg_bias_at(e, i0 + r, j));
+    return;
+  }
+  const bool first = flags & SG_FIRST;
+  __m256 v = _mm256_mul_ps(acc, _mm256_set1_ps(e->alpha));
+  if (!first || e->beta != 0.0f) {
+    __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                     _mm256_set1_epi32((int)ldc));
+    __m256 old = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), c, idx, _mm256_castsi256_ps(ma), 4);
+    v = first ? _mm256_fmadd_ps(_mm256_set1_ps(e->beta), old, v) : _mm256_add_ps(v, old);
+  }
+  if (flags & SG_LAST) {
+    if (e->bias_kind == NN_SGEMM_BIAS_ROW)
+      v = _mm256_add_ps(v, _mm256_maskload_ps(e->bias + i0, ma));
+    else if (e->bias_kind == NN_SGEMM_BIAS_COL)
+      v = _mm256_add_ps(v, _mm256_set1_ps(e->bias[j]));
+    v = sg2_act(&e->act, v);
+  }
+  float t[8];
+  _mm256_storeu_ps(t, v);
+  for (int r = 0; r < mr; r++)
+    c[r * ldc] = t[r];
+}
+
+/* Narrow kernel: vector over the 6 rows of an A panel (8 lanes, 6 used);
+ * U independent k-chains hide the FMA latency when there are few columns. */
+static SG_ALWAYS_INLINE SG256 void sg2_nkr_t(const int NN, const int U, int64_t kc,
+                                             const float *restrict pa, const float *restrict b,
+                                             int64_t bsk, int64_t bsj, float *restrict c,
+                                             int64_t ldc, int mr, unsigned flags,
+                                             const sg_rt *e, int64_t i0, int64_t j0) {
+  const __m256i ma = _mm256_cmpgt_epi32(_mm256_set1_epi32(mr),
+                                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  __m256 acc[4][SG2_NRN];
+#pragma GCC unroll 4
+  for (int u = 0; u < U; u++)
+#pragma GCC unroll 4
+    for (int j = 0; j < NN; j++)
+      acc[u][j] = _mm256_setzero_ps();
+  /* U is a constant: with U == 1 the tail loop and the reduction vanish,
+   * which also lets the compiler keep the accumulators in registers */
+  const int64_t kmain = kc - kc % U;
+  for (int64_t k = 0; k < kmain; k += U) {
+#pragma GCC unroll 4
+    for (int u = 0; u < U; u++) {
+      __m256 a = _mm256_maskload_ps(pa + (k + u) * SG2_MR, ma);
+      const float *bk = b + (k + u) * bsk;
+#pragma GCC unroll 8
+      for (int j = 0; j < NN; j++)
+        acc[u][j] = _mm256_fmadd_ps(a, _mm256_broadcast_ss(bk + j * bsj), acc[u][j]);
+    }
+  }
+  if (U > 1) {
+    for (int64_t k = kmain; k < kc; k++) {
+      __m256 a = _mm256_maskload_ps(pa + k * SG2_MR, ma);
+      const float *bk = b + k * bsk;
+#pragma GCC unroll 8
+      for (int j = 0; j < NN; j++)
+        acc[0][j] = _mm256_fmadd_ps(a, _mm256_broadcast_ss(bk + j * bsj), acc[0][j]);
+    }
+#pragma GCC unroll 4
+    for (int u = 1; u < U; u++)
+#pragma GCC unroll 8
+      for (int j = 0; j < NN; j++)
+        acc[0][j] = _mm256_add_ps(acc[0][j], acc[u][j]);
+  }
+  /* unrolled: a variable index would force the accumulators into memory */
+#pragma GCC unroll 4
+  for (int j = 0; j < NN; j++)
+    sg2_nepi_col(acc[0][j], ma, mr, c + j, ldc, flags, e, i0, j0 + j);
+}
+
+#define SG2_NKR(N_, U_)                                                                   \
+  static SG256 void sg2_nkr_##N_(int64_t kc, const float *pa, const float *b, int64_t bsk, \
+                                 int64_t bsj, float *c, int64_t ldc, int mr,              \
+                                 unsigned flags, const sg_rt *e, int64_t i0, int64_t j0) { \
+    sg2_nkr_t(N_, U_, kc, pa, b, bsk, bsj, c, ldc, mr, flags, e, i0, j0);                 \
+  }
+SG2_NKR(1, 4)
+SG2_NKR(2, 2)
+SG2_NKR(3, 2)
+SG2_NKR(4, 1)
+
+static const sg_kern sg_kern_avx2 = {
+  .mr = SG2_MR, .nr = SG2_NR, .nrn = SG2_NRN,
+  .kc = 256, .mc = 120, .nc = 512,
+  .ukr = {NULL, sg2_ukr_1, sg2_ukr_2, sg2_ukr_3, sg2_ukr_4, sg2_ukr_5, sg2_ukr_6},
+  .nkr = {NULL, sg2_nkr_1, sg2_nkr_2, sg2_nkr_3, sg2_nkr_4},
+};
+
+/* ---- AVX-512 kernels (14 x 32) -------------------------------------------------
+ * 28 accumulators + 2 B vectors of the 32 zmm registers; A is broadcast
+ * straight from memory into the FMA. */
+#define SG5_MR 14
+#define SG5_NR 32
+#define SG5_NRN 8
+
+static SG_ALWAYS_INLINE SG512 void sg5_ukr_t(const int MR, int64_t kc, const float *restrict pa,
+                                             const float *restrict pb, float *restrict c,
+                                             int64_t ldc, int nr, unsigned flags,
+                                             const sg_rt *e, int64_t i0, int64_t j0) {
+  __m512 c0[SG5_MR], c1[SG5_MR];
+#pragma GCC unroll 14
+  for (int r = 0; r < MR; r++) {
+    c0[r] = _mm512_setzero_ps();
+    c1[r] = _mm512_setzero_ps();
+    _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+    _mm_prefetch((const char *)(c + r * ldc + 31), _MM_HINT_T0);
+  }
+  for (int64_t k = 0; k < kc; k++) {
+    __m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16);
+#pragma GCC unroll 14
+    for (int r = 0; r < MR; r++) {
+      __m512 a = _mm512_set1_ps(pa[r]);
+      c0[r] = _mm512_fmadd_ps(a, b0, c0[r]);
+      c1[r] = _mm512_fmadd_ps(a, b1, c1[r]);
+    }
+    pa += SG5_MR;
+    pb += SG5_NR;
+  }
+  const __mmask16 m0 = nr >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nr) - 1);
+  const __mmask16 m1 = nr >= 32 ? (__mmask16)0xFFFF
+                       : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1)
+                                 : (__mmask16)0;
+  const __m512 va = _mm512_set1_ps(e->alpha), vb = _mm512_set1_ps(e->beta);
+  const bool first = flags & SG_FIRST, last = flags & SG_LAST;
+  const bool use_beta = e->beta != 0.0f;
+  __m512 bc0 = _mm512_setzero_ps(), bc1 = _mm512_setzero_ps();
+  if (last && e->bias_kind == NN_SGEMM_BIAS_COL) {
+    bc0 = _mm512_maskz_loadu_ps(m0, e->bias + j0);
+    bc1 = _mm512_maskz_loadu_ps(m1, e->bias + j0 + 16);
+  }
+#pragma GCC unroll 14
+  for (int r = 0; r < MR; r++) {
+    float *cr = c + r * ldc;
+    __m512 v0 = _mm512_mul_ps(c0[r], va), v1 = _mm512_mul_ps(c1[r], va);
+    if (!first) {
+      v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, cr));
+      v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, cr + 16));
+    } else if (use_beta) {
+      v0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, cr), v0);
+      v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, cr + 16), v1);
+    }
+    if (last) {
+      if (e->bias_kind == NN_SGEMM_BIAS_ROW) {
+        __m512 br = _mm512_set1_ps(e->bias[i0 + r]);
+        v0 = _mm512_add_ps(v0, br);
+        v1 = _mm512_add_ps(v1, br);
+      } else if (e->bias_kind == NN_SGEMM_BIAS_COL) {
+        v0 = _mm512_add_ps(v0, bc0);
+        v1 = _mm512_add_ps(v1, bc1);
+      }
+      v0 = sg5_act(&e->act, v0);
+      v1 = sg5_act(&e->act, v1);
+    }
+    _mm512_mask_storeu_ps(cr, m0, v0);
+    _mm512_mask_storeu_ps(cr + 16, m1, v1);
+  }
+}
+
+#define SG5_UKR(M_)                                                                       \
+  static SG512 void sg5_ukr_##M_(int64_t kc, const float *pa, const float *pb, float *c,   \
+                                 int64_t ldc, int nr, unsigned flags, const sg_rt *e,     \
+                                 int64_t i0, int64_t j0) {                                \
+    sg5_ukr_t(M_, kc, pa, pb, c, ldc, nr, flags, e, i0, j0);                              \
+  }
+SG5_UKR(1)
+SG5_UKR(2)
+SG5_UKR(3)
+SG5_UKR(4)
+SG5_UKR(5)
+SG5_UKR(6)
+SG5_UKR(7)
+SG5_UKR(8)
+SG5_UKR(9)
+SG5_UKR(10)
+SG5_UKR(11)
+SG5_UKR(12)
+SG5_UKR(13)
+SG5_UKR(14)
+
+/* As sg2_nepi_col, 16 lanes: masked gather in, masked scatter out. */
+static SG_ALWAYS_INLINE SG512 void sg5_nepi_col(__m512 acc, __mmask16 ma, int mr, float *c,
+                                                int64_t ldc, unsigned flags, const sg_rt *e,
+                                                int64_t i0, int64_t j) {
+  if (ldc > INT32_MAX / 16) {   /* gather offsets are 32-bit: the scalar way */
+    float t[16];
+    _mm512_storeu_ps(t, acc);
+    for (int r = 0; r < mr; r++)
+      sg_epi1(e, flags, t[r], c + r * ldc, sg_bias_at(e, i0 + r, j));
+    return;
+  }
+  const bool first = flags & SG_FIRST;
+  const __m512i idx = _mm512_mullo_epi32(
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+      _mm512_set1_epi32((int)ldc));
+  __m512 v = _mm512_mul_ps(acc, _mm512_set1_ps(e->alpha));
+  if (!first || e->beta != 0.0f) {
+    __m512 old = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), ma, idx, c, 4);
+    v = first ? _mm512_fmadd_ps(_mm512_set1_ps(e->beta), old, v) : _mm512_add_ps(v, old);
+  }
+  if (flags & SG_LAST) {
+    if (e->bias_kind == NN_SGEMM_BIAS_ROW)
+      v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(ma, e->bias + i0));
+    else if (e->bias_kind == NN_SGEMM_BIAS_COL)
+      v = _mm512_add_ps(v, _mm512_set1_ps(e->bias[j]));
+    v = sg5_act(&e->act, v);
+  }
+  _mm512_mask_i32scatter_ps(c, ma, idx, v, 4);
+}
+
+static SG_ALWAYS_INLINE SG512 void sg5_nkr_t(const int NN, const int U, int64_t kc,
+                                             const float *restrict pa, const float *restrict b,
+                                             int64_t bsk, int64_t bsj, float *restrict c,
+                                             int64_t ldc, int mr, unsigned flags,
+                                             const sg_rt *e, int64_t i0, int64_t j0) {
+  const __mmask16 ma = (__mmask16)((1u << mr) - 1);
+  __m512 acc[4][SG5_NRN];
+#pragma GCC unroll 4
+  for (int u = 0; u < U; u++)
+#pragma GCC unroll 8
+    for (int j = 0; j < NN; j++)
+      acc[u][j] = _mm512_setzero_ps();
+  /* U is a constant: with U == 1 the tail loop and the reduction vanish,
+   * which also lets the compiler keep the accumulators in registers */
+  const int64_t kmain = kc - kc % U;
+  for (int64_t k = 0; k < kmain; k += U) {
+#pragma GCC unroll 4
+    for (int u = 0; u < U; u++) {
+      __m512 a = _mm512_maskz_loadu_ps(ma, pa + (k + u) * SG5_MR);
+      const float *bk = b + (k + u) * bsk;
+#pragma GCC unroll 8
+      for (int j = 0; j < NN; j++)
+        acc[u][j] = _mm512_fmadd_ps(a, _mm512_set1_ps(bk[j * bsj]), acc[u][j]);
+    }
+  }
+  if (U > 1) {
+    for (int64_t k = kmain; k < kc; k++) {
+      __m512 a = _mm512_maskz_loadu_ps(ma, pa + k * SG5_MR);
+      const float *bk = b + k * bsk;
+#pragma GCC unroll 8
+      for (int j = 0; j < NN; j++)
+        acc[0][j] = _mm512_fmadd_ps(a, _mm512_set1_ps(bk[j * bsj]), acc[0][j]);
+    }
+#pragma GCC unroll 4
+    for (int u = 1; u < U; u++)
+#pragma GCC unroll 8
+      for (int j = 0; j < NN; j++)
+        acc[0][j] = _mm512_add_ps(acc[0][j], acc[u][j]);
+  }
+  /* unrolled: a variable index would force the accumulators into memory */
+#pragma GCC unroll 8
+  for (int j = 0; j < NN; j++)
+    sg5_nepi_col(acc[0][j], ma, mr, c + j, ldc, flags, e, i0, j0 + j);
+}
+
+#define SG5_NKR(N_, U_)                                                                   \
+  static SG512 void sg5_nkr_##N_(int64_t kc, const float *pa, const float *b, int64_t bsk, \
+                                 int64_t bsj, float *c, int64_t ldc, int mr,              \
+                                 unsigned flags, const sg_rt *e, int64_t i0, int64_t j0) { \
+    sg5_nkr_t(N_, U_, kc, pa, b, bsk, bsj, c, ldc, mr, flags, e, i0, j0);                 \
+  }
+SG5_NKR(1, 4)
+SG5_NKR(2, 2)
+SG5_NKR(3, 2)
+SG5_NKR(4, 1)
+SG5_NKR(5, 1)
+SG5_NKR(6, 1)
+SG5_NKR(7, 1)
+SG5_NKR(8, 1)
+
+static const sg_kern sg_kern_avx512 = {
+  .mr = SG5_MR, .nr = SG5_NR, .nrn = SG5_NRN,
+  .kc = 256, .mc = 112, .nc = 512,
+  .ukr = {NULL, sg5_ukr_1, sg5_ukr_2, sg5_ukr_3, sg5_ukr_4, sg5_ukr_5, sg5_ukr_6, sg5_ukr_7,
+          sg5_ukr_8, sg5_ukr_9, sg5_ukr_10, sg5_ukr_11, sg5_ukr_12, sg5_ukr_13, sg5_ukr_14},
+  .nkr = {NULL, sg5_nkr_1, sg5_nkr_2, sg5_nkr_3, sg5_nkr_4, sg5_nkr_5, sg5_nkr_6, sg5_nkr_7,
+          sg5_nkr_8},
+};
+#endif /* SG_X86 */
+
+static const sg_kern *sg_kern_for(nn_cpu_isa isa) {
+  switch (isa) {
+#if SG_X86
+  case NN_CPU_AVX2: return &sg_kern_avx2;
+  case NN_CPU_AVX512: return &sg_kern_avx512;
+#endif
+  default: return &sg_kern_portable;
+  }
+}
+
+/* ---- plan ------------------------------------------------------------------------ */
+
+/* Distance between B panels packed in the workspace: one k-row more than
+ * their size.  With kc * NR floats exactly (a power of two times 4 KiB), the
+ * packer's stores to consecutive panels all fall in one L1 set and evict
+ * each other; the extra row staggers them. */
+static inline int64_t sg_b_pstride(int NR, int64_t kc) { return NR * (kc + 1); }
+
+/* Below this many multiply-adds per participant, waking workers costs more
+ * than it saves (a condition-variable wake-up is a few microseconds). */
+#define SG_MIN_MACS_PER_THREAD ((int64_t)1 << 17)
+#define SG_LINE 64
+
+typedef struct sg_plan {
+  int64_t kc, mb, nb, ntm, ntn;
+  bool narrow;
+  size_t a_floats, b_floats;   /* workspace per slot */
+  size_t slot_bytes;
+  int threads;                 /* participants worth using */
+} sg_plan;
+
+/* How op(B) reaches the kernels. */
+typedef enum sg_bsrc {
+  SG_B_RAW = 0,    /* packed per tile from a strided matrix (narrow: read in place) */
+  SG_B_PACKED,     /* pre-packed by nn_sgemm_pack_b */
+  SG_B_FN,         /* packed per tile by the caller's nn_sgemm_pack_fn */
+} sg_bsrc;
+
+static void sg_plan_make(const sg_kern *kn, int64_t M, int64_t N, int64_t K, int threads,
+                         bool a_packed, sg_bsrc bsrc, sg_plan *p) {
+  bool b_packed = bsrc == SG_B_PACKED;
+  memset(p, 0, sizeof *p);
+  p->kc = sg_min(K, kn->kc);
+  /* a pre-packed B is one NR panel when N is narrow: read it in place */
+  p->narrow = N <= SG_NARROW_MAX(kn);
+  p->mb = sg_min(sg_round_up(M, kn->mr), kn->mc);
+  p->nb = p->narrow ? N : sg_min(sg_round_up(N, kn->nr), kn->nc);
+  p->ntm = sg_ceil_div(M, p->mb);
+  p->ntn = sg_ceil_div(N, p->nb);
+  int64_t macs;
+  if (__builtin_mul_overflow(M, N, &macs) || __builtin_mul_overflow(macs, K, &macs))
+    macs = INT64_MAX;   /* absurdly large: as many threads as there are */
+  int64_t t = threads < 1 ? 1 : threads;
+  int64_t useful = macs / SG_MIN_MACS_PER_THREAD;
+  if (t > useful)
+    t = useful < 1 ? 1 : useful;
+  if (t > 1) {
+    /* enough tiles for the atomic counter to balance a busy core: cut the
+     * side whose operand is packed per tile the least */
+    while (p->ntm * p->ntn < 4 * t) {
+      int64_t pm = p->mb / kn->mr, pn = p->narrow ? 0 : p->nb / kn->nr;
+      bool prefer_n = a_packed || (!b_packed && pn * kn->nr >= pm * kn->mr);
+      if (prefer_n && pn >= 2)
+        p->nb = sg_ceil_div(pn, 2) * kn->nr;
+      else if (pm >= 2)
+        p->mb = sg_ceil_div(pm, 2) * kn->mr;
+      else if (pn >= 2)
+        p->nb = sg_ceil_div(pn, 2) * kn->nr;
+      else
+        break;
+      p->ntm = sg_ceil_div(M, p->mb);
+      p->ntn = sg_ceil_div(N, p->nb);
+    }
+  }
+  int64_t tiles = p->ntm * p->ntn;
+  p->threads = (int)sg_min(t, tiles);
+  p->a_floats = a_packed ? 0 : (size_t)(p->mb * p->kc);
+  /* a narrow B is read in place, unless only the caller's packer can read it */
+  if (b_packed || (p->narrow && bsrc == SG_B_RAW))
+    p->b_floats = 0;
+  else
+    p->b_floats = (size_t)(sg_b_pstride(kn->nr, p->kc) * sg_ceil_div(p->nb, kn->nr));
+  p->slot_bytes = nn_align_up(p->a_floats * sizeof(float), SG_LINE) +
+                  nn_align_up(p->b_floats * sizeof(float), SG_LINE);
+}
+
+size_t nn_sgemm_workspace(int64_t M, int64_t N, int64_t K, int threads) {
+  if (M <= 0 || N <= 0 || K <= 0)
+    return 0;
+  if (threads < 1)
+    threads = 1;
+  size_t best = 0;
+  for (int i = 0; i < NN_CPU_ISA_COUNT; i++) {
+    /* the unsplit (1-thread) tile is the largest a slot ever needs */
+    for (int b = SG_B_RAW; b <= SG_B_FN; b += SG_B_FN) {
+      sg_plan p;
+      sg_plan_make(sg_kern_for((nn_cpu_isa)i), M, N, K, 1, false, (sg_bsrc)b, &p);
+      if (p.slot_bytes > best)
+        best = p.slot_bytes;
+    }
+  }
+  if (best == 0)
+    return 0;
+  return best * (size_t)threads + SG_LINE;   /* + room to align the base */
+}
+
+/* ---- pre-packed operands ------------------------------------------------------------ */
+
+#define SG_MAGIC_A 0x41504753u   /* "SGPA" */
+#define SG_MAGIC_B 0x42504753u   /* "SGPB" */
+
+typedef struct sg_hdr {
+  uint32_t magic;
+  uint32_t isa;
+  int64_t rows;     /* M for A, N for B */
+  int64_t K;
+  int64_t data_off; /* bytes from the start of the block to the panels */
+} sg_hdr;
+
+static size_t sg_pack_size(int64_t rows, int64_t K, bool is_a) {
+  if (rows < 0 || K < 0)
+    return 0;
+  size_t best = 0;
+  for (int i = 0; i < NN_CPU_ISA_COUNT; i++) {
+    const sg_kern *kn = sg_kern_for((nn_cpu_isa)i);
+    size_t f = (size_t)(sg_round_up(rows, is_a ? kn->mr : kn->nr) * K);
+    if (f > best)
+      best = f;
+  }
+  return sizeof(sg_hdr) + SG_LINE + best * sizeof(float);
+}
+
+size_t nn_sgemm_pack_a_size(int64_t M, int64_t K) { return sg_pack_size(M, K, true); }
+size_t nn_sgemm_pack_b_size(int64_t K, int64_t N) { return sg_pack_size(N, K, false); }
+
+/* Panels start at the first cache line after the header, whatever the
+ * block's own alignment; the offset is stored so a moved copy still reads. */
+static float *sg_pack_begin(void *dst, uint32_t magic, nn_cpu_isa isa, int64_t rows, int64_t K) {
+  uintptr_t base = (uintptr_t)dst;
+  uintptr_t data = (base + sizeof(sg_hdr) + SG_LINE - 1) & ~(uintptr_t)(SG_LINE - 1);
+  sg_hdr h = {magic, (uint32_t)isa, rows, K, (int64_t)(data - base)};
+  memcpy(dst, &h, sizeof h);
+  return (float *)data;
+}
+
+void nn_sgemm_pack_a(int transa, int64_t M, int64_t K, const float *A, int64_t lda, void *dst) {
+  nn_cpu_isa isa = nn_cpu_isa_get();
+  const sg_kern *kn = sg_kern_for(isa);
+  float *d = sg_pack_begin(dst, SG_MAGIC_A, isa, M, K);
+  if (M > 0 && K > 0)
+    sg_pack_a(kn->mr, transa, A, lda, 0, M, 0, K, d, kn->mr * K);
+}
+
+void nn_sgemm_pack_b(int transb, int64_t K, int64_t N, const float *B, int64_t ldb, void *dst) {
+  nn_cpu_isa isa = nn_cpu_isa_get();
+  const sg_kern *kn = sg_kern_for(isa);
+  float *d = sg_pack_begin(dst, SG_MAGIC_B, isa, N, K);
+  if (N > 0 && K > 0)
+    sg_pack_b(kn->nr, transb, B, ldb, 0, K, 0, N, d, kn->nr * K);
+}
+
+/* Validate a packed block; returns its panels and path, NULL when it is not
+ * a block of this kind and shape. */
+static const float *sg_pack_open(const void *src, uint32_t magic, int64_t rows, int64_t K,
+                                 nn_cpu_isa *isa) {
+  if (!src)
+    return NULL;
+  sg_hdr h;
+  memcpy(&h, src, sizeof h);
+  if (h.magic != magic || h.rows != rows || h.K != K || h.isa >= NN_CPU_ISA_COUNT ||
+      !nn_cpu_isa_supported((nn_cpu_isa)h.isa))
+    return NULL;
+  *isa = (nn_cpu_isa)h.isa;
+  return (const float *)((const char *)src + h.data_off);
+}
+
+/* ---- driver ------------------------------------------------------------------------ */
+
+typedef struct sg_job {
+  const sg_kern *kn;
+  sg_plan pl;
+  sg_rt rt;
+  int64_t M, N, K;
+  const float *A, *pa;   /* pa: pre-packed panels, else A raw */
+  const float *B, *pb;
+  nn_sgemm_pack_fn pack_b;   /* caller's packer, or NULL */
+  void *pack_user;
+  int64_t lda, ldb, ldc;
+  int transa, transb;
+  float *C;
+  char *ws;
+  atomic_int_fast64_t next;
+  int64_t ntiles;
+} sg_job;
+
+static void sg_tile(const sg_job *j, int64_t t, float *wa, float *wb) {
+  const sg_kern *kn = j->kn;
+  const sg_plan *pl = &j->pl;
+  const int MR = kn->mr, NR = kn->nr;
+  int64_t tm = t % pl->ntm, tn = t / pl->ntm;
+  int64_t i0 = tm * pl->mb, j0 = tn * pl->nb;
+  int64_t mcur = sg_min(pl->mb, j->M - i0), ncur = sg_min(pl->nb, j->N - j0);
+  int64_t K = j->K;
+  for (int64_t k0 = 0; k0 < K; k0 += pl->kc) {
+    int64_t kc = sg_min(pl->kc, K - k0);
+    unsigned flags = (k0 == 0 ? SG_FIRST : 0u) | (k0 + kc == K ? SG_LAST : 0u);
+    const float *ap;
+    int64_t astride;
+    if (j->pa) {
+      ap = j->pa + (i0 / MR) * MR * K + k0 * MR;
+      astride = MR * K;
+    } else {
+      sg_pack_a(MR, j->transa, j->A, j->lda, i0, mcur, k0, kc, wa, MR * kc);
+      ap = wa;
+      astride = MR * kc;
+    }
+    float *c0 = j->C + i0 * j->ldc + j0;
+    if (pl->narrow) {
+      /* B read in place: raw, or the single panel of a packed B */
+      const float *b;
+      int64_t bsk, bsj;
+      if (j->pb) {
+        b = j->pb + k0 * NR + j0;
+        bsk = NR;
+        bsj = 1;
+      } else if (j->pack_b) {
+        j->pack_b(j->pack_user, k0, kc, j0, ncur, NR, wb, sg_b_pstride(NR, kc));
+        b = wb;
+        bsk = NR;
+        bsj = 1;
+      } else if (!j->transb) {
+        b = j->B + k0 * j->ldb + j0;
+        bsk = j->ldb;
+        bsj = 1;
+      } else {
+        b = j->B + j0 * j->ldb + k0;
+        bsk = 1;
+        bsj = j->ldb;
+      }
+      for (int64_t ip = 0; ip * MR < mcur; ip++) {
+        int mr = (int)sg_min(MR, mcur - ip * MR);
+        for (int64_t q = 0; q < ncur; q += kn->nrn) {
+          int n = (int)sg_min(kn->nrn, ncur - q);
+          kn->nkr[n](kc, ap + ip * astride, b + q * bsj, bsk, bsj, c0 + ip * MR * j->ldc + q,
+                     j->ldc, mr, flags, &j->rt, i0 + ip * MR, j0 + q);
+        }
+      }
+      continue;
+    }
+    const float *bp;
+    int64_t bstride;
+    if (j->pb) {
+      bp = j->pb + (j0 / NR) * NR * K + k0 * NR;
+      bstride = NR * K;
+    } else if (j->pack_b) {
+      bstride = sg_b_pstride(NR, kc);
+      j->pack_b(j->pack_user, k0, kc, j0, ncur, NR, wb, bstride);
+      bp = wb;
+    } else {
+      bstride = sg_b_pstride(NR, kc);
+      sg_pack_b(NR, j->transb, j->B, j->ldb, k0, kc, j0, ncur, wb, bstride);
+      bp = wb;
+    }
+    /* A panel outer: it stays in L1 while the B block streams from L2 */
+    for (int64_t ip = 0; ip * MR < mcur; ip++) {
+      int mr = (int)sg_min(MR, mcur - ip * MR);
+      sg_ukr_fn ukr = kn->ukr[mr];
+      const float *a = ap + ip * astride;
+      float *crow = c0 + ip * MR * j->ldc;
+      for (int64_t jp = 0; jp * NR < ncur; jp++) {
+        int nr = (int)sg_min(NR, ncur - jp * NR);
+        if (nr <= SG_NARROW_MAX(kn)) {
+          /* a thin last panel: the narrow kernel reads the packed panel in
+           * place (row stride NR) instead of wasting most of NR lanes */
+          for (int q = 0; q < nr; q += kn->nrn) {
+            int n = nr - q < kn->nrn ? nr - q : kn->nrn;
+            kn->nkr[n](kc, a, bp + jp * bstride + q, NR, 1, crow + jp * NR + q, j->ldc, mr,
+                       flags, &j->rt, i0 + ip * MR, j0 + jp * NR + q);
+          }
+          continue;
+        }
+        ukr(kc, a, bp + jp * bstride, crow + jp * NR, j->ldc, nr, flags, &j->rt,
+            i0 + ip * MR, j0 + jp * NR);
+      }
+    }
+  }
+}
+
+static void sg_slots(void *arg, int64_t s0, int64_t s1) {
+  sg_job *j = arg;
+  for (int64_t s = s0; s < s1; s++) {
+    float *wa = NULL, *wb = NULL;   /* no workspace when nothing is packed per tile */
+    if (j->ws) {
+      char *slot = j->ws + (size_t)s * j->pl.slot_bytes;
+      wa = (float *)slot;
+      wb = (float *)(slot + nn_align_up(j->pl.a_floats * sizeof(float), SG_LINE));
+    }
+    for (;;) {
+      int64_t t = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+      if (t >= j->ntiles)
+        break;
+      sg_tile(j, t, wa, wb);
+    }
+  }
+}
+
+/* C = beta * C, then bias and activation: the product is empty or scaled away. */
+static void sg_scale_only(const sg_rt *e, int64_t M, int64_t N, float *C, int64_t ldc) {
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t q = 0; q < N; q++) {
+      float *cp = C + i * ldc + q;
+      float v = e->beta == 0.0f ? 0.0f : e->beta * *cp;
+      *cp = sg_act1(&e->act, v + sg_bias_at(e, i, q));
+    }
+}
+
+static nn_status sg_run(nn_ctx *c, sg_job *j, nn_cpu_isa isa, void *ws, size_t ws_bytes) {
+  int64_t M = j->M, N = j->N, K = j->K;
+  if (M == 0 || N == 0)
+    return NN_OK;
+  if (K == 0 || j->rt.alpha == 0.0f) {
+    sg_scale_only(&j->rt, M, N, j->C, j->ldc);
+    return NN_OK;
+  }
+  j->kn = sg_kern_for(isa);
+  int threads = c && c->pool && c->threads > 1 ? c->threads : 1;
+  sg_plan_make(j->kn, M, N, K, threads, j->pa != NULL,
+               j->pb ? SG_B_PACKED : j->pack_b ? SG_B_FN : SG_B_RAW, &j->pl);
+  j->ntiles = j->pl.ntm * j->pl.ntn;
+  int64_t slots = 1;
+  if (j->pl.slot_bytes > 0) {
+    uintptr_t base = ((uintptr_t)ws + SG_LINE - 1) & ~(uintptr_t)(SG_LINE - 1);
+    size_t lost = (size_t)(base - (uintptr_t)ws);
+    if (!ws || ws_bytes < lost + j->pl.slot_bytes)
+      return NN_ERR_INVALID_ARG;
+    slots = (int64_t)((ws_bytes - lost) / j->pl.slot_bytes);
+    j->ws = (char *)base;
+  }
+  slots = sg_min(slots, j->pl.threads);
+  atomic_init(&j->next, 0);
+  if (slots <= 1)
+    sg_slots(j, 0, 1);
+  else
+    nn_parallel_for(c, slots, 1, sg_slots, j);
+  return NN_OK;
+}
+
+static void sg_rt_init(sg_rt *rt, float alpha, float beta, const nn_sgemm_epi *epi) {
+  memset(rt, 0, sizeof *rt);
+  rt->alpha = alpha;
+  rt->beta = beta;
+  rt->act = sg_act_from(epi);
+  if (epi) {
+    rt->bias_kind = epi->bias ? epi->bias_kind : NN_SGEMM_BIAS_NONE;
+    rt->bias = epi->bias;
+  }
+}
+
+static bool sg_dims_ok(int64_t M, int64_t N, int64_t K, const float *C, int64_t ldc) {
+  return M >= 0 && N >= 0 && K >= 0 && (M == 0 || N == 0 || (C && ldc >= N));
+}
+
+nn_status nn_sgemm_compute(nn_ctx *c, int transa, int transb, int64_t M, int64_t N,
+                           int64_t K, float alpha, const float *A, int64_t lda,
+                           const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+                           const nn_sgemm_epi *epi, void *ws, size_t ws_bytes) {
+  if (!sg_dims_ok(M, N, K, C, ldc))
+    return NN_ERR_INVALID_ARG;
+  if (M > 0 && N > 0 && K > 0 &&
+      (!A || !B || lda < (transa ? M : K) || ldb < (transb ? K : N)))
+    return NN_ERR_INVALID_ARG;
+  sg_job j;
+  memset(&j, 0, sizeof j);
+  sg_rt_init(&j.rt, alpha, beta, epi);
+  j.M = M, j.N = N, j.K = K;
+  j.A = A, j.lda = lda, j.transa = transa;
+  j.B = B, j.ldb = ldb, j.transb = transb;
+  j.C = C, j.ldc = ldc;
+  return sg_run(c, &j, nn_cpu_isa_get(), ws, ws_bytes);
+}
+
+nn_status nn_sgemm_compute_pa(nn_ctx *c, int transb, int64_t M, int64_t N, int64_t K,
+                              float alpha, const void *packed_a, const float *B, int64_t ldb,
+                              float beta, float *C, int64_t ldc, const nn_sgemm_epi *epi,
+                              void *ws, size_t ws_bytes) {
+  if (!sg_dims_ok(M, N, K, C, ldc))
+    return NN_ERR_INVALID_ARG;
+  nn_cpu_isa isa;
+  const float *pa = sg_pack_open(packed_a, SG_MAGIC_A, M, K, &isa);
+  if (!pa)
+    return NN_ERR_INVALID_ARG;
+  if (M > 0 && N > 0 && K > 0 && (!B || ldb < (transb ? K : N)))
+    return NN_ERR_INVALID_ARG;
+  sg_job j;
+  memset(&j, 0, sizeof j);
+  sg_rt_init(&j.rt, alpha, beta, epi);
+  j.M = M, j.N = N, j.K = K;
+  j.pa = pa;
+  j.B = B, j.ldb = ldb, j.transb = transb;
+  j.C = C, j.ldc = ldc;
+  return sg_run(c, &j, isa, ws, ws_bytes);
+}
+
+nn_status nn_sgemm_compute_pb(nn_ctx *c, int transa, int64_t M, int64_t N, int64_t K,
+                              float alpha, const float *A, int64_t lda, const void *packed_b,
+                              float beta, float *C, int64_t ldc, const nn_sgemm_epi *epi,
+                              void *ws, size_t ws_bytes) {
+  if (!sg_dims_ok(M, N, K, C, ldc))
+    return NN_ERR_INVALID_ARG;
+  nn_cpu_isa isa;
+  const float *pb = sg_pack_open(packed_b, SG_MAGIC_B, N, K, &isa);
+  if (!pb)
+    return NN_ERR_INVALID_ARG;
+  if (M > 0 && N > 0 && K > 0 && (!A || lda < (transa ? M : K)))
+    return NN_ERR_INVALID_ARG;
+  sg_job j;
+  memset(&j, 0, sizeof j);
+  sg_rt_init(&j.rt, alpha, beta, epi);
+  j.M = M, j.N = N, j.K = K;
+  j.A = A, j.lda = lda, j.transa = transa;
+  j.pb = pb;
+  j.C = C, j.ldc = ldc;
+  return sg_run(c, &j, isa, ws, ws_bytes);
+}
+
+nn_status nn_sgemm_compute_pa_fn(nn_ctx *c, int64_t M, int64_t N, int64_t K, float alpha,
+                                 const void *packed_a, nn_sgemm_pack_fn pack_b, void *user,
+                                 float beta, float *C, int64_t ldc, const nn_sgemm_epi *epi,
+                                 void *ws, size_t ws_bytes) {
+  if (!sg_dims_ok(M, N, K, C, ldc) || !pack_b)
+    return NN_ERR_INVALID_ARG;
+  nn_cpu_isa isa;
+  const float *pa = sg_pack_open(packed_a, SG_MAGIC_A, M, K, &isa);
+  if (!pa)
+    return NN_ERR_INVALID_ARG;
+  sg_job j;
+  memset(&j, 0, sizeof j);
+  sg_rt_init(&j.rt, alpha, beta, epi);
+  j.M = M, j.N = N, j.K = K;
+  j.pa = pa;
+  j.pack_b = pack_b;
+  j.pack_user = user;
+  j.C = C, j.ldc = ldc;
+  return sg_run(c, &j, isa, ws, ws_bytes);
+}
+
+nn_status nn_sgemm_compute_fn(nn_ctx *c, int transa, int64_t M, int64_t N, int64_t K,
+                              float alpha, const float *A, int64_t lda, nn_sgemm_pack_fn pack_b,
+                              void *user, float beta, float *C, int64_t ldc,
+                              const nn_sgemm_epi *epi, void *ws, size_t ws_bytes) {
+  if (!sg_dims_ok(M, N, K, C, ldc) || !pack_b)
+    return NN_ERR_INVALID_ARG;
+  if (M > 0 && N > 0 && K > 0 && (!A || lda < (transa ? M : K)))
+    return NN_ERR_INVALID_ARG;
+  sg_job j;
+  memset(&j, 0, sizeof j);
+  sg_rt_init(&j.rt, alpha, beta, epi);
+  j.M = M, j.N = N, j.K = K;
+  j.A = A, j.lda = lda, j.transa = transa;
+  j.pack_b = pack_b;
+  j.pack_user = user;
+  j.C = C, j.ldc = ldc;
+  return sg_run(c, &j, nn_cpu_isa_get(), ws, ws_bytes);
+}
+
+/* ---- implicit im2col ------------------------------------------------------------------ *
+ * Row k of the virtual im2col matrix is (channel, kh, kw) = k / (KH*KW),
+ * (k / KW) % KH, k % KW (ONNX weight order), column j is output position
+ * (oh, ow) = (j / OW, j % OW).  A block is written one k row at a time,
+ * walking its columns in runs that stay in one output row and one panel:
+ * with stride 1 each run is a contiguous copy of an input row segment,
+ * zero-filled where the window hangs over the padding. */
+void nn_sgemm_pack_im2col(void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb, int nr,
+                          float *dst, int64_t pstride) {
+  const nn_sgemm_im2col *g = user;
+  const int64_t KHW = (int64_t)g->KH * g->KW;
+  const int64_t dh = g->DH > 0 ? g->DH : 1, dw = g->DW > 0 ? g->DW : 1;
+  int64_t npanels = sg_ceil_div(nb, nr);
+  for (int64_t k = 0; k < kc; k++) {
+    int64_t kk = k0 + k;
+    int64_t ci = kk / KHW, kh = (kk / g->KW) % g->KH, kw = kk % g->KW;
+    const float *xc = g->x + ci * g->IH * g->IW;
+    int64_t offh = kh * dh - g->PT, offw = kw * dw - g->PL;
+    /* output columns whose iw = ow * SW + offw lies in [0, IW) */
+    int64_t ow_lo = offw < 0 ? (-offw + g->SW - 1) / g->SW : 0;
+    int64_t ow_hi = g->IW - 1 - offw >= 0 ? (g->IW - 1 - offw) / g->SW + 1 : 0;
+    ow_lo = sg_min(ow_lo, g->OW);
+    ow_hi = sg_max(ow_lo, sg_min(ow_hi, g->OW));
+    int64_t jj = j0, jend = j0 + nb;
+    int64_t oh = jj / g->OW, ow = jj % g->OW;
+    int64_t p = 0, q = 0;   /* panel and lane of column jj */
+    while (jj < jend) {
+      int64_t len = sg_min(sg_min(g->OW - ow, jend - jj), nr - q);
+      float *restrict d = dst + p * pstride + k * nr + q;
+      int64_t ih = oh * g->SH + offh;
+      if (ih < 0 || ih >= g->IH) {
+        memset(d, 0, sizeof(float) * (size_t)len);
+      } else {
+        const float *xr = xc + ih * g->IW;
+        int64_t a = sg_min(sg_max(ow_lo - ow, 0), len);   /* leading zeros */
+        int64_t b = sg_max(sg_min(ow_hi - ow, len), a);   /* end of the data */
+        if (a > 0)
+          memset(d, 0, sizeof(float) * (size_t)a);
+        /* memcpy: runs are up to a panel wide, where a library copy beats a
+         * loop the compiler keeps scalar (it cannot rule out overlap) */
+        if (g->SW == 1) {
+          memcpy(d + a, xr + ow + offw + a, sizeof(float) * (size_t)(b - a));
+        } else {
+          const float *restrict src = xr + ow * g->SW + offw;
+          for (int64_t t = a; t < b; t++)
+            d[t] = src[t * g->SW];
+        }
+        if (len > b)
+          memset(d + b, 0, sizeof(float) * (size_t)(len - b));
+      }
+      jj += len;
+      ow += len;
+      if (ow == g->OW) {
+        ow = 0;
+        oh++;
+      }
+      q += len;
+      if (q == nr) {
+        q = 0;
+        p++;
+      }
+    }
+    /* zero the columns of the last panel past the block */
+    int64_t used = nb - (npanels - 1) * nr;
+    float *dl = dst + (npanels - 1) * pstride + k * nr;
+    for (int64_t t = used; t < nr; t++)
+      dl[t] = 0.0f;
+  }
+}

@@ -1,0 +1,371 @@
+/* dwconv.c - direct depthwise convolution; see dwconv.h.
+ *
+ * Depthwise conv does KH*KW multiply-adds per output and reads each input
+ * value KH*KW times, so it is bound by loads and FMA latency, not by a GEMM's
+ * register reuse.  The AVX2 path:
+ *   - reads the input through a small ring of zero-padded rows on the stack
+ *     (deinterleaved into evens and odds for stride 2), so every output
+ *     column runs the same vector code: no edge cases, no gathers;
+ *   - keeps 8-wide output vectors in registers across all taps (no
+ *     read-modify-write of y per tap), up to 8 of them at once so the FMA
+ *     chains overlap; narrow maps (<= 16 columns) block 4 output rows instead;
+ *   - applies bias and activation before the single store.
+ * The portable path accumulates rows of y tap by tap (contiguous inner loop
+ * for stride 1, which compilers vectorize).
+ *
+ * Work: one task per (image, output channel, block of output rows), claimed
+ * by nn_parallel_for; rows are split only when there are too few planes to
+ * keep the workers busy.
+ */
+#include <string.h>
+
+#include "cpu/dwconv.h"
+#include "cpu/sgemm_simd.h"
+
+typedef struct dw_job {
+  const nn_dwconv_shape *s;
+  const float *x, *w;
+  float *y;
+  sg_act act;
+  const float *bias;
+  int dh, dw;
+  int64_t rblk, nrblk;   /* output rows per task, row blocks per plane */
+  bool simd;
+} dw_job;
+
+static inline int64_t dw_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t dw_max(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Portable: rows of y accumulated tap by tap over the range of ow where the
+ * tap is inside the input; the inner loop is contiguous for stride 1, so a
+ * compiler vectorizes it for whatever SIMD the target has. */
+static void dw_rows_portable(const dw_job *j, const float *xc, const float *wc, float *yc,
+                             float bias, int64_t oh0, int64_t oh1) {
+  const nn_dwconv_shape *s = j->s;
+  const int64_t SW = s->SW;
+  for (int64_t oh = oh0; oh < oh1; oh++) {
+    float *restrict yr = yc + oh * s->OW;
+    for (int64_t ow = 0; ow < s->OW; ow++)
+      yr[ow] = bias;
+    for (int kh = 0; kh < s->KH; kh++) {
+      int64_t ih = oh * s->SH - s->PT + (int64_t)kh * j->dh;
+      if (ih < 0 || ih >= s->IH)
+        continue;
+      const float *restrict xr = xc + ih * s->IW;
+      for (int kw = 0; kw < s->KW; kw++) {
+        int64_t off = (int64_t)kw * j->dw - s->PL;   /* iw = ow * SW + off */
+        int64_t lo = off < 0 ? (-off + SW - 1) / SW : 0;
+        int64_t hi = s->IW - 1 - off >= 0 ? (s->IW - 1 - off) / SW + 1 : 0;
+        lo = dw_min(lo, s->OW);
+        hi = dw_min(hi, s->OW);
+        float wv = wc[kh * s->KW + kw];
+        if (SW == 1) {
+          const float *restrict xs = xr + off;
+          for (int64_t ow = lo; ow < hi; ow++)
+            yr[ow] += wv * xs[ow];
+        } else {
+          for (int64_t ow = lo; ow < hi; ow++)
+            yr[ow] += wv * xr[ow * SW + off];
+        }
+      }
+    }
+    if (j->act.act != NN_SGEMM_ACT_NONE)
+      for (int64_t ow = 0; ow < s->OW; ow++)
+        yr[ow] = sg_act1(&j->act, yr[ow]);
+  }
+}
+
+#if SG_X86
+/* The AVX2 path reads its input through a ring of zero-padded rows on the
+ * stack: input row ih lives in slot ih % nslots (nslots >= KH, more when
+ * several output rows are computed together), padded on the left by PL and
+ * on the right far enough that every 8-wide block, including the last
+ * partial one, reads inside the slot.  So no output column is an edge case,
+ * and each input row is padded once per task however many output rows use
+ * it.  For stride 2 the slot holds the padded row deinterleaved, evens then
+ * odds (E[t] = row[2t], O[t] = row[2t + 1]): tap kw of outputs ow..ow+7 is
+ * then a plain load, E or O at ow + kw / 2.  Rows too wide for the 32 KiB
+ * ring take the portable path. */
+#define DW_RING_FLOATS 8192
+#define DW_MAX_KH 8
+#define DW_MAX_SLOTS 16
+/* Row blocking for narrow maps: with at most 2 vectors per row, DW_RB rows
+ * are computed together so that at least 4 FMA chains are in flight. */
+#define DW_RB 4
+
+typedef struct dw_ring {
+  float *slot[DW_MAX_SLOTS];
+  int64_t tag[DW_MAX_SLOTS];   /* input row held, -1 none */
+} dw_ring;
+
+static inline int64_t dw_round8(int64_t v) { return (v + 7) / 8 * 8; }
+
+/* Slots in the ring: the KH rows of one output row, plus the rows of
+ * DW_RB - 1 more output rows when they are narrow (row blocking). */
+static int dw_ring_slots(const nn_dwconv_shape *s) {
+  int64_t n = s->KH;
+  if (s->OW <= 16 && s->KH + (DW_RB - 1) * (int64_t)s->SH <= DW_MAX_SLOTS)
+    n = s->KH + (DW_RB - 1) * (int64_t)s->SH;
+  return (int)n;
+}
+
+/* Floats one slot needs, or 0 when the ring cannot hold its slots. */
+static int64_t dw_ring_slot_floats(const nn_dwconv_shape *s, int64_t *len) {
+  int64_t owr = dw_round8(s->OW);
+  int64_t n;
+  if (s->SW == 1) {
+    *len = owr + s->KW - 1;
+    n = dw_round8(*len);
+  } else {
+    *len = owr + s->KW / 2;
+    n = 2 * dw_round8(*len);
+  }
+  if (s->KH > DW_MAX_KH || dw_ring_slots(s) * n > DW_RING_FLOATS)
+    return 0;
+  return n;
+}
+
+/* Columns [i, i + 8) of the padded input row (column c of the row at
+ * c + PL), zero outside the row.  Masked loads instead of memset/memcpy
+ * calls: rows of small maps are a few floats and the calls cost more than
+ * the copy.  Lanes outside the row are masked off and never touched. */
+static SG_ALWAYS_INLINE SG256 __m256 dw2_load_padded(const nn_dwconv_shape *s, const float *xr,
+                                                     int64_t i) {
+  /* lane l reads column i + l - PL: valid when 0 <= i + l - PL < IW */
+  int64_t first = s->PL - i, end = s->PL - i + s->IW;
+  if (end <= 0 || first >= 8)
+    return _mm256_setzero_ps();
+  if (first <= 0 && end >= 8)
+    return _mm256_loadu_ps(xr + (i - s->PL));
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  __m256i m = _mm256_and_si256(
+      _mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)dw_max(first, -1) - 1)),
+      _mm256_cmpgt_epi32(_mm256_set1_epi32((int)dw_min(end, 8)), lane));
+  /* the first lane's address may lie before the row: only the unmasked
+   * lanes, inside it, are read */
+  const float *src =
+      (const float *)((uintptr_t)xr + (uintptr_t)((i - s->PL) * (int64_t)sizeof(float)));
+  return _mm256_maskload_ps(src, m);
+}
+
+/* Fill a ring slot with input row ih: padded (stride 1) or padded and
+ * deinterleaved into evens then odds (stride 2), `half` floats each. */
+static SG_ALWAYS_INLINE SG256 void dw2_fill(const int S, const nn_dwconv_shape *s,
+                                            const float *xc, int64_t ih, float *slot,
+                                            int64_t half) {
+  const float *xr = xc + ih * s->IW;
+  if (S == 1) {
+    for (int64_t i = 0; i < half; i += 8)
+      _mm256_storeu_ps(slot + i, dw2_load_padded(s, xr, i));
+    return;
+  }
+  for (int64_t t = 0; t < half; t += 8) {
+    __m256 lo = dw2_load_padded(s, xr, 2 * t), hi = dw2_load_padded(s, xr, 2 * t + 8);
+    /* evens / odds of each 128-bit lane, then the 64-bit pieces back in order */
+    __m256 ev = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+    __m256 od = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+    _mm256_storeu_ps(slot + t, _mm256_castpd_ps(_mm256_permute4x64_pd(
+                                   _mm256_castps_pd(ev), _MM_SHUFFLE(3, 1, 2, 0))));
+    _mm256_storeu_ps(slot + half + t, _mm256_castpd_ps(_mm256_permute4x64_pd(
+                                          _mm256_castps_pd(od), _MM_SHUFFLE(3, 1, 2, 0))));
+  }
+}
+
+/* R output rows x V vectors (8 * V outputs from ow each), taps of rows
+ * [kh0, kh1) (the same for all R rows: used with R > 1 only where every
+ * tap is inside the input); the last vector of each row is stored partially
+ * when `tail` < 8.  rows[r][kh] is the padded input row of tap kh of output
+ * row r.  R x V chains of FMAs run side by side to cover their latency. */
+static SG_ALWAYS_INLINE SG256 void dw2_block(const int KW, const int S, const int R,
+                                             const int V, const dw_job *j,
+                                             float *const (*rows)[DW_MAX_KH], int64_t half,
+                                             const float *wc, float *yr, int64_t ldy, int kh0,
+                                             int kh1, int64_t ow, float bias, int tail) {
+  __m256 acc[4][8];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 8
+    for (int v = 0; v < V; v++)
+      acc[r][v] = _mm256_set1_ps(bias);
+  for (int kh = kh0; kh < kh1; kh++) {
+    const float *wr = wc + kh * KW;
+#pragma GCC unroll 5
+    for (int kw = 0; kw < KW; kw++) {
+      __m256 wv = _mm256_broadcast_ss(wr + kw);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; r++) {
+        const float *p = rows[r][kh] + ow + (S == 1 ? kw : (kw & 1) * half + kw / 2);
+#pragma GCC unroll 8
+        for (int v = 0; v < V; v++)
+          acc[r][v] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 8 * v), acc[r][v]);
+      }
+    }
+  }
+  const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail),
+                                       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+#pragma GCC unroll 4
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 8
+    for (int v = 0; v < V; v++) {
+      __m256 o = sg2_act(&j->act, acc[r][v]);
+      float *dst = yr + r * ldy + ow + 8 * v;
+      if (v == V - 1 && tail < 8)
+        _mm256_maskstore_ps(dst, m, o);
+      else
+        _mm256_storeu_ps(dst, o);
+    }
+}
+
+static SG_ALWAYS_INLINE SG256 void dw2_rows_t(const int KW, const int S, const dw_job *j,
+                                              const float *xc, const float *wc, float *yc,
+                                              float bias, int64_t oh0, int64_t oh1) {
+  const nn_dwconv_shape *s = j->s;
+  float ring[DW_RING_FLOATS] __attribute__((aligned(32)));
+  int64_t len;
+  int64_t slot_n = dw_ring_slot_floats(s, &len);
+  int64_t half = dw_round8(len);
+  int nslots = dw_ring_slots(s);
+  dw_ring rg;
+  for (int k = 0; k < nslots; k++) {
+    rg.slot[k] = ring + k * slot_n;
+    rg.tag[k] = -1;
+  }
+  float *rows[DW_RB][DW_MAX_KH];
+  const int64_t OW = s->OW;
+  const int64_t nvec = (OW + 7) / 8;
+  const int tail = (int)(OW - (nvec - 1) * 8);
+  for (int64_t oh = oh0; oh < oh1;) {
+    int64_t ih0 = oh * s->SH - s->PT;
+    /* rows per step: DW_RB while the rows are narrow and all DW_RB windows
+     * lie inside the input, else 1 */
+    int R = 1;
+    if (nvec <= 2 && nslots >= s->KH + (DW_RB - 1) * s->SH && oh + DW_RB <= oh1 && ih0 >= 0 &&
+        ih0 + (DW_RB - 1) * s->SH + s->KH <= s->IH)
+      R = DW_RB;
+    int kh0 = (int)dw_max(0, -ih0), kh1 = (int)dw_min(s->KH, s->IH - ih0);
+    /* slot of input row ih is ih % nslots: one division per step, then the
+     * rows of the step (fewer than nslots apart) wrap at most once */
+    int sl0 = kh0 < kh1 ? (int)((ih0 + kh0) % nslots) : 0;
+    for (int r = 0; r < R; r++)
+      for (int kh = kh0; kh < kh1; kh++) {
+        int64_t ih = ih0 + r * s->SH + kh;
+        int sl = sl0 + r * s->SH + (kh - kh0);
+        if (sl >= nslots)
+          sl -= nslots;
+        if (rg.tag[sl] != ih) {
+          dw2_fill(S, s, xc, ih, rg.slot[sl], half);
+          rg.tag[sl] = ih;
+        }
+        rows[r][kh] = rg.slot[sl];
+      }
+    float *yr = yc + oh * OW;
+    if (R == DW_RB) {
+      if (nvec == 1)
+        dw2_block(KW, S, DW_RB, 1, j, rows, half, wc, yr, OW, kh0, kh1, 0, bias, tail);
+      else
+        dw2_block(KW, S, DW_RB, 2, j, rows, half, wc, yr, OW, kh0, kh1, 0, bias, tail);
+      oh += DW_RB;
+      continue;
+    }
+    /* 8 vectors at a time, then the rest (1..7 vectors, the last one
+     * partial) in one block so its chains still overlap */
+    int64_t ow = 0, left = nvec;
+    for (; left > 8; left -= 8, ow += 64)
+      dw2_block(KW, S, 1, 8, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, 8);
+    switch (left) {
+    case 1: dw2_block(KW, S, 1, 1, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
+    case 2: dw2_block(KW, S, 1, 2, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
+    case 3: dw2_block(KW, S, 1, 3, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
+    case 4: dw2_block(KW, S, 1, 4, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
+    case 5: dw2_block(KW, S, 1, 5, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
+    case 6: dw2_block(KW, S, 1, 6, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
+    case 7: dw2_block(KW, S, 1, 7, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
+    case 8: dw2_block(KW, S, 1, 8, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
+    default: break;
+    }
+    oh++;
+  }
+}
+
+#define DW2_ROWS(K_, S_)                                                                   \
+  static SG256 void dw2_rows_##K_##_##S_(const dw_job *j, const float *xc, const float *wc, \
+                                         float *yc, float bias, int64_t oh0, int64_t oh1) { \
+    dw2_rows_t(K_, S_, j, xc, wc, yc, bias, oh0, oh1);                                      \
+  }
+DW2_ROWS(3, 1)
+DW2_ROWS(3, 2)
+DW2_ROWS(5, 1)
+DW2_ROWS(5, 2)
+#endif
+
+static void dw_range(void *arg, int64_t t0, int64_t t1) {
+  const dw_job *j = arg;
+  const nn_dwconv_shape *s = j->s;
+  int64_t cout = s->C * s->mult;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t rb = t % j->nrblk, plane = t / j->nrblk;   /* plane = n * cout + oc */
+    int64_t n = plane / cout, oc = plane % cout;
+    const float *xc = j->x + (n * s->C + oc / s->mult) * s->IH * s->IW;
+    const float *wc = j->w + oc * s->KH * s->KW;
+    float *yc = j->y + plane * s->OH * s->OW;
+    float bias = j->bias ? j->bias[oc] : 0.0f;
+    int64_t oh0 = rb * j->rblk, oh1 = dw_min(s->OH, oh0 + j->rblk);
+#if SG_X86
+    if (j->simd) {
+      if (s->KW == 3)
+        (s->SW == 1 ? dw2_rows_3_1 : dw2_rows_3_2)(j, xc, wc, yc, bias, oh0, oh1);
+      else
+        (s->SW == 1 ? dw2_rows_5_1 : dw2_rows_5_2)(j, xc, wc, yc, bias, oh0, oh1);
+      continue;
+    }
+#endif
+    dw_rows_portable(j, xc, wc, yc, bias, oh0, oh1);
+  }
+}
+
+/* Below this many multiply-adds a task is not worth a hand-off. */
+#define DW_MIN_TASK_MACS ((int64_t)1 << 15)
+
+nn_status nn_dwconv2d(nn_ctx *c, const nn_dwconv_shape *s, const float *x, const float *w,
+                      float *y, const nn_sgemm_epi *epi) {
+  if (!s || s->batch < 0 || s->C < 0 || s->mult < 1 || s->IH < 0 || s->IW < 0 || s->OH < 0 ||
+      s->OW < 0 || s->KH < 1 || s->KW < 1 || s->SH < 1 || s->SW < 1 || s->PT < 0 ||
+      s->PL < 0 || s->DH < 0 || s->DW < 0)
+    return NN_ERR_INVALID_ARG;
+  if (epi && epi->bias && epi->bias_kind == NN_SGEMM_BIAS_COL)
+    return NN_ERR_INVALID_ARG;
+  int64_t planes = s->batch * s->C * s->mult;
+  if (planes == 0 || s->OH == 0 || s->OW == 0)
+    return NN_OK;
+  if (!x || !w || !y)
+    return NN_ERR_INVALID_ARG;
+  dw_job j;
+  memset(&j, 0, sizeof j);
+  j.s = s;
+  j.x = x;
+  j.w = w;
+  j.y = y;
+  j.act = sg_act_from(epi);
+  j.bias = epi && epi->bias_kind == NN_SGEMM_BIAS_ROW ? epi->bias : NULL;
+  j.dh = s->DH > 0 ? s->DH : 1;
+  j.dw = s->DW > 0 ? s->DW : 1;
+#if SG_X86
+  int64_t len;
+  j.simd = nn_cpu_isa_get() >= NN_CPU_AVX2 && j.dh == 1 && j.dw == 1 &&
+           (s->KW == 3 || s->KW == 5) && (s->SW == 1 || s->SW == 2) &&
+           dw_ring_slot_floats(s, &len) > 0;
+#endif
+  /* rows per task: whole planes unless there are too few planes for the
+   * workers (a single-channel map on 2 threads still splits) */
+  int threads = c && c->pool && c->threads > 1 ? c->threads : 1;
+  j.rblk = s->OH;
+  if (threads > 1 && planes < 4 * threads) {
+    int64_t want = (4 * threads + planes - 1) / planes;
+    j.rblk = dw_max(1, (s->OH + want - 1) / want);
+  }
+  j.nrblk = (s->OH + j.rblk - 1) / j.rblk;
+  int64_t task_macs = j.rblk * s->OW * s->KH * s->KW;
+  int64_t grain = dw_max(1, DW_MIN_TASK_MACS / dw_max(1, task_macs));
+  nn_parallel_for(c, planes * j.nrblk, grain, dw_range, &j);
+  return NN_OK;
+}

@@ -1,0 +1,41 @@
+/* dwconv.h - direct depthwise 2-D convolution (one input channel per group),
+ * float32 NCHW, with the GEMM engine's fused bias + activation epilogue.
+ *
+ * y[n][c * mult + m] = act(bias[c * mult + m]
+ *                          + sum_{kh,kw} w[c * mult + m][kh][kw] * x[n][c][ih][iw])
+ * with ih = oh * SH - PT + kh * DH, iw = ow * SW - PL + kw * DW, and zero
+ * outside the input (padding).  The bottom / right padding follows from OH
+ * and OW, so any ONNX pads / auto_pad reduce to (PT, PL, OH, OW).
+ *
+ * Paths: AVX2+FMA (also used on AVX-512 machines) for 3x3 and 5x5 kernels,
+ * strides 1 and 2, no dilation: register accumulation of 8-wide output
+ * vectors over the interior, scalar edges.  Everything else (and NN_CPU=
+ * portable) goes through a portable tap-major loop.  No workspace, no
+ * allocation.
+ */
+#ifndef NN_CPU_DWCONV_H
+#define NN_CPU_DWCONV_H
+
+#include "cpu/sgemm.h"
+
+typedef struct nn_dwconv_shape {
+  int64_t batch;     /* images */
+  int64_t C;         /* input channels (= groups) */
+  int64_t mult;      /* output channels per input channel (depth multiplier), >= 1 */
+  int64_t IH, IW;    /* input plane */
+  int64_t OH, OW;    /* output plane */
+  int KH, KW;        /* kernel */
+  int SH, SW;        /* strides, >= 1 */
+  int PT, PL;        /* top / left zero padding, >= 0 */
+  int DH, DW;        /* dilations; 0 means 1 */
+} nn_dwconv_shape;
+
+/* x: [batch][C][IH][IW]; w: [C * mult][KH][KW] (ONNX's [M][1][KH][KW]);
+ * y: [batch][C * mult][OH][OW], write-only, must not overlap x.
+ * epi: activation, and bias with NN_SGEMM_BIAS_ROW = one value per output
+ * channel (NULL = neither).  c: its pool splits the planes (NULL = serial).
+ * Returns NN_OK or NN_ERR_INVALID_ARG (bad shape or pointer, column bias). */
+nn_status nn_dwconv2d(nn_ctx *c, const nn_dwconv_shape *s, const float *x, const float *w,
+                      float *y, const nn_sgemm_epi *epi);
+
+#endif

@@ -1,0 +1,165 @@
+/* sgemm_simd.h - private to sgemm.c and dwconv.c: the fused activations in
+ * scalar, AVX2 and AVX-512 form, so both kernels' epilogues agree.
+ *
+ * The vector helpers carry target attributes: they may only be inlined into
+ * functions compiled for the same (or a wider) target, and must only run
+ * after the dispatcher (nn_cpu_isa_get) chose that path.
+ */
+#ifndef NN_CPU_SGEMM_SIMD_H
+#define NN_CPU_SGEMM_SIMD_H
+
+#include <math.h>
+
+#include "cpu/sgemm.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SG_X86 1
+#else
+#define SG_X86 0
+#endif
+
+#define SG_ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* The activation, flattened from nn_sgemm_epi. */
+typedef struct sg_act {
+  nn_sgemm_act act;
+  float slope, lo, hi;
+} sg_act;
+
+static inline sg_act sg_act_from(const nn_sgemm_epi *e) {
+  sg_act a = {NN_SGEMM_ACT_NONE, 0.0f, -INFINITY, INFINITY};
+  if (e) {
+    a.act = e->act;
+    a.slope = e->alpha;
+    a.lo = e->lo;
+    a.hi = e->hi;
+  }
+  return a;
+}
+
+/* Comparisons are written so that NaN falls through unchanged, as in the
+ * unfused operators. */
+static inline float sg_act1(const sg_act *a, float v) {
+  switch (a->act) {
+  case NN_SGEMM_ACT_RELU:
+    return v < 0.0f ? 0.0f : v;
+  case NN_SGEMM_ACT_CLIP:
+    v = v < a->lo ? a->lo : v;
+    return v > a->hi ? a->hi : v;
+  case NN_SGEMM_ACT_LEAKY:
+    return v < 0.0f ? v * a->slope : v;
+  case NN_SGEMM_ACT_HSWISH: {
+    float t = v * (1.0f / 6.0f) + 0.5f;
+    t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+    return v * t;
+  }
+  case NN_SGEMM_ACT_SIGMOID:
+    return 1.0f / (1.0f + expf(-v));
+  default:
+    return v;
+  }
+}
+
+#if SG_X86
+#define SG256 __attribute__((target("avx2,fma")))
+#define SG512 __attribute__((target("avx512f,avx2,fma")))
+
+/* exp for the sigmoid: Cephes' expf range reduction and polynomial (relative
+ * error ~1e-7).  Inputs are clamped so that the exponent field saturates
+ * exactly: below -88.38 the result is 0, above 88.38 it is +inf (so that
+ * sigmoid(-inf) is exactly 0 and sigmoid(+inf) exactly 1, as with expf).
+ * min/max take x as the second operand: x86 min/max return the second operand
+ * when one is NaN, so NaN propagates. */
+static SG_ALWAYS_INLINE SG256 __m256 sg2_exp(__m256 x) {
+  x = _mm256_min_ps(_mm256_set1_ps(88.7228f), x);
+  x = _mm256_max_ps(_mm256_set1_ps(-88.3762626647949f), x);
+  __m256 fx = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f));
+  fx = _mm256_floor_ps(fx);
+  x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+  x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), x);
+  __m256 z = _mm256_mul_ps(x, x);
+  __m256 y = _mm256_set1_ps(1.9875691500E-4f);
+  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507E-3f));
+  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073E-3f));
+  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894E-2f));
+  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459E-1f));
+  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201E-1f));
+  y = _mm256_fmadd_ps(y, z, _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
+  __m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(fx), _mm256_set1_epi32(127));
+  return _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(e, 23)));
+}
+
+static SG_ALWAYS_INLINE SG256 __m256 sg2_act(const sg_act *a, __m256 v) {
+  const __m256 zero = _mm256_setzero_ps();
+  switch (a->act) {
+  case NN_SGEMM_ACT_RELU:
+    return _mm256_max_ps(zero, v);
+  case NN_SGEMM_ACT_CLIP:
+    v = _mm256_max_ps(_mm256_set1_ps(a->lo), v);
+    return _mm256_min_ps(_mm256_set1_ps(a->hi), v);
+  case NN_SGEMM_ACT_LEAKY:
+    return _mm256_blendv_ps(v, _mm256_mul_ps(v, _mm256_set1_ps(a->slope)),
+                            _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
+  case NN_SGEMM_ACT_HSWISH: {
+    __m256 t = _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f));
+    t = _mm256_max_ps(zero, t);
+    t = _mm256_min_ps(_mm256_set1_ps(1.0f), t);
+    return _mm256_mul_ps(v, t);
+  }
+  case NN_SGEMM_ACT_SIGMOID: {
+    __m256 one = _mm256_set1_ps(1.0f);
+    return _mm256_div_ps(one, _mm256_add_ps(one, sg2_exp(_mm256_sub_ps(zero, v))));
+  }
+  default:
+    return v;
+  }
+}
+
+static SG_ALWAYS_INLINE SG512 __m512 sg5_exp(__m512 x) {
+  x = _mm512_min_ps(_mm512_set1_ps(88.7228f), x);
+  x = _mm512_max_ps(_mm512_set1_ps(-88.3762626647949f), x);
+  __m512 fx = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(0.5f));
+  fx = _mm512_roundscale_ps(fx, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
+  x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), x);
+  __m512 z = _mm512_mul_ps(x, x);
+  __m512 y = _mm512_set1_ps(1.9875691500E-4f);
+  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.3981999507E-3f));
+  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(8.3334519073E-3f));
+  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(4.1665795894E-2f));
+  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.6666665459E-1f));
+  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(5.0000001201E-1f));
+  y = _mm512_fmadd_ps(y, z, _mm512_add_ps(x, _mm512_set1_ps(1.0f)));
+  __m512i e = _mm512_add_epi32(_mm512_cvttps_epi32(fx), _mm512_set1_epi32(127));
+  return _mm512_mul_ps(y, _mm512_castsi512_ps(_mm512_slli_epi32(e, 23)));
+}
+
+static SG_ALWAYS_INLINE SG512 __m512 sg5_act(const sg_act *a, __m512 v) {
+  const __m512 zero = _mm512_setzero_ps();
+  switch (a->act) {
+  case NN_SGEMM_ACT_RELU:
+    return _mm512_max_ps(zero, v);
+  case NN_SGEMM_ACT_CLIP:
+    v = _mm512_max_ps(_mm512_set1_ps(a->lo), v);
+    return _mm512_min_ps(_mm512_set1_ps(a->hi), v);
+  case NN_SGEMM_ACT_LEAKY:
+    return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v,
+                              _mm512_set1_ps(a->slope));
+  case NN_SGEMM_ACT_HSWISH: {
+    __m512 t = _mm512_fmadd_ps(v, _mm512_set1_ps(1.0f / 6.0f), _mm512_set1_ps(0.5f));
+    t = _mm512_max_ps(zero, t);
+    t = _mm512_min_ps(_mm512_set1_ps(1.0f), t);
+    return _mm512_mul_ps(v, t);
+  }
+  case NN_SGEMM_ACT_SIGMOID: {
+    __m512 one = _mm512_set1_ps(1.0f);
+    return _mm512_div_ps(one, _mm512_add_ps(one, sg5_exp(_mm512_sub_ps(zero, v))));
+  }
+  default:
+    return v;
+  }
+}
+#endif /* SG_X86 */
+
+#endif
