@@ -1010,22 +1010,16 @@ open_session (GstOnnxInfer * self)
       break;
     case GST_ONNX_INFER_BACKEND_AUTO:
     default:
-      st = nn_vulkan_available (&err);
-      if (st == NN_OK) {
-        opt.backend = NN_BACKEND_VULKAN;
-        GST_INFO_OBJECT (self, "backend=auto: using Vulkan (%s)", err.msg);
-      } else {
-        opt.backend = NN_BACKEND_CPU;
-        GST_INFO_OBJECT (self, "backend=auto: using the CPU (%s: %s)",
-            nn_status_str (st), err.msg);
-      }
+      /* the runtime decides: a Vulkan GPU when there is one, else the CPU
+       * (a CPU Vulkan driver such as lavapipe counts as no GPU); the choice
+       * is logged below from the session's stats */
+      opt.backend = NN_BACKEND_AUTO;
       break;
   }
 
   memset (&err, 0, sizeof err);
   st = nn_session_create_from_file (location, &opt, &self->session, &err);
   if (st != NN_OK && backend_prop == GST_ONNX_INFER_BACKEND_AUTO &&
-      opt.backend == NN_BACKEND_VULKAN &&
       (st == NN_ERR_BACKEND || st == NN_ERR_NO_DEVICE)) {
     GST_WARNING_OBJECT (self, "backend=auto: Vulkan failed (%s), using the "
         "CPU", err.msg);
@@ -1478,6 +1472,12 @@ gst_onnx_infer_sink_event (GstBaseTransform * trans, GstEvent * event)
       break;
     case GST_EVENT_FLUSH_STOP:
       set_pool_flushing (self, FALSE);
+      /* A flush (seek) starts a new run of frames: the first one is
+       * inferred, never decorated with a result kept (inference-interval)
+       * from before the flush.  Serialized: the sink pad's stream lock is
+       * held, transform_ip does not run. */
+      gst_clear_buffer (&self->last_storage);
+      self->frame_count = 0;
       break;
     default:
       break;

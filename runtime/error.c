@@ -24,12 +24,22 @@ const char *nn_status_str(nn_status st) {
   return "NN_ERR_?";
 }
 
+/* Messages quote names taken from the model (nodes, tensors, external
+ * paths): a hostile name with a newline or a terminal escape must not turn a
+ * one-line error into several lines or into commands for the terminal. */
+static void sanitize(char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      *s = '?';
+}
+
 nn_status nn_error_set(nn_error *err, nn_status st, const char *fmt, ...) {
   if (err) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+    sanitize(err->msg);
     err->status = st;
   }
   return st;

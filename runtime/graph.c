@@ -329,6 +329,9 @@ nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_error *err) {
                           "operator %s at opset %d (node '%s') is not supported: implemented "
                           "since-versions %s", n->op_type, n->opset, n->name, vs);
     }
+    nn_status ast = nn_op_check_schema(n, err);
+    if (ast != NN_OK)
+      return ast;
   }
   nn_status st = topo_sort(g, lim, err);
   if (st != NN_OK)

@@ -158,6 +158,10 @@ typedef struct nn_node {
   void *priv;                  /* kernel parameters: one nn_malloc block,
                                   freed by the framework before re-prepare */
   size_t ws_bytes;             /* workspace the kernel needs during run */
+  size_t priv_const_bytes;     /* constant data prepare derived into priv (e.g. a
+                                  pre-packed copy of the weights): reported as
+                                  weights by nn_session_stats (plan.c adds it
+                                  to folded_bytes for executed nodes) */
   /* set by the planner */
   void *ws;                    /* workspace, valid during run */
   bool folded;                 /* evaluated at plan time */
@@ -237,6 +241,9 @@ typedef struct nn_op_def {
 const nn_op_def *nn_op_find(const char *domain, const char *op_type);
 /* Resolve node->version from op->versions and the node's opset; 0 if none. */
 int nn_op_resolve_version(const nn_op_def *op, int opset);
+/* Check the node's input/output counts, required slots and attribute types
+ * against the ONNX schema of its operator version (node->opset must be set). */
+nn_status nn_op_check_schema(const nn_node *n, nn_error *err);
 
 /* ---- attributes (graph.c) --------------------------------------------------
  * Lookups by name; the returned pointers are graph-owned, valid until dispose. */

@@ -56,6 +56,7 @@ void nn_plan_clear(nn_graph *g, nn_plan *plan) {
     n->priv = NULL;
     n->ws = NULL;
     n->ws_bytes = 0;
+    n->priv_const_bytes = 0;
     n->folded = false;
     n->fused = false;
     n->n_in = n->n_in_model;
@@ -101,6 +102,7 @@ static nn_status prepare_node(nn_ctx *c, nn_node *n, nn_error *err) {
   nn_free(n->priv);
   n->priv = NULL;
   n->ws_bytes = 0;
+  n->priv_const_bytes = 0;
   c->node = n;
   for (int k = 0; k < n->n_in; k++) {
     nn_value *x = n->x[k];
@@ -130,6 +132,13 @@ static nn_status prepare_node(nn_ctx *c, nn_node *n, nn_error *err) {
     if (n->y[k] && n->y[k]->dtype == NN_DTYPE_UNDEFINED)
       return nn_fail(c, NN_ERR_INVALID_MODEL, "output %d ('%s') was not produced by prepare", k,
                      n->y[k]->name);
+  /* a workspace lives in the arena (or is allocated alone when folding):
+   * bound it before anything is allocated for it */
+  int64_t max_arena = c->limits && c->limits->max_arena_bytes ? c->limits->max_arena_bytes
+                                                              : ((int64_t)8 << 30);
+  if (n->ws_bytes > (uint64_t)max_arena)
+    return nn_fail(c, NN_ERR_LIMIT, "needs a %zu-byte workspace, more than the arena limit of %lld bytes",
+                   n->ws_bytes, (long long)max_arena);
   return NN_OK;
 }
 
@@ -622,6 +631,17 @@ nn_status nn_plan_build(nn_graph *g, nn_plan *plan, const nn_limits *lim, nn_ctx
     if (st != NN_OK)
       return st;
     if (node_foldable(n)) {
+      /* folded values become constants of the session: they count against
+       * the weights limit, checked before they are allocated */
+      int64_t max_w = lim && lim->max_weights_bytes ? lim->max_weights_bytes : ((int64_t)4 << 30);
+      uint64_t total = g->weights_bytes + plan->folded_bytes;
+      for (int k = 0; k < n->n_out; k++)
+        if (n->y[k])
+          total += n->y[k]->nbytes;
+      if (total > (uint64_t)max_w)
+        return nn_error_set(err, NN_ERR_LIMIT,
+                            "node '%s' (%s): constants folded at plan time would exceed the weights "
+                            "limit of %lld bytes", n->name, n->op_type, (long long)max_w);
       st = fold_node(ctx, n, plan, err);
       if (st != NN_OK)
         return st;
@@ -642,8 +662,11 @@ nn_status nn_plan_build(nn_graph *g, nn_plan *plan, const nn_limits *lim, nn_ctx
   plan->n_steps = 0;
   for (int i = 0; i < g->n_nodes; i++) {
     nn_node *n = &g->nodes[i];
-    if (!n->removed && !n->folded && !n->fused)
+    if (!n->removed && !n->folded && !n->fused) {
       plan->steps[plan->n_steps++] = i;
+      /* kernels' pre-packed weight copies are session constants too */
+      plan->folded_bytes += n->priv_const_bytes;
+    }
   }
   st = plan_memory(g, plan, err);
   if (st != NN_OK)

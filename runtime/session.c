@@ -10,9 +10,12 @@
  *   dispose  everything released; the handle answers NN_ERR_DISPOSED.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "graph.h"
 #include "cpu/threadpool.h"
@@ -65,6 +68,9 @@ struct nn_session {
   uint64_t runs;
   size_t peak;
   nn_backend backend;
+#ifdef NN_HAVE_VULKAN
+  nn_vk_graph *vk;           /* the device side of the plan (backend vulkan) */
+#endif
 };
 
 #define CHECK_SESSION(s)                                                                  \
@@ -113,6 +119,13 @@ static size_t session_io_bytes(const nn_session *s) {
 
 static void session_track_peak(nn_session *s) {
   size_t total = s->g->weights_bytes + s->plan.folded_bytes + s->arena_cap + session_io_bytes(s);
+#ifdef NN_HAVE_VULKAN
+  if (s->vk) {
+    nn_vk_graph_stats vs;
+    nn_vk_graph_get_stats(s->vk, &vs);
+    total += vs.device_bytes + vs.staging_bytes;
+  }
+#endif
   if (total > s->peak)
     s->peak = total;
 }
@@ -160,6 +173,19 @@ static nn_status shape_bytes(nn_session *s, const char *name, nn_dtype dt, int r
   return NN_OK;
 }
 
+/* Input, snapshot and output buffers are each bounded by max_tensor_elems,
+ * but a model may declare thousands of them: their total is held to the
+ * arena limit too, checked before growing one from old_cap to new_bytes. */
+static nn_status io_budget(nn_session *s, size_t old_cap, size_t new_bytes, const char *name) {
+  size_t total = session_io_bytes(s) - old_cap;
+  if (new_bytes > (uint64_t)s->opt.limits.max_arena_bytes ||
+      total > (uint64_t)s->opt.limits.max_arena_bytes - new_bytes)
+    return nn_error_set(&s->err, NN_ERR_LIMIT,
+                        "'%s': the session's input and output buffers would exceed the limit of %lld "
+                        "bytes", name, (long long)s->opt.limits.max_arena_bytes);
+  return NN_OK;
+}
+
 /* Make the pre-allocated buffer of an input fit its current shape. */
 static nn_status in_slot_alloc(nn_session *s, in_slot *sl) {
   const char *name = s->g->values[sl->value].name;
@@ -168,6 +194,8 @@ static nn_status in_slot_alloc(nn_session *s, in_slot *sl) {
   if (st != NN_OK)
     return st;
   if (nbytes > sl->own_cap || !sl->own) {
+    if ((st = io_budget(s, sl->own_cap, nbytes, name)) != NN_OK)
+      return st;
     void *p = nn_aligned_alloc(nbytes ? nbytes : 1);
     if (!p)
       return nn_error_set(&s->err, NN_ERR_NOMEM, "out of memory for input '%s' (%zu bytes)", name, nbytes);
@@ -238,6 +266,8 @@ static nn_status session_plan(nn_session *s) {
       v->data = NULL;
       if (sl->need_value) {
         if (v->nbytes > sl->snap_cap || !sl->snap) {
+          if ((st = io_budget(s, sl->snap_cap, v->nbytes, v->name)) != NN_OK)
+            return st;
           void *p = nn_aligned_alloc(v->nbytes ? v->nbytes : 1);
           if (!p)
             return nn_error_set(&s->err, NN_ERR_NOMEM, "out of memory");
@@ -267,6 +297,14 @@ static nn_status session_plan(nn_session *s) {
   st = nn_plan_build(g, &s->plan, &s->opt.limits, &s->ctx, &s->err);
   if (st != NN_OK)
     goto out_clear;
+#ifdef NN_HAVE_VULKAN
+  if (s->vk) {
+    /* the Vulkan graph places the arena and binds it for its CPU steps */
+    st = nn_vk_graph_build(s->vk, g, &s->plan, &s->ctx, &s->err);
+    if (st != NN_OK)
+      goto out_clear;
+  } else
+#endif
   if (s->plan.arena_bytes > s->arena_cap || !s->arena) {
     void *a = nn_aligned_alloc(s->plan.arena_bytes ? s->plan.arena_bytes : 1);
     if (!a) {
@@ -278,11 +316,16 @@ static nn_status session_plan(nn_session *s) {
     s->arena = a;
     s->arena_cap = s->plan.arena_bytes;
   }
-  nn_plan_bind_arena(g, &s->plan, s->arena);
+#ifdef NN_HAVE_VULKAN
+  if (!s->vk)
+#endif
+    nn_plan_bind_arena(g, &s->plan, s->arena);
   for (int i = 0; i < s->n_out; i++) {
     out_slot *sl = &s->out[i];
     nn_value *v = &g->values[sl->value];
     if (v->nbytes > sl->own_cap || !sl->own) {
+      if ((st = io_budget(s, sl->own_cap, v->nbytes, v->name)) != NN_OK)
+        goto out_clear;
       void *p = nn_aligned_alloc(v->nbytes ? v->nbytes : 1);
       if (!p) {
         st = nn_error_set(&s->err, NN_ERR_NOMEM, "out of memory for output '%s'", v->name);
@@ -326,25 +369,13 @@ static nn_status session_create(const void *data, size_t size, const char *base_
   if (o.threads > 256)
     return nn_error_set(err, NN_ERR_INVALID_ARG, "threads must be between 1 and 256, got %d", o.threads);
   nn_backend backend = o.backend;
-  if (backend == NN_BACKEND_AUTO) {
-#ifdef NN_HAVE_VULKAN
-    backend = nn_vulkan_available(NULL) == NN_OK ? NN_BACKEND_VULKAN : NN_BACKEND_CPU;
-#else
+#ifndef NN_HAVE_VULKAN
+  if (backend == NN_BACKEND_AUTO)
     backend = NN_BACKEND_CPU;
-#endif
-  }
-  if (backend == NN_BACKEND_VULKAN) {
-#ifdef NN_HAVE_VULKAN
-    st = nn_vulkan_available(err);
-    if (st != NN_OK)
-      return st;
-    /* TODO(issue 4): the Vulkan graph executor; until it is wired the CPU
-     * kernels run the graph */
-    backend = NN_BACKEND_CPU;
-#else
+  if (backend == NN_BACKEND_VULKAN)
     return nn_error_set(err, NN_ERR_UNSUPPORTED, "this build has no Vulkan backend");
 #endif
-  } else if (backend != NN_BACKEND_CPU) {
+  if (backend != NN_BACKEND_CPU && backend != NN_BACKEND_VULKAN && backend != NN_BACKEND_AUTO) {
     return nn_error_set(err, NN_ERR_INVALID_ARG, "unknown backend %d", (int)o.backend);
   }
 
@@ -367,6 +398,29 @@ static nn_status session_create(const void *data, size_t size, const char *base_
   s->g = g;
   s->opt = o;
   s->opt.base_dir = NULL; /* not owned; only the loader needed it */
+#ifdef NN_HAVE_VULKAN
+  /* vulkan: no device is an error; auto: no device means the CPU */
+  if (backend == NN_BACKEND_VULKAN || backend == NN_BACKEND_AUTO) {
+    nn_error verr = {0};
+    st = nn_vk_graph_create(&s->vk, &verr);
+    if (st == NN_OK && backend == NN_BACKEND_AUTO && nn_vk_graph_on_cpu_device(s->vk) &&
+        !getenv("NN_VULKAN_DEVICE")) {
+      /* a CPU Vulkan implementation (lavapipe) is slower than our own CPU
+       * kernels: auto means "a GPU when there is one" */
+      nn_vk_graph_destroy(s->vk);
+      s->vk = NULL;
+      st = NN_ERR_NO_DEVICE;
+    }
+    if (st == NN_OK) {
+      backend = NN_BACKEND_VULKAN;
+    } else if (backend == NN_BACKEND_AUTO) {
+      backend = NN_BACKEND_CPU;
+    } else {
+      nn_error_set(err, st, "%s", verr.msg);
+      goto out_free_session;
+    }
+  }
+#endif
   s->backend = backend;
   s->ctx.err = &s->err;
   s->ctx.limits = &s->opt.limits;
@@ -483,9 +537,16 @@ nn_status nn_session_create_from_file(const char *path, const nn_options *opt, n
   else
     nn_options_init(&o);
   limits_fill(&o.limits);
-  f = fopen(path, "rb");
-  if (!f)
+  /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer
+   * forever; it is refused below as not a regular file */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
     return nn_error_set(err, NN_ERR_IO, "cannot open model '%s': %s", path, strerror(errno));
+  f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory opening '%s'", path);
+  }
   struct stat sb;
   if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
     st = nn_error_set(err, NN_ERR_IO, "cannot read model '%s': not a regular file", path);
@@ -772,18 +833,31 @@ nn_status nn_session_run(nn_session *s) {
     if (!v->known && v->kind == NN_VAL_INTER)
       v->data = dst;
   }
-  for (int k = 0; k < s->plan.n_steps; k++) {
-    nn_node *n = &g->nodes[s->plan.steps[k]];
-    s->ctx.node = n;
-    st = n->op->run(&s->ctx, n);
-    if (st != NN_OK) {
-      if (s->err.msg[0] == '\0')
-        nn_fail(&s->ctx, st, "kernel failed (%s)", nn_status_str(st));
-      s->ctx.node = NULL;
+#ifdef NN_HAVE_VULKAN
+  if (s->vk) {
+    st = nn_vk_graph_run(s->vk, &s->err);
+    if (st != NN_OK)
       return st;
+  } else
+#endif
+  {
+    for (int k = 0; k < s->plan.n_steps; k++) {
+      nn_node *n = &g->nodes[s->plan.steps[k]];
+      s->ctx.node = n;
+      st = n->op->run(&s->ctx, n);
+      if (st != NN_OK) {
+        if (s->err.msg[0] == '\0')
+          nn_fail(&s->ctx, st, "kernel failed (%s)", nn_status_str(st));
+        s->ctx.node = NULL;
+        nn_threadpool_park(s->ctx.pool);
+        return st;
+      }
     }
+    s->ctx.node = NULL;
+    /* the run is over: workers sleep now instead of spinning for a next
+     * job, so a stream costs no CPU between frames */
+    nn_threadpool_park(s->ctx.pool);
   }
-  s->ctx.node = NULL;
   /* outputs that no step wrote: constants, folded values, graph inputs */
   for (int i = 0; i < s->n_out; i++) {
     out_slot *sl = &s->out[i];
@@ -817,6 +891,16 @@ nn_status nn_session_stats(const nn_session *s, nn_stats *st) {
   st->io_bytes = session_io_bytes(s);
   st->peak_bytes = s->peak;
   st->nodes_cpu = s->plan.n_steps;
+#ifdef NN_HAVE_VULKAN
+  if (s->vk) {
+    nn_vk_graph_stats vs;
+    nn_vk_graph_get_stats(s->vk, &vs);
+    st->nodes_cpu = vs.nodes_cpu;
+    st->nodes_vulkan = vs.nodes_vulkan;
+    st->device_bytes = vs.device_bytes;
+    st->staging_bytes = vs.staging_bytes;
+  }
+#endif
   st->nodes_folded = s->plan.nodes_folded;
   st->runs = s->runs;
   st->backend = s->backend;
@@ -829,6 +913,10 @@ nn_status nn_session_dispose(nn_session *s) {
     return NN_ERR_INVALID_ARG;
   if (s->disposed)
     return NN_ERR_DISPOSED;
+#ifdef NN_HAVE_VULKAN
+  nn_vk_graph_destroy(s->vk);   /* before the plan it points into */
+  s->vk = NULL;
+#endif
   if (s->g) {
     nn_plan_clear(s->g, &s->plan);
     nn_graph_free(s->g);
@@ -857,6 +945,10 @@ nn_status nn_session_dispose(nn_session *s) {
 #ifndef NN_HAVE_VULKAN
 nn_status nn_vulkan_available(nn_error *err) {
   return nn_error_set(err, NN_ERR_UNSUPPORTED, "this build has no Vulkan backend");
+}
+
+uint64_t nn_vulkan_validation_messages(void) {
+  return 0;
 }
 #endif
 

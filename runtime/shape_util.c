@@ -49,6 +49,19 @@ int64_t nn_dims_numel(int rank, const int64_t *dims) {
   return n;
 }
 
+/* Float to int64 is undefined behaviour in C for NaN and out-of-range values,
+ * and shape-deciding inputs come straight from the model: saturate (NaN
+ * gives 0) so that the caller's range checks see a value, not UB. */
+static int64_t f64_to_i64_sat(double d) {
+  if (d != d)
+    return 0;
+  if (d >= 9223372036854775808.0)
+    return INT64_MAX;
+  if (d < -9223372036854775808.0)
+    return INT64_MIN;
+  return (int64_t)d;
+}
+
 int64_t nn_value_get_int(const nn_value *v, int64_t i) {
   const void *p = v->data;
   switch (v->dtype) {
@@ -61,8 +74,10 @@ int64_t nn_value_get_int(const nn_value *v, int64_t i) {
   case NN_DTYPE_UINT16: return ((const uint16_t *)p)[i];
   case NN_DTYPE_UINT8: return ((const uint8_t *)p)[i];
   case NN_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
-  case NN_DTYPE_FLOAT: return (int64_t)((const float *)p)[i];
-  case NN_DTYPE_DOUBLE: return (int64_t)((const double *)p)[i];
+  case NN_DTYPE_FLOAT: return f64_to_i64_sat(((const float *)p)[i]);
+  case NN_DTYPE_DOUBLE: return f64_to_i64_sat(((const double *)p)[i]);
+  case NN_DTYPE_FLOAT16: return f64_to_i64_sat(nn_f16_to_f32(((const uint16_t *)p)[i]));
+  case NN_DTYPE_BFLOAT16: return f64_to_i64_sat(nn_bf16_to_f32(((const uint16_t *)p)[i]));
   default: return 0;
   }
 }
@@ -95,16 +110,21 @@ nn_status nn_set_output(nn_ctx *c, nn_value *y, nn_dtype dt, int rank, const int
   if (esize == 0)
     return nn_fail(c, NN_ERR_UNSUPPORTED, "output '%s' would have unsupported type %s", y->name,
                    nn_dtype_name(dt));
+  int64_t max_elems = c && c->limits && c->limits->max_tensor_elems ? c->limits->max_tensor_elems
+                                                                     : ((int64_t)1 << 31);
   int64_t numel = 1;
   for (int i = 0; i < rank; i++) {
     if (dims[i] < 0)
       return nn_fail(c, NN_ERR_SHAPE, "output '%s' would have negative dimension %lld", y->name,
                      (long long)dims[i]);
+    /* also when another dim is 0: kernels size per-dim tables by the dims,
+     * and an empty tensor with a 2^40 dim is only ever hostile */
+    if (dims[i] > max_elems)
+      return nn_fail(c, NN_ERR_LIMIT, "output '%s' would have dimension %lld, more than the limit %lld",
+                     y->name, (long long)dims[i], (long long)max_elems);
     if (nn_mul_overflow_i64(numel, dims[i], &numel))
       return nn_fail(c, NN_ERR_LIMIT, "output '%s': element count overflows", y->name);
   }
-  int64_t max_elems = c && c->limits && c->limits->max_tensor_elems ? c->limits->max_tensor_elems
-                                                                     : ((int64_t)1 << 31);
   if (numel > max_elems)
     return nn_fail(c, NN_ERR_LIMIT, "output '%s' would have %lld elements, more than the limit %lld",
                    y->name, (long long)numel, (long long)max_elems);

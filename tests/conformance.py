@@ -65,6 +65,9 @@ def run_case(nn_run, root, case, backend, rtol, atol, timeout):
     else:
         status = "fail"  # a crash (signal) or anything unexpected
     reason = ""
+    m = re.search(r"nodes_vulkan=(\d+) nodes_cpu=(\d+)", p.stdout)
+    if status == "pass" and m:
+        reason = f"nodes_vulkan={m.group(1)} nodes_cpu={m.group(2)}"
     if status != "pass":
         keep = [l for l in out if l and not l.startswith("PASS")]
         reason = (keep[-1] if keep else f"exit {p.returncode}")[:300]
@@ -125,6 +128,8 @@ def main():
         if not args.quiet or regress:
             mark = " REGRESSION" if regress else ""
             print(f"{status.upper():11s} {case}{mark}{(' -- ' + reason) if reason else ''}")
+        if status == "pass" and reason.endswith(" nodes_cpu=0") and not reason.startswith("nodes_vulkan=0 "):
+            per_suite[suite]["all_device"] = per_suite[suite].get("all_device", 0) + 1
     if args.results:
         with open(args.results, "w") as f:
             for case in cases:
@@ -133,7 +138,9 @@ def main():
 
     print()
     for suite, c in per_suite.items():
-        print(f"{suite:18s} {c['pass']:5d} pass {c['fail']:5d} fail {c['unsupported']:5d} unsupported")
+        extra = f"  ({c.get('all_device', 0)} of the passes with every node on {args.backend})" \
+            if args.backend != "cpu" else ""
+        print(f"{suite:18s} {c['pass']:5d} pass {c['fail']:5d} fail {c['unsupported']:5d} unsupported{extra}")
     print(f"{'total':18s} {counts['pass']:5d} pass {counts['fail']:5d} fail {counts['unsupported']:5d} unsupported"
           f"  ({len(cases)} cases, backend {args.backend})")
     new = sorted(c for c in cases if results[c][0] == "pass" and c not in expected)

@@ -1,13 +1,21 @@
 /* nn-run - the runtime's command-line runner, checker and benchmark.
  *
  *   nn-run MODEL.onnx [--backend cpu|vulkan|auto] [--threads N] [--input NAME=FILE.pb ...]
- *          [--save-outputs DIR] [--bench RUNS] [--stats]
+ *          [--save-outputs DIR] [--bench RUNS] [--stats] [--limit-NAME N ...]
  *   nn-run --check CASE_DIR [--backend ...] [--threads N] [--rtol R] [--atol A]
+ *   nn-run --list-ops
  *
  * --check runs a case in the ONNX node-test layout (model.onnx +
  * test_data_set_N/input_K.pb, output_K.pb), prints one line per output with
  * its max abs error, then PASS or FAIL.  Exit status: 0 pass, 1 mismatch or
  * run failure, 2 model not supported or invalid (the reason is printed).
+ * Running a model: 0 when it ran, 2 when it cannot be loaded or run (one
+ * line "nn-run: NN_ERR_...: reason" on stderr).
+ *
+ * --limit-rank, --limit-elems, --limit-weights, --limit-arena, --limit-nodes,
+ * --limit-depth, --limit-model set the nn_limits of the session (bytes for
+ * weights, arena and model).  --list-ops prints "domain<TAB>op<TAB>versions"
+ * for every kernel (the input of tools/gen-op-schema.py).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +27,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cpu/ops.h"
 #include "nn_internal.h"
 #include "onnx-subset.pb-c.h"
 #include "onnx/loader.h"
@@ -38,13 +47,17 @@ typedef struct opts {
   double rtol, atol;
   int n_inputs;
   const char *input_spec[64];
+  nn_limits limits;              /* 0 = the runtime's default */
 } opts;
 
 static void usage(void) {
   fprintf(stderr,
           "usage: nn-run MODEL.onnx [--backend cpu|vulkan|auto] [--threads N] [--input NAME=FILE.pb ...]\n"
           "              [--save-inputs DIR] [--save-outputs DIR] [--bench RUNS] [--stats]\n"
-          "       nn-run --check CASE_DIR [--backend ...] [--threads N] [--rtol R] [--atol A]\n");
+          "              [--limit-rank N] [--limit-elems N] [--limit-weights BYTES] [--limit-arena BYTES]\n"
+          "              [--limit-nodes N] [--limit-depth N] [--limit-model BYTES]\n"
+          "       nn-run --check CASE_DIR [--backend ...] [--threads N] [--rtol R] [--atol A]\n"
+          "       nn-run --list-ops\n");
 }
 
 static unsigned char *read_file(const char *path, size_t *size) {
@@ -180,6 +193,14 @@ static nn_status make_session(const char *model, const opts *o, nn_session **s, 
   nn_options_init(&opt);
   opt.backend = o->backend;
   opt.threads = o->threads;
+  const nn_limits *l = &o->limits;
+  if (l->max_rank) opt.limits.max_rank = l->max_rank;
+  if (l->max_tensor_elems) opt.limits.max_tensor_elems = l->max_tensor_elems;
+  if (l->max_weights_bytes) opt.limits.max_weights_bytes = l->max_weights_bytes;
+  if (l->max_arena_bytes) opt.limits.max_arena_bytes = l->max_arena_bytes;
+  if (l->max_nodes) opt.limits.max_nodes = l->max_nodes;
+  if (l->max_graph_depth) opt.limits.max_graph_depth = l->max_graph_depth;
+  if (l->max_model_bytes) opt.limits.max_model_bytes = l->max_model_bytes;
   return nn_session_create_from_file(model, &opt, s, err);
 }
 
@@ -442,11 +463,18 @@ static int run_check(const opts *o) {
   }
   free_list(sets, n_sets);
   print_nodes(s, o);
+  /* free first: objects still alive when the device goes are reported then */
+  nn_session_free(s);
+  uint64_t vmsgs = nn_vulkan_validation_messages();
+  if (vmsgs) {
+    printf("validation layer: %llu messages (see stderr)\n", (unsigned long long)vmsgs);
+    if (rc == 0)
+      rc = EXIT_MISMATCH;
+  }
   if (rc == 0)
     printf("PASS\n");
   else if (rc == EXIT_MISMATCH)
     printf("FAIL\n");
-  nn_session_free(s);
   return rc;
 }
 
@@ -536,8 +564,10 @@ static int run_model(const opts *o) {
   st = nn_session_run(s);
   double first_ms = now_ms() - t0;
   if (st != NN_OK) {
+    /* no expected output to mismatch here: a run that fails means the model
+     * cannot be run (a limit, a bad shape found at plan time, ...) */
     fprintf(stderr, "nn-run: %s: %s\n", nn_status_str(st), nn_session_last_error(s));
-    rc = st == NN_ERR_UNSUPPORTED ? EXIT_UNSUPPORTED : EXIT_MISMATCH;
+    rc = EXIT_UNSUPPORTED;
     goto out;
   }
   for (int i = 0; i < n_out; i++) {
@@ -591,6 +621,21 @@ out:
   return rc;
 }
 
+static void list_ops(void) {
+  static const nn_op_def *const fam[] = {
+    nn_ops_unary, nn_ops_binary, nn_ops_cast, nn_ops_conv, nn_ops_pool, nn_ops_norm, nn_ops_gemm,
+    nn_ops_reduce, nn_ops_softmax, nn_ops_shape, nn_ops_transform, nn_ops_gather, nn_ops_resize,
+    nn_ops_misc,
+  };
+  for (size_t f = 0; f < sizeof fam / sizeof fam[0]; f++)
+    for (const nn_op_def *op = fam[f]; op->name; op++) {
+      printf("%s\t%s\t", op->domain ? op->domain : "", op->name);
+      for (int i = 0; i < NN_MAX_VERSIONS && op->versions[i]; i++)
+        printf("%s%d", i ? " " : "", op->versions[i]);
+      printf("\n");
+    }
+}
+
 int main(int argc, char **argv) {
   opts o = {0};
   o.backend = NN_BACKEND_CPU;
@@ -639,6 +684,30 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--atol") == 0 && next) {
       o.atol = atof(next);
       i++;
+    } else if (strncmp(a, "--limit-", 8) == 0 && next) {
+      char *end;
+      errno = 0;
+      long long v = strtoll(next, &end, 10);
+      if (errno || *end || v <= 0) {
+        fprintf(stderr, "nn-run: %s needs a positive integer, got '%s'\n", a, next);
+        return EXIT_UNSUPPORTED;
+      }
+      int iv = v > 0x7fffffff ? 0x7fffffff : (int)v;
+      if (strcmp(a + 8, "rank") == 0) o.limits.max_rank = iv;
+      else if (strcmp(a + 8, "elems") == 0) o.limits.max_tensor_elems = v;
+      else if (strcmp(a + 8, "weights") == 0) o.limits.max_weights_bytes = v;
+      else if (strcmp(a + 8, "arena") == 0) o.limits.max_arena_bytes = v;
+      else if (strcmp(a + 8, "nodes") == 0) o.limits.max_nodes = iv;
+      else if (strcmp(a + 8, "depth") == 0) o.limits.max_graph_depth = iv;
+      else if (strcmp(a + 8, "model") == 0) o.limits.max_model_bytes = v;
+      else {
+        fprintf(stderr, "nn-run: unknown option '%s'\n", a);
+        return EXIT_UNSUPPORTED;
+      }
+      i++;
+    } else if (strcmp(a, "--list-ops") == 0) {
+      list_ops();
+      return 0;
     } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage();
       return 0;

@@ -134,6 +134,11 @@ static nn_status rnn_prepare_cell(nn_ctx *c, nn_node *n, int cell) {
   p.I = x->dims[2];
   if (p.H <= 0 && w->rank == 3)
     p.H = w->dims[1] / p.G;
+  /* R is (D, G*H, H): a real tensor bounds H, so anything outside is an
+   * attribute lying (or W is not 3-D), and G*H or 3*H below would overflow */
+  if (p.H <= 0 || p.H > ((int64_t)1 << 31))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "hidden_size %lld is out of range (W must be 3-D)",
+                   (long long)p.H);
   int64_t GH = p.G * p.H;
   if (p.H <= 0 || w->dtype != dt || r->dtype != dt || w->rank != 3 || w->dims[0] != p.D ||
       w->dims[1] != GH || w->dims[2] != p.I || r->rank != 3 || r->dims[0] != p.D ||

@@ -122,7 +122,9 @@ static nn_status tfidf_run(nn_ctx *c, nn_node *n) {
   for (int64_t r = 0; r < p->rows; r++) {
     float *row = out + r * p->out_size;
     int64_t base = r * p->cols, start_n = p->min_n;
-    for (int64_t skip = 1; skip <= p->max_skip + 1; skip++) {
+    /* a skip distance of cols or more fits no 2-gram in the row: stop there,
+     * or a hostile max_skip_count (up to 2^31) spins for minutes */
+    for (int64_t skip = 1; skip <= p->max_skip + 1 && skip <= p->cols; skip++) {
       for (int64_t s = 0; s < p->cols; s++) {
         if (s + skip * (start_n - 1) >= p->cols)
           break;

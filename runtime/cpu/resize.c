@@ -531,6 +531,12 @@ static nn_status rsz_prepare_common(nn_ctx *c, nn_node *n, bool legacy, const nn
     return st;
   if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, g.out)) != NN_OK)
     return st;
+  if (n->y[0]->numel == 0) {
+    /* nothing to write; the tables would be sized by the other output dims,
+     * which an empty output leaves unbounded ([0, 2^31] from hostile sizes) */
+    memset(g.out, 0, sizeof g.out);
+    return rsz_build_nearest(c, n, &g, es, nn_align_up(sizeof(rsz_priv), 8));
+  }
   if (g.mode == RSZ_NEAREST)
     return rsz_build_nearest(c, n, &g, es, nn_align_up(sizeof(rsz_priv), 8));
   return rsz_build_interp(c, n, &g);

@@ -92,8 +92,16 @@ static nn_status map_attach(nn_ctx *c, nn_node *n, size_t es, int rank, const in
 }
 
 /* Scratch for the per-dim maps during prepare: one block, freed by the
- * caller. */
-static int64_t *maps_alloc(nn_ctx *c, int rank, const int64_t *odims, int64_t **maps) {
+ * caller.  Called after nn_set_output accepted odims.  An empty output may
+ * still have huge other dims ([0, 2^31] from a hostile Tile/Pad/Expand):
+ * the maps would then be sized by a dim sum that no element count bounds, so
+ * odims is zeroed in place and the caller builds an empty map whose run does
+ * nothing.  For a non-empty output every dim is >= 1, hence the sum is at
+ * most numel + rank, bounded by max_tensor_elems. */
+static int64_t *maps_alloc(nn_ctx *c, int rank, int64_t *odims, int64_t **maps) {
+  if (nn_dims_numel(rank, odims) == 0)
+    for (int d = 0; d < rank; d++)
+      odims[d] = 0;
   int64_t total = 0;
   for (int d = 0; d < rank; d++)
     total += odims[d];
@@ -856,6 +864,8 @@ static nn_status compress_prepare(nn_ctx *c, nn_node *n) {
                    "the output shape depends on 'condition', which is not known when the model is prepared");
   if (cond->rank != 1)
     return nn_fail(c, NN_ERR_SHAPE, "condition must be 1-D");
+  if (cond->dtype != NN_DTYPE_BOOL)
+    return nn_fail(c, NN_ERR_DTYPE, "condition must be bool, got %s", nn_dtype_name(cond->dtype));
   const nn_attr *aa = nn_attr_get(n, "axis");
   int axis = 0;
   int64_t outer = 1, len = x->numel, inner = 1;

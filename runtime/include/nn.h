@@ -116,9 +116,13 @@ typedef enum nn_backend {
  * nn_options_init() sets generous defaults; 0 means "use the default". */
 typedef struct nn_limits {
   int max_rank;                  /* default NN_MAX_RANK */
-  int64_t max_tensor_elems;      /* any single tensor; default 2^31 */
-  int64_t max_weights_bytes;     /* total initializer bytes; default 4 GiB */
-  int64_t max_arena_bytes;       /* planned intermediate arena; default 8 GiB */
+  int64_t max_tensor_elems;      /* any single tensor (and any one of its
+                                    dims, even when another is 0); default 2^31 */
+  int64_t max_weights_bytes;     /* total initializer bytes plus constants
+                                    folded at plan time; default 4 GiB */
+  int64_t max_arena_bytes;       /* planned intermediate arena, any one node's
+                                    workspace, and (separately) all input and
+                                    output buffers together; default 8 GiB */
   int max_nodes;                 /* default 1,000,000 */
   int max_graph_depth;           /* longest dependency chain; default 100,000 */
   int64_t max_model_bytes;       /* file or buffer size; default 2 GiB */
@@ -236,6 +240,11 @@ void nn_session_free(nn_session *s);
  * shared context).  Returns NN_OK when one exists, NN_ERR_NO_DEVICE when not,
  * NN_ERR_UNSUPPORTED when built without Vulkan; `err` says which device or why. */
 nn_status nn_vulkan_available(nn_error *err);
+
+/* With env NN_VULKAN_VALIDATION=1 the Khronos validation layer is enabled;
+ * this counts the warnings and errors it reported in this process (objects
+ * left alive at device destruction included).  0 without Vulkan. */
+uint64_t nn_vulkan_validation_messages(void);
 
 #ifdef __cplusplus
 }

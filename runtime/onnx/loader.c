@@ -7,11 +7,13 @@
  * (memory rule 6).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "graph.h"
 #include "onnx/loader.h"
@@ -29,15 +31,129 @@ typedef OnnxSubset__ValueInfoProto ValueInfoProto;
 #define NN_OPSET_MAX 28
 
 /* ---- protobuf-c allocator over the runtime hooks ------------------------ */
+/* Decoding can amplify: an empty repeated submessage is 2 bytes on the wire
+ * and a ~100-byte struct in memory, a 1-byte varint of int64_data is 8.  A
+ * per-decode budget keeps a small hostile file from taking gigabytes before
+ * any limit of the graph is looked at.  Counted monotonically: protobuf-c
+ * frees only when it gives up. */
+typedef struct pb_budget {
+  size_t used, limit;
+  bool exceeded;
+} pb_budget;
+
 static void *pb_alloc(void *ud, size_t size) {
-  (void)ud;
-  return nn_malloc(size);
+  pb_budget *b = ud;
+  if (size > b->limit - b->used) {
+    b->exceeded = true;
+    return NULL;
+  }
+  void *p = nn_malloc(size);
+  if (p)
+    b->used += size;
+  return p;
 }
 static void pb_free(void *ud, void *p) {
   (void)ud;
   nn_free(p);
 }
-static ProtobufCAllocator pb_allocator = {pb_alloc, pb_free, NULL};
+
+/* Budget for decoding `size` bytes: 8x the input (packed varints widen to
+ * int64) plus the weights the limits allow plus slack for small models. */
+static size_t pb_budget_for(size_t size, int64_t max_weights) {
+  size_t lim = (size_t)64 << 20;
+  size_t w = max_weights > 0 ? (size_t)max_weights : ((size_t)4 << 30);
+  if (size > (SIZE_MAX - lim - w) / 8)
+    return SIZE_MAX;
+  return lim + w + 8 * size;
+}
+
+/* ---- nesting pre-scan ------------------------------------------------------
+ * protobuf-c decodes submessages recursively with no depth limit, and ONNX
+ * nests (AttributeProto.g -> GraphProto.node -> NodeProto.attribute -> ...;
+ * TypeProto.sequence_type.elem_type -> TypeProto ...): a 1 MB file 100,000
+ * levels deep overflows the stack.  This walk of the wire format follows only
+ * the fields the schema declares as messages, with a bounded recursion, before
+ * protobuf-c sees the bytes.  It accepts exactly the wire grammar protobuf-c
+ * 1.4 accepts (no groups, tags of at most 5 bytes). */
+#define PB_MAX_DEPTH 100
+
+typedef enum { PB_SCAN_OK, PB_SCAN_BAD, PB_SCAN_DEEP } pb_scan_result;
+
+static bool pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  uint64_t r = 0;
+  for (int i = 0; i < 10 && *p < end; i++) {
+    uint8_t b = *(*p)++;
+    r |= (uint64_t)(b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) {
+      *v = r;
+      return true;
+    }
+  }
+  return false;
+}
+
+static pb_scan_result pb_scan(const uint8_t *p, const uint8_t *end,
+                              const ProtobufCMessageDescriptor *desc, int depth) {
+  if (depth > PB_MAX_DEPTH)
+    return PB_SCAN_DEEP;
+  while (p < end) {
+    const uint8_t *tag_start = p;
+    uint64_t key;
+    if (!pb_varint(&p, end, &key) || p - tag_start > 5 || (key >> 3) == 0)
+      return PB_SCAN_BAD;
+    uint64_t skip;
+    switch (key & 7) {
+    case 0: /* varint */
+      if (!pb_varint(&p, end, &skip))
+        return PB_SCAN_BAD;
+      break;
+    case 1: /* 64-bit */
+      if (end - p < 8)
+        return PB_SCAN_BAD;
+      p += 8;
+      break;
+    case 5: /* 32-bit */
+      if (end - p < 4)
+        return PB_SCAN_BAD;
+      p += 4;
+      break;
+    case 2: { /* length-delimited: bytes, string, packed or a submessage */
+      uint64_t len;
+      if (!pb_varint(&p, end, &len) || len > (uint64_t)(end - p))
+        return PB_SCAN_BAD;
+      const ProtobufCFieldDescriptor *f =
+          key >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(desc, (unsigned)(key >> 3))
+                                 : NULL;
+      if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+        pb_scan_result r = pb_scan(p, p + len, f->descriptor, depth + 1);
+        if (r != PB_SCAN_OK)
+          return r;
+      }
+      p += len;
+      break;
+    }
+    default: /* groups (3, 4) and 6, 7: protobuf-c refuses them too */
+      return PB_SCAN_BAD;
+    }
+  }
+  return PB_SCAN_OK;
+}
+
+/* `what` names the thing in errors ("the model"); bad_msg is the message of a
+ * file that does not decode. */
+static nn_status pb_check(const void *data, size_t size, const ProtobufCMessageDescriptor *desc,
+                          const char *what, const char *bad_msg, nn_error *err) {
+  const uint8_t *p = data;
+  switch (pb_scan(p, p + size, desc, 0)) {
+  case PB_SCAN_OK:
+    return NN_OK;
+  case PB_SCAN_DEEP:
+    return nn_error_set(err, NN_ERR_LIMIT, "%s nests protobuf messages more than %d levels deep", what,
+                        PB_MAX_DEPTH);
+  default:
+    return nn_error_set(err, NN_ERR_PARSE, "%s", bad_msg);
+  }
+}
 
 /* ---- name -> value index hash (open addressing, loader-local) ---------- */
 typedef struct name_map {
@@ -114,13 +230,32 @@ static bool external_path_is_safe(const char *rel) {
   return true;
 }
 
-/* Read [offset, offset+length) of base_dir/location into dst.  The resolved
- * real path must lie inside the real path of base_dir (symlinks included). */
-static nn_status read_external(const char *base_dir, const char *location, int64_t offset,
-                               int64_t length, void *dst, const char *tname, nn_error *err) {
+/* Is the path of an open descriptor inside real_base?  Asked of the kernel
+ * (/proc/self/fd) after open(), so a symlink swapped in between the
+ * realpath() check and the open() cannot redirect the read.  True when /proc
+ * is not mounted: the realpath() check then stands alone. */
+static bool fd_inside(int fd, const char *real_base) {
+  char link[64], target[PATH_MAX + 1];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, target, sizeof target - 1);
+  if (n < 0)
+    return true;
+  target[n] = '\0';
+  size_t bl = strlen(real_base);
+  return strncmp(target, real_base, bl) == 0 && (target[bl] == '/' || real_base[bl - 1] == '/');
+}
+
+/* Open base_dir/location for reading [offset, offset+length).  The resolved
+ * real path must lie inside the real path of base_dir (symlinks included),
+ * the file must be a regular file (a FIFO would block open() forever) and
+ * the range must lie inside it.  On success *out is an open FILE positioned
+ * at offset. */
+static nn_status open_external(const char *base_dir, const char *location, int64_t offset,
+                               int64_t length, const char *tname, FILE **out, nn_error *err) {
   nn_status st = NN_OK;
   char *path = NULL, *real_base = NULL, *real_file = NULL;
-  FILE *f = NULL;
+  int fd = -1;
+  *out = NULL;
   if (!base_dir)
     return nn_error_set(err, NN_ERR_INVALID_MODEL,
                         "tensor '%s' uses external data but the model was not loaded from a "
@@ -148,35 +283,71 @@ static nn_status read_external(const char *base_dir, const char *location, int64
                       tname, location);
     goto out_free;
   }
-  f = fopen(real_file, "rb");
-  if (!f) {
+  fd = open(real_file, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
     st = nn_error_set(err, NN_ERR_IO, "tensor '%s': cannot open external data '%s': %s", tname,
                       location, strerror(errno));
     goto out_free;
   }
-  struct stat sb;
-  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || offset < 0 || length < 0 ||
-      offset > (int64_t)sb.st_size || length > (int64_t)sb.st_size - offset) {
+  if (!fd_inside(fd, real_base)) {
     st = nn_error_set(err, NN_ERR_INVALID_MODEL,
-                      "tensor '%s': external data range [%lld, +%lld) is outside '%s'", tname,
-                      (long long)offset, (long long)length, location);
-    goto out_close;
+                      "tensor '%s': external data '%s' resolves outside the model directory",
+                      tname, location);
+    goto out_free;
   }
-  if (fseeko(f, (off_t)offset, SEEK_SET) != 0 || fread(dst, 1, (size_t)length, f) != (size_t)length)
-    st = nn_error_set(err, NN_ERR_IO, "tensor '%s': short read from external data '%s'", tname,
-                      location);
-out_close:
-  fclose(f);
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    st = nn_error_set(err, NN_ERR_INVALID_MODEL, "tensor '%s': external data '%s' is not a regular file",
+                      tname, location);
+    goto out_free;
+  }
+  if (offset < 0 || length < 0 || offset > (int64_t)sb.st_size || length > (int64_t)sb.st_size - offset) {
+    st = nn_error_set(err, NN_ERR_INVALID_MODEL,
+                      "tensor '%s': external data range [%lld, +%lld) is outside '%s' (%lld bytes)", tname,
+                      (long long)offset, (long long)length, location, (long long)sb.st_size);
+    goto out_free;
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    goto out_free;
+  }
+  fd = -1;
+  if (fseeko(f, (off_t)offset, SEEK_SET) != 0) {
+    fclose(f);
+    st = nn_error_set(err, NN_ERR_IO, "tensor '%s': cannot seek in external data '%s'", tname, location);
+    goto out_free;
+  }
+  *out = f;
 out_free:
+  if (fd >= 0)
+    close(fd);
   free(real_base); /* realpath() memory comes from libc */
   free(real_file);
   nn_free(path);
   return st;
 }
 
-nn_status nn_tensor_from_proto(const void *proto, const char *base_dir, const nn_limits *lim,
-                               nn_tensor *out, nn_error *err) {
-  const TensorProto *tp = proto;
+/* A non-negative decimal integer, all of the string; false otherwise ("12x",
+ * "-1", "", overflow): a garbled offset must not quietly become 0. */
+static bool parse_i64(const char *v, int64_t *out) {
+  if (!v || !*v)
+    return false;
+  int64_t r = 0;
+  for (; *v; v++) {
+    if (*v < '0' || *v > '9' || r > (INT64_MAX - (*v - '0')) / 10)
+      return false;
+    r = r * 10 + (*v - '0');
+  }
+  *out = r;
+  return true;
+}
+
+/* weights_left: bytes this tensor may still take (-1: no budget).  Every size
+ * and range is validated before the data is allocated, so a tensor that
+ * claims 4 GiB and holds 10 bytes costs nothing. */
+static nn_status tensor_from_proto(const TensorProto *tp, const char *base_dir, const nn_limits *lim,
+                                   int64_t weights_left, nn_tensor *out, nn_error *err) {
   const char *tname = tp->name ? tp->name : "";
   memset(out, 0, sizeof *out);
   nn_dtype dt = (nn_dtype)tp->data_type;
@@ -206,48 +377,42 @@ nn_status nn_tensor_from_proto(const void *proto, const char *base_dir, const nn
   size_t nbytes;
   if (nn_mul_overflow_size((size_t)numel, esize, &nbytes))
     return nn_error_set(err, NN_ERR_LIMIT, "tensor '%s': byte size overflows", tname);
+  if (weights_left >= 0 && nbytes > (uint64_t)weights_left)
+    return nn_error_set(err, NN_ERR_LIMIT, "tensor '%s' (%zu bytes): model weights exceed the limit of "
+                        "%lld bytes", tname, nbytes, lim ? (long long)lim->max_weights_bytes : 0LL);
   out->rank = (int)tp->n_dims;
   out->dtype = dt;
   out->nbytes = nbytes;
-  unsigned char *data = nn_aligned_alloc(nbytes ? nbytes : 1);
-  if (!data)
-    return nn_error_set(err, NN_ERR_NOMEM, "out of memory for tensor '%s' (%zu bytes)", tname, nbytes);
-  nn_status st = NN_OK;
 
+  /* where the bytes come from, checked against nbytes before allocating */
+  FILE *ext = NULL;
+  nn_status st = NN_OK;
   if (tp->data_location == ONNX_SUBSET__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
     const char *location = NULL;
-    int64_t offset = 0, length = -1;
+    int64_t offset = 0, length = (int64_t)nbytes;
     for (size_t i = 0; i < tp->n_external_data; i++) {
       const char *k = tp->external_data[i]->key, *v = tp->external_data[i]->value;
       if (!k || !v)
         continue;
-      if (strcmp(k, "location") == 0)
+      if (strcmp(k, "location") == 0) {
         location = v;
-      else if (strcmp(k, "offset") == 0)
-        offset = strtoll(v, NULL, 10);
-      else if (strcmp(k, "length") == 0)
-        length = strtoll(v, NULL, 10);
+      } else if ((strcmp(k, "offset") == 0 && !parse_i64(v, &offset)) ||
+                 (strcmp(k, "length") == 0 && !parse_i64(v, &length))) {
+        return nn_error_set(err, NN_ERR_INVALID_MODEL, "tensor '%s': external data %s '%s' is not a "
+                            "non-negative integer", tname, k, v);
+      }
     }
-    if (length < 0)
-      length = (int64_t)nbytes;
-    if ((size_t)length != nbytes) {
-      st = nn_error_set(err, NN_ERR_INVALID_MODEL,
-                        "tensor '%s': external data length %lld does not match its %zu bytes", tname,
-                        (long long)length, nbytes);
-      goto out_fail;
-    }
-    st = read_external(base_dir, location, offset, length, data, tname, err);
+    if ((uint64_t)length != nbytes)
+      return nn_error_set(err, NN_ERR_INVALID_MODEL,
+                          "tensor '%s': external data length %lld does not match its %zu bytes", tname,
+                          (long long)length, nbytes);
+    st = open_external(base_dir, location, offset, length, tname, &ext, err);
     if (st != NN_OK)
-      goto out_fail;
+      return st;
   } else if (tp->has_raw_data) {
-    if (tp->raw_data.len != nbytes) {
-      st = nn_error_set(err, NN_ERR_INVALID_MODEL,
-                        "tensor '%s': raw_data has %zu bytes, its shape needs %zu", tname,
-                        tp->raw_data.len, nbytes);
-      goto out_fail;
-    }
-    if (nbytes)
-      memcpy(data, tp->raw_data.data, nbytes); /* little-endian host assumed (x86, arm) */
+    if (tp->raw_data.len != nbytes)
+      return nn_error_set(err, NN_ERR_INVALID_MODEL, "tensor '%s': raw_data has %zu bytes, its shape needs %zu",
+                          tname, tp->raw_data.len, nbytes);
   } else {
     /* typed fields: ONNX stores small types widened in int32_data, and
      * float16/bfloat16 as their bit patterns in int32_data */
@@ -259,12 +424,29 @@ nn_status nn_tensor_from_proto(const void *proto, const char *base_dir, const nn
     case NN_DTYPE_UINT32: case NN_DTYPE_UINT64: have = tp->n_uint64_data; break;
     default: have = tp->n_int32_data; break;
     }
-    if (have != (size_t)numel) {
-      st = nn_error_set(err, NN_ERR_INVALID_MODEL,
-                        "tensor '%s' holds %zu values, its shape needs %lld", tname, have,
-                        (long long)numel);
-      goto out_fail;
+    if (have != (size_t)numel)
+      return nn_error_set(err, NN_ERR_INVALID_MODEL, "tensor '%s' holds %zu values, its shape needs %lld",
+                          tname, have, (long long)numel);
+  }
+
+  unsigned char *data = nn_aligned_alloc(nbytes ? nbytes : 1);
+  if (!data) {
+    if (ext)
+      fclose(ext);
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory for tensor '%s' (%zu bytes)", tname, nbytes);
+  }
+  if (ext) {
+    if (nbytes && fread(data, 1, nbytes, ext) != nbytes)
+      st = nn_error_set(err, NN_ERR_IO, "tensor '%s': short read from external data", tname);
+    fclose(ext);
+    if (st != NN_OK) {
+      nn_aligned_free(data);
+      return st;
     }
+  } else if (tp->has_raw_data) {
+    if (nbytes)
+      memcpy(data, tp->raw_data.data, nbytes); /* little-endian host assumed (x86, arm) */
+  } else {
     for (int64_t i = 0; i < numel; i++) {
       switch (dt) {
       case NN_DTYPE_FLOAT: ((float *)data)[i] = tp->float_data[i]; break;
@@ -286,20 +468,30 @@ nn_status nn_tensor_from_proto(const void *proto, const char *base_dir, const nn
   }
   out->data = data;
   return NN_OK;
+}
 
-out_fail:
-  nn_aligned_free(data);
-  return st;
+nn_status nn_tensor_from_proto(const void *proto, const char *base_dir, const nn_limits *lim,
+                               nn_tensor *out, nn_error *err) {
+  return tensor_from_proto(proto, base_dir, lim,
+                           lim && lim->max_weights_bytes ? lim->max_weights_bytes : -1, out, err);
 }
 
 nn_status nn_tensor_decode(const void *buf, size_t size, nn_tensor *out, char **name,
                            nn_error *err) {
   if (name)
     *name = NULL;
+  static const char bad[] = "not a TensorProto (protobuf does not decode)";
+  nn_status st = pb_check(buf, size, &onnx_subset__tensor_proto__descriptor, "the tensor", bad, err);
+  if (st != NN_OK)
+    return st;
+  pb_budget budget = {0, pb_budget_for(size, 0), false};
+  ProtobufCAllocator pb_allocator = {pb_alloc, pb_free, &budget};
   TensorProto *tp = onnx_subset__tensor_proto__unpack(&pb_allocator, size, buf);
   if (!tp)
-    return nn_error_set(err, NN_ERR_PARSE, "not a TensorProto (protobuf does not decode)");
-  nn_status st = nn_tensor_from_proto(tp, NULL, NULL, out, err);
+    return budget.exceeded ? nn_error_set(err, NN_ERR_LIMIT, "the tensor needs more than %zu bytes to "
+                                          "decode", budget.limit)
+                           : nn_error_set(err, NN_ERR_PARSE, "%s", bad);
+  st = nn_tensor_from_proto(tp, NULL, NULL, out, err);
   if (st == NN_OK && name) {
     *name = nn_strdup(tp->name ? tp->name : "");
     if (!*name) {
@@ -447,7 +639,7 @@ static nn_status load_graph(nn_graph *g, const ModelProto *mp, const nn_limits *
       goto out;
     }
     nn_tensor t;
-    st = nn_tensor_from_proto(tp, g->base_dir, lim, &t, err);
+    st = tensor_from_proto(tp, g->base_dir, lim, max_weights - (int64_t)g->weights_bytes, &t, err);
     if (st != NN_OK)
       goto out;
     nn_value *v = &g->values[idx];
@@ -503,6 +695,18 @@ static nn_status load_graph(nn_graph *g, const ModelProto *mp, const nn_limits *
       }
       nn_value *v = &g->values[idx];
       decl_from_value_info(v, vi);
+      if (vi->type && vi->type->value_case == ONNX_SUBSET__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+          vi->type->tensor_type->shape) {
+        /* an input the caller could never feed: say so now rather than
+         * treating its shape as unknown */
+        size_t r = vi->type->tensor_type->shape->n_dim;
+        int max_rank = lim && lim->max_rank ? lim->max_rank : NN_MAX_RANK;
+        if (r > (size_t)max_rank || r > NN_MAX_RANK) {
+          st = nn_error_set(err, NN_ERR_LIMIT, "graph input '%s' has rank %zu, more than the limit %d",
+                            vi->name, r, max_rank);
+          goto out;
+        }
+      }
       if (has_default) {
         v->has_default = true;
         if (v->decl_dtype == NN_DTYPE_UNDEFINED)
@@ -644,10 +848,17 @@ nn_status nn_graph_load(const void *data, size_t size, const char *base_dir, con
   if ((int64_t)size > max_model)
     return nn_error_set(err, NN_ERR_LIMIT, "model is %zu bytes, more than the limit %lld", size,
                         (long long)max_model);
+  static const char bad[] = "not an ONNX model: the protobuf does not decode (truncated or corrupt file?)";
+  st = pb_check(data, size, &onnx_subset__model_proto__descriptor, "the model", bad, err);
+  if (st != NN_OK)
+    return st;
+  pb_budget budget = {0, pb_budget_for(size, lim ? lim->max_weights_bytes : 0), false};
+  ProtobufCAllocator pb_allocator = {pb_alloc, pb_free, &budget};
   ModelProto *mp = onnx_subset__model_proto__unpack(&pb_allocator, size, data);
   if (!mp)
-    return nn_error_set(err, NN_ERR_PARSE,
-                        "not an ONNX model: the protobuf does not decode (truncated or corrupt file?)");
+    return budget.exceeded ? nn_error_set(err, NN_ERR_LIMIT, "the model needs more than %zu bytes of "
+                                          "memory to decode", budget.limit)
+                           : nn_error_set(err, NN_ERR_PARSE, "%s", bad);
   nn_graph *g = nn_calloc(1, sizeof *g);
   if (!g) {
     st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");

@@ -14,7 +14,53 @@
 
 #include "nn.h"
 
+/* Under the limits below nothing legitimate needs one block over 64 MiB (a
+ * tensor is at most 1 MiB, the arena 16 MiB, a 4 MB input decodes into at
+ * most ~32 MiB of packed int64) nor 512 MiB live at once.  A bigger request
+ * means some size was taken from the model without a limit: abort so that
+ * the fuzzer, and the replay of its regression inputs in every test build,
+ * report it even when the allocation would have succeeded. */
+#define FUZZ_MAX_BLOCK ((size_t)64 << 20)
+#define FUZZ_MAX_LIVE ((size_t)512 << 20)
+
+static void too_big(size_t size) {
+  size_t cur;
+  nn_memory_usage(&cur, NULL);
+  fprintf(stderr, "fuzz_model: allocation of %zu bytes with %zu live: a size not bounded by the "
+          "limits\n", size, cur);
+  abort();
+}
+
+static void *guard_malloc(size_t size, void *ud) {
+  (void)ud;
+  size_t cur;
+  nn_memory_usage(&cur, NULL);
+  if (size > FUZZ_MAX_BLOCK || cur + size > FUZZ_MAX_LIVE)
+    too_big(size);
+  return malloc(size);
+}
+
+static void *guard_realloc(void *p, size_t size, void *ud) {
+  (void)ud;
+  if (size > FUZZ_MAX_BLOCK)
+    too_big(size);
+  return realloc(p, size);
+}
+
+static void guard_free(void *p, void *ud) {
+  (void)ud;
+  free(p);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static int hooked;
+  if (!hooked) {
+    /* no session exists yet, so the hooks may be installed */
+    static const nn_allocator guard = {guard_malloc, guard_realloc, guard_free, NULL};
+    if (nn_set_allocator(&guard) != NN_OK)
+      abort();
+    hooked = 1;
+  }
   nn_options o;
   nn_options_init(&o);
   o.limits.max_tensor_elems = 1 << 16;

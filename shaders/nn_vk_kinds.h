@@ -1,0 +1,104 @@
+/* nn_vk_kinds.h - enumerations shared by the GLSL compute shaders and the C
+ * side of the Vulkan backend.  Plain #defines only: this file is #included by
+ * both glslc (GL_GOOGLE_include_directive) and the C compiler, so the two can
+ * never disagree on what "activation 3" means. */
+#ifndef NN_VK_KINDS_H
+#define NN_VK_KINDS_H
+
+/* Activations: the unary kernel applies one, and binary/conv/gemm/affine
+ * kernels fuse one into their epilogue.  a/b are the float parameters. */
+#define NN_VK_ACT_NONE 0          /* identity (also: plain copy) */
+#define NN_VK_ACT_RELU 1
+#define NN_VK_ACT_LEAKY_RELU 2    /* a = alpha */
+#define NN_VK_ACT_CLIP 3          /* a = min, b = max */
+#define NN_VK_ACT_SIGMOID 4
+#define NN_VK_ACT_HARD_SIGMOID 5  /* a = alpha, b = beta */
+#define NN_VK_ACT_HARD_SWISH 6
+#define NN_VK_ACT_TANH 7
+#define NN_VK_ACT_ELU 8           /* a = alpha */
+#define NN_VK_ACT_SELU 9          /* a = alpha, b = gamma */
+#define NN_VK_ACT_SOFTPLUS 10
+#define NN_VK_ACT_SOFTSIGN 11
+#define NN_VK_ACT_EXP 12
+#define NN_VK_ACT_LOG 13
+#define NN_VK_ACT_ABS 14
+#define NN_VK_ACT_NEG 15
+#define NN_VK_ACT_SQRT 16
+#define NN_VK_ACT_RECIPROCAL 17
+#define NN_VK_ACT_FLOOR 18
+#define NN_VK_ACT_CEIL 19
+#define NN_VK_ACT_ERF 20
+#define NN_VK_ACT_GELU 21         /* exact (erf) form */
+#define NN_VK_ACT_SIN 22
+#define NN_VK_ACT_COS 23
+#define NN_VK_ACT_TAN 24
+#define NN_VK_ACT_ROUND 25        /* half to even, as ONNX Round */
+#define NN_VK_ACT_SIGN 26
+#define NN_VK_ACT_MISH 27
+#define NN_VK_ACT_THRESHOLDED_RELU 28 /* a = alpha */
+#define NN_VK_ACT_CELU 29         /* a = alpha */
+#define NN_VK_ACT_SHRINK 30       /* a = bias, b = lambd */
+#define NN_VK_ACT_ASIN 31
+#define NN_VK_ACT_ACOS 32
+#define NN_VK_ACT_ATAN 33
+#define NN_VK_ACT_SINH 34
+#define NN_VK_ACT_COSH 35
+#define NN_VK_ACT_ASINH 36
+#define NN_VK_ACT_ACOSH 37
+#define NN_VK_ACT_ATANH 38
+#define NN_VK_ACT_GELU_TANH 39    /* tanh approximation */
+#define NN_VK_ACT_COUNT 40
+
+/* Binary element-wise operations (binary.comp). */
+#define NN_VK_BIN_ADD 0
+#define NN_VK_BIN_SUB 1
+#define NN_VK_BIN_MUL 2
+#define NN_VK_BIN_DIV 3
+#define NN_VK_BIN_MAX 4
+#define NN_VK_BIN_MIN 5
+#define NN_VK_BIN_POW 6
+#define NN_VK_BIN_PRELU 7         /* a >= 0 ? a : a * b */
+#define NN_VK_BIN_FMOD 8          /* C fmod: sign of the dividend */
+#define NN_VK_BIN_COUNT 9
+
+/* Reductions (reduce.comp); the global pools are reductions over H*W. */
+#define NN_VK_RED_SUM 0
+#define NN_VK_RED_MEAN 1
+#define NN_VK_RED_MAX 2
+#define NN_VK_RED_MIN 3
+#define NN_VK_RED_PROD 4
+#define NN_VK_RED_SUM_SQUARE 5
+#define NN_VK_RED_L1 6
+#define NN_VK_RED_L2 7
+#define NN_VK_RED_LOG_SUM 8
+#define NN_VK_RED_LOG_SUM_EXP 9
+#define NN_VK_RED_COUNT 10
+
+/* Pooling (pool2d.comp). */
+#define NN_VK_POOL_MAX 0
+#define NN_VK_POOL_AVG 1
+
+/* Pad modes (pad.comp). */
+#define NN_VK_PAD_CONSTANT 0
+#define NN_VK_PAD_REFLECT 1
+#define NN_VK_PAD_EDGE 2
+#define NN_VK_PAD_WRAP 3
+
+/* Resize (resize.comp). */
+#define NN_VK_RESIZE_NEAREST 0
+#define NN_VK_RESIZE_LINEAR 1
+#define NN_VK_COORD_HALF_PIXEL 0
+#define NN_VK_COORD_ASYMMETRIC 1
+#define NN_VK_COORD_ALIGN_CORNERS 2
+#define NN_VK_COORD_PYTORCH_HALF_PIXEL 3
+#define NN_VK_COORD_HALF_PIXEL_SYMMETRIC 4
+#define NN_VK_NEAREST_ROUND_PREFER_FLOOR 0
+#define NN_VK_NEAREST_ROUND_PREFER_CEIL 1
+#define NN_VK_NEAREST_FLOOR 2
+#define NN_VK_NEAREST_CEIL 3
+
+/* Largest tensor rank the strided kernels (binary, copy, pad) take: their
+ * dims and strides travel in the 128-byte push-constant block. */
+#define NN_VK_MAX_RANK 8
+
+#endif
