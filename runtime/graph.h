@@ -38,7 +38,8 @@ typedef struct nn_plan {
   nn_value *extra;           /* plan-owned constants made by fusion passes */
   size_t arena_bytes;        /* planned size */
   size_t arena_naive_bytes;  /* sum of all intermediate sizes (and workspaces) */
-  size_t folded_bytes;       /* constants produced by folding at plan time */
+  size_t folded_bytes;       /* constants produced at plan time: folded values, fusion
+                                copies, kernels' pre-packed weights (priv_const_bytes) */
   int nodes_folded;
 } nn_plan;
 

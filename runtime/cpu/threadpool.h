@@ -8,5 +8,8 @@
  * with nn_threadpool_destroy (joins the workers). */
 nn_status nn_threadpool_create(int threads, nn_threadpool **out);
 void nn_threadpool_destroy(nn_threadpool *p);
+/* The caller has no more work for now (a run ended): workers spinning for
+ * the next job go to sleep at once.  NULL is a no-op. */
+void nn_threadpool_park(nn_threadpool *p);
 
 #endif
