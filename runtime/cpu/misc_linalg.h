@@ -269,7 +269,7 @@ static void einsum_range(void *arg, int64_t begin, int64_t end) {
     for (int i = 0; i < p->n_in; i++)
       off[i] = base[i];
     double acc = 0.0;
-    int64_t iacc = 0;
+    uint64_t iacc = 0; /* integer einsum wraps like numpy: unsigned, no UB */
     if (dt == NN_DTYPE_FLOAT && p->n_in <= 2 && p->n_sum > 0) {
       /* float fast path: the innermost summed label runs as a tight strided
        * loop, the other summed labels as the odometer below */
@@ -301,9 +301,9 @@ static void einsum_range(void *arg, int64_t begin, int64_t end) {
     }
     for (int64_t s = 0; s < sum_total; s++) {
       if (dt == NN_DTYPE_INT64 || dt == NN_DTYPE_INT32) {
-        int64_t prod = 1;
+        uint64_t prod = 1;
         for (int i = 0; i < p->n_in; i++)
-          prod *= nn_value_get_int(n->x[i], off[i]);
+          prod *= (uint64_t)nn_value_get_int(n->x[i], off[i]);
         iacc += prod;
       } else {
         double prod = 1.0;
@@ -324,7 +324,7 @@ static void einsum_range(void *arg, int64_t begin, int64_t end) {
       }
     }
     if (dt == NN_DTYPE_INT64)
-      ((int64_t *)n->y[0]->data)[o] = iacc;
+      ((int64_t *)n->y[0]->data)[o] = (int64_t)iacc;
     else if (dt == NN_DTYPE_INT32)
       ((int32_t *)n->y[0]->data)[o] = (int32_t)iacc;
     else
