@@ -1034,6 +1034,14 @@ open_session (GstOnnxInfer * self)
     return FALSE;
   }
 
+  if (backend_prop == GST_ONNX_INFER_BACKEND_AUTO) {
+    nn_stats chosen;
+    if (nn_session_stats (self->session, &chosen) == NN_OK)
+      GST_INFO_OBJECT (self, "backend=auto: using %s",
+          chosen.backend == NN_BACKEND_VULKAN ? "a Vulkan GPU" :
+          "the CPU (no Vulkan GPU; CPU Vulkan drivers are not used by auto)");
+  }
+
   if (!analyze_input (self, location))
     goto fail;
 
@@ -1637,6 +1645,31 @@ convert_frame (GstOnnxInfer * self, const GstVideoFrame * frame)
   }
 }
 
+/* Whether every row the element reads lies inside the mapped memory.  With a
+ * GstVideoMeta the stride and plane offset come from upstream (possibly
+ * hostile: an application's appsrc, a buggy decoder) and
+ * gst_video_frame_map() does not check that the rows they describe fit in
+ * the buffer. */
+static gboolean
+frame_in_bounds (GstOnnxInfer * self, const GstVideoFrame * frame)
+{
+  const guint8 *base = frame->map[0].data;
+  const guint8 *data = GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
+  const gint stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
+  const gint W = GST_VIDEO_FRAME_WIDTH (frame);
+  const gint H = GST_VIDEO_FRAME_HEIGHT (frame);
+  const gsize row = (gsize) W * (gsize) self->pstride;
+  gsize avail;
+
+  if (base == NULL || data < base || data > base + frame->map[0].size)
+    return FALSE;
+  avail = (gsize) (base + frame->map[0].size - data);
+  if (W <= 0 || H <= 0 || stride < 0 || (gsize) stride < row)
+    return FALSE;
+  return (gsize) (H - 1) * (gsize) stride <= avail &&
+      avail - (gsize) (H - 1) * (gsize) stride >= row;
+}
+
 static gboolean
 slot_matches (const OutputSlot * slot, const nn_tensor * t)
 {
@@ -1920,6 +1953,16 @@ gst_onnx_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   if (!gst_video_frame_map (&frame, &self->vinfo, buf, GST_MAP_READ)) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not map the video frame."),
         (NULL));
+    return GST_FLOW_ERROR;
+  }
+  if (!frame_in_bounds (self, &frame)) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Invalid video frame: its "
+            "layout (stride %d, plane offset) puts rows outside the buffer.",
+            GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0)),
+        ("%dx%d, %" G_GSIZE_FORMAT " bytes mapped",
+            GST_VIDEO_FRAME_WIDTH (&frame), GST_VIDEO_FRAME_HEIGHT (&frame),
+            frame.map[0].size));
+    gst_video_frame_unmap (&frame);
     return GST_FLOW_ERROR;
   }
 

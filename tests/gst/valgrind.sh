@@ -1,29 +1,54 @@
 #!/bin/sh
 # valgrind.sh [PLUGIN_DIR [TEST_MODELS_DIR]]
 #
-# valgrind memcheck over a 100-frame onnxinfer pipeline (two elements in a
-# cascade, the second with inference-interval=3).  Fails on any memcheck
-# error and on definitely-lost bytes not covered by valgrind.supp (which
-# holds GLib/GStreamer one-time allocations only).
+# valgrind memcheck (--leak-check=full) over onnxinfer pipelines, one
+# valgrind run per case:
 #
-# Environment: ONNXINFER_VALGRIND_FRAMES (default 100), ONNXINFER_REAL_CASES
-# (default $NN_SHARED_DIR/real-cases or ../shared/real-cases): BlazeFace when
-# found, else a synthetic model.
+#   cpu     100 frames through two onnxinfer in a cascade (the second with
+#           inference-interval=3), backend=cpu
+#   decode  the astronaut image (or videotestsrc) through onnxinfer !
+#           tensordecoder scheme=blazeface ! roioverlay (boxes, keypoints and
+#           labels drawn with cairo/pango), backend=cpu
+#   vulkan  the cascade with backend=vulkan (lavapipe is slow under valgrind:
+#           fewer frames); skipped, with the reason, without a Vulkan device
+#
+# Fails on any memcheck error and on definitely-lost bytes not covered by
+# valgrind.supp (which holds documented one-time GLib/GStreamer/fontconfig/
+# Mesa allocations only).
+#
+# Environment:
+#   ONNXINFER_VALGRIND_CASES          cases to run (default "cpu decode vulkan")
+#   ONNXINFER_VALGRIND_FRAMES         frames of the cpu case (default 100)
+#   ONNXINFER_VALGRIND_DECODE_FRAMES  frames of the decode case (default 20)
+#   ONNXINFER_VALGRIND_VULKAN_FRAMES  frames of the vulkan case (default 5)
+#   ONNXINFER_VALGRIND_VULKAN_MODEL   real (BlazeFace, default) or synthetic
+#   ONNXINFER_REAL_CASES (default $NN_SHARED_DIR/real-cases or
+#   ../shared/real-cases): BlazeFace when found, else a synthetic model.
+#   ONNXINFER_MEDIA_DIR (default ./data): astronaut.png for the decode case.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 plugin_dir=${1:-$root/build-gst/elements}
 models_dir=${2:-$root/build-gst/tests/gst}
+cases=${ONNXINFER_VALGRIND_CASES:-cpu decode vulkan}
 frames=${ONNXINFER_VALGRIND_FRAMES:-100}
+decode_frames=${ONNXINFER_VALGRIND_DECODE_FRAMES:-20}
+vulkan_frames=${ONNXINFER_VALGRIND_VULKAN_FRAMES:-5}
+vulkan_model=${ONNXINFER_VALGRIND_VULKAN_MODEL:-real}
 real=${ONNXINFER_REAL_CASES:-${NN_SHARED_DIR:-$root/../shared}/real-cases}
+media=${ONNXINFER_MEDIA_DIR:-$root/data}
 
+synthetic=$models_dir/relu-f32-nchw-dyn.onnx
+synthetic_caps="video/x-raw,width=64,height=48"
 model=$real/blazeface_front_128/model.onnx
 caps="video/x-raw,width=128,height=128"
+have_blazeface=1
 if [ ! -f "$model" ]; then
   echo "valgrind.sh: $model not found, using a synthetic model"
-  model=$models_dir/relu-f32-nchw-dyn.onnx
-  caps="video/x-raw,width=64,height=48"
+  model=$synthetic
+  caps=$synthetic_caps
+  have_blazeface=0
 fi
 
 export GST_PLUGIN_PATH_1_0="$plugin_dir"
@@ -32,22 +57,97 @@ gst-inspect-1.0 onnxinfer >/dev/null
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT INT TERM
-status=0
-G_SLICE=always-malloc G_DEBUG=gc-friendly \
-valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite \
-  --errors-for-leak-kinds=definite --error-exitcode=99 --num-callers=40 \
-  --suppressions="$here/valgrind.supp" --gen-suppressions=all \
-  --log-file="$log" \
-  gst-launch-1.0 -q videotestsrc num-buffers="$frames" ! "$caps" ! \
-    onnxinfer name=first backend=cpu threads=1 \
-      input-mean="<127.5>" input-std="<127.5>" model-location="$model" ! \
-    onnxinfer name=second backend=cpu threads=1 inference-interval=3 \
-      model-location="$model" ! fakesink || status=$?
+failed=0
+ran=0
 
-grep -E "ERROR SUMMARY|definitely lost|indirectly lost|possibly lost|still reachable|suppressed:" "$log" || true
-if [ "$status" -ne 0 ]; then
-  echo "valgrind.sh: FAIL (exit status $status); full log:"
-  cat "$log"
+# run_case NAME gst-launch-arguments...
+run_case() {
+  name=$1
+  shift
+  echo "valgrind.sh: case $name: gst-launch-1.0 $*"
+  status=0
+  start=$(date +%s)
+  G_SLICE=always-malloc G_DEBUG=gc-friendly \
+  valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite \
+    --errors-for-leak-kinds=definite --error-exitcode=99 --num-callers=40 \
+    --suppressions="$here/valgrind.supp" --gen-suppressions=all \
+    --log-file="$log" \
+    gst-launch-1.0 -q "$@" || status=$?
+  grep -E "ERROR SUMMARY|definitely lost|indirectly lost|possibly lost|still reachable|suppressed:" "$log" || true
+  if [ "$status" -ne 0 ]; then
+    echo "valgrind.sh: case $name: FAIL (exit status $status); full log:"
+    cat "$log"
+    failed=1
+  else
+    echo "valgrind.sh: case $name: PASS ($(( $(date +%s) - start )) s)"
+  fi
+  ran=$((ran + 1))
+}
+
+for c in $cases; do
+  case $c in
+    cpu)
+      run_case cpu videotestsrc num-buffers="$frames" ! "$caps" ! \
+        onnxinfer name=first backend=cpu threads=1 \
+          input-mean="<127.5>" input-std="<127.5>" model-location="$model" ! \
+        onnxinfer name=second backend=cpu threads=1 inference-interval=3 \
+          model-location="$model" ! fakesink
+      ;;
+    decode)
+      if [ "$have_blazeface" -ne 1 ]; then
+        echo "valgrind.sh: case decode: SKIP (BlazeFace not found; the" \
+          "decoder needs its outputs)"
+        continue
+      fi
+      if [ -f "$media/astronaut.png" ]; then
+        set -- filesrc location="$media/astronaut.png" ! pngdec ! \
+          imagefreeze num-buffers="$decode_frames" ! videoconvert ! \
+          videoscale add-borders=true ! "$caps",pixel-aspect-ratio=1/1
+      else
+        echo "valgrind.sh: $media/astronaut.png not found (tools/fetch-media.sh):" \
+          "videotestsrc instead"
+        set -- videotestsrc num-buffers="$decode_frames" ! "$caps"
+      fi
+      run_case decode "$@" ! \
+        onnxinfer backend=cpu threads=1 input-mean="<127.5>" \
+          input-std="<127.5>" model-location="$model" ! \
+        tensordecoder scheme=blazeface scale-mode=letterbox \
+          post-messages=false ! roioverlay ! fakesink
+      ;;
+    vulkan)
+      vmodel=$model
+      vcaps=$caps
+      if [ "$vulkan_model" = synthetic ]; then
+        vmodel=$synthetic
+        vcaps=$synthetic_caps
+      fi
+      # Is there a Vulkan device? (outside valgrind)
+      if ! out=$(gst-launch-1.0 -q videotestsrc num-buffers=1 ! "$vcaps" ! \
+          onnxinfer backend=vulkan threads=1 model-location="$vmodel" ! \
+          fakesink 2>&1); then
+        echo "valgrind.sh: case vulkan: SKIP (backend=vulkan does not start:" \
+          "$(echo "$out" | grep -i vulkan | head -n 1))"
+        continue
+      fi
+      run_case vulkan videotestsrc num-buffers="$vulkan_frames" ! "$vcaps" ! \
+        onnxinfer name=first backend=vulkan threads=1 \
+          input-mean="<127.5>" input-std="<127.5>" model-location="$vmodel" ! \
+        onnxinfer name=second backend=vulkan threads=1 inference-interval=3 \
+          model-location="$vmodel" ! fakesink
+      ;;
+    *)
+      echo "valgrind.sh: unknown case '$c'"
+      failed=1
+      ;;
+  esac
+done
+
+if [ "$failed" -ne 0 ]; then
+  echo "valgrind.sh: FAIL"
   exit 1
 fi
-echo "valgrind.sh: PASS ($frames frames, $(basename "$(dirname "$model")"))"
+if [ "$ran" -eq 0 ]; then
+  echo "valgrind.sh: SKIP (no case could run)"
+  exit 77
+fi
+echo "valgrind.sh: PASS ($ran case(s): $cases; $(basename "$(dirname "$model")"))"
