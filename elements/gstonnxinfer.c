@@ -43,6 +43,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "gstonnxvideoutil.h"
 #include "gstonnxinfer.h"
 #include "gstonnxtensormeta.h"
 #include "nn.h"
@@ -1645,31 +1646,6 @@ convert_frame (GstOnnxInfer * self, const GstVideoFrame * frame)
   }
 }
 
-/* Whether every row the element reads lies inside the mapped memory.  With a
- * GstVideoMeta the stride and plane offset come from upstream (possibly
- * hostile: an application's appsrc, a buggy decoder) and
- * gst_video_frame_map() does not check that the rows they describe fit in
- * the buffer. */
-static gboolean
-frame_in_bounds (GstOnnxInfer * self, const GstVideoFrame * frame)
-{
-  const guint8 *base = frame->map[0].data;
-  const guint8 *data = GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
-  const gint stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
-  const gint W = GST_VIDEO_FRAME_WIDTH (frame);
-  const gint H = GST_VIDEO_FRAME_HEIGHT (frame);
-  const gsize row = (gsize) W * (gsize) self->pstride;
-  gsize avail;
-
-  if (base == NULL || data < base || data > base + frame->map[0].size)
-    return FALSE;
-  avail = (gsize) (base + frame->map[0].size - data);
-  if (W <= 0 || H <= 0 || stride < 0 || (gsize) stride < row)
-    return FALSE;
-  return (gsize) (H - 1) * (gsize) stride <= avail &&
-      avail - (gsize) (H - 1) * (gsize) stride >= row;
-}
-
 static gboolean
 slot_matches (const OutputSlot * slot, const nn_tensor * t)
 {
@@ -1955,7 +1931,7 @@ gst_onnx_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
         (NULL));
     return GST_FLOW_ERROR;
   }
-  if (!frame_in_bounds (self, &frame)) {
+  if (!gst_onnx_video_frame_in_bounds (&frame)) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Invalid video frame: its "
             "layout (stride %d, plane offset) puts rows outside the buffer.",
             GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0)),

@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gstonnxvideoutil.h"
 #include "gstroioverlay.h"
 #include "decode.h"
 
@@ -433,6 +434,16 @@ gst_roi_overlay_transform_frame_ip (GstVideoFilter * filter,
   GST_OBJECT_UNLOCK (self);
   if (thickness == 0)
     thickness = (guint) self->auto_thickness;
+
+  if (!gst_onnx_video_frame_in_bounds (frame)) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Invalid video frame: its "
+            "layout (strides, plane offsets) puts rows outside the buffer."),
+        ("%dx%d %s, %" G_GSIZE_FORMAT " bytes mapped",
+            GST_VIDEO_FRAME_WIDTH (frame), GST_VIDEO_FRAME_HEIGHT (frame),
+            gst_video_format_to_string (GST_VIDEO_FRAME_FORMAT (frame)),
+            frame->map[0].size));
+    return GST_FLOW_ERROR;
+  }
 
   if (clear) {
     if (self->pixfmt == ND_FMT_RGBA || self->pixfmt == ND_FMT_BGRA) {

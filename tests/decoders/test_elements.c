@@ -509,6 +509,44 @@ GST_START_TEST (test_roioverlay_clear_layer)
 
 GST_END_TEST;
 
+/* A GstVideoMeta that puts rows outside the buffer (here I420 planes with
+ * 4x the stride, or the image starting near the end) is refused with an
+ * error instead of drawing past the buffer. */
+GST_START_TEST (test_roioverlay_lying_video_meta)
+{
+  guint k;
+
+  for (k = 0; k < 2; k++) {
+    GstHarness *hh = gst_harness_new_parse ("roioverlay thickness=2");
+    GstVideoInfo info;
+    GstBuffer *in;
+    gsize offset[GST_VIDEO_MAX_PLANES] = { 0 };
+    gint stride[GST_VIDEO_MAX_PLANES] = { 0 };
+    guint p;
+
+    gst_harness_set_src_caps_str (hh, "video/x-raw,format=I420,width=64,"
+        "height=64,framerate=30/1");
+    gst_video_info_set_format (&info, GST_VIDEO_FORMAT_I420, 64, 64);
+    in = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (&info), NULL);
+    gst_buffer_memset (in, 0, 0x80, GST_VIDEO_INFO_SIZE (&info));
+    for (p = 0; p < 3; p++) {
+      offset[p] = GST_VIDEO_INFO_PLANE_OFFSET (&info, p);
+      stride[p] = GST_VIDEO_INFO_PLANE_STRIDE (&info, p);
+    }
+    if (k == 0)
+      stride[2] *= 4;
+    else
+      offset[0] = GST_VIDEO_INFO_SIZE (&info) - 16;
+    gst_buffer_add_video_meta_full (in, GST_VIDEO_FRAME_FLAG_NONE,
+        GST_VIDEO_FORMAT_I420, 64, 64, 3, offset, stride);
+    gst_buffer_add_video_region_of_interest_meta (in, "thing", 4, 4, 56, 56);
+    fail_unless_equals_int (gst_harness_push (hh, in), GST_FLOW_ERROR);
+    gst_harness_teardown (hh);
+  }
+}
+
+GST_END_TEST;
+
 static Suite *
 decoders_suite (void)
 {
@@ -524,6 +562,7 @@ decoders_suite (void)
   tcase_add_test (tc, test_missing_labels_file_fails_start);
   tcase_add_test (tc, test_roioverlay_formats);
   tcase_add_test (tc, test_roioverlay_clear_layer);
+  tcase_add_test (tc, test_roioverlay_lying_video_meta);
   return s;
 }
 
