@@ -257,6 +257,8 @@ static void test_gemm_shapes(void) {
       {15, 7, 20},   {17, 8, 12},  {19, 9, 300}, {3, 17, 5},   {13, 17, 19}, {14, 32, 256},
       {15, 33, 257}, {6, 16, 8},   {7, 17, 9},   {4, 8, 3},    {5, 9, 513},  {28, 64, 64},
       {113, 130, 70}, {100, 100, 300}, {121, 513, 40}, {64, 200, 576}, {200, 70, 1100},
+      /* last panel just past half width: the half-width kernel + narrow */
+      {20, 49, 70},  {14, 56, 33},  {29, 81, 129}, {6, 25, 40},  {13, 28, 300}, {30, 529, 17},
   };
   float *bias = nn_malloc(sizeof(float) * 4096);
   int n_fixed = (int)(sizeof shapes / sizeof shapes[0]);

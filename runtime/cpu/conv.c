@@ -1,251 +1,111 @@
 /* conv.c - Conv, ConvTranspose, DeformConv, ConvInteger, QLinearConv.
  *
- * Conv has three paths, chosen in prepare:
- *   1x1  kernel 1, stride 1, no padding: the input planes already are the
- *        GEMM's right-hand matrix, no im2col;
- *   dw   one input channel per group with few outputs per group (depthwise):
- *        a direct kernel, one pass per output row with all taps;
- *   gemm everything else: im2col of a tile of output positions into the
- *        workspace, then W_g (Mg x K) * col (K x tile) through conv_gemm().
- * ConvTranspose is the adjoint: col = W_g^T * X_g, then col2im accumulates.
- * DeformConv is the gemm path with a bilinear-sampling im2col.  ConvInteger
- * and QLinearConv accumulate exactly in int32 on their own (serial) path.
+ * float32 products go through the packed GEMM engine (cpu/sgemm.h) or the
+ * depthwise kernel (cpu/dwconv.h); the path is chosen per node in prepare:
+ *   dw        one input channel per group, 1-D/2-D: nn_dwconv2d over the
+ *             whole tensor (depth multiplier = outputs per group);
+ *   winograd  3x3 stride 1 (2-D, constant weights, >= 16 channels in and
+ *             out): F(2x2, 3x3), 2.25x fewer multiply-adds, the weights
+ *             transformed once (see the section below);
+ *   1x1       kernel 1, stride 1, no padding (any rank): the input planes
+ *             already are the GEMM's right-hand matrix (ldb = H*W);
+ *   packed    1-D/2-D with many output channels on a small map: the
+ *             im2col matrix (or the 1x1 input planes) packed once into the
+ *             engine's B panels, then a plain product (conv_explicit_pays);
+ *   implicit  other 1-D/2-D convolutions: the engine gathers the im2col
+ *             matrix block by block straight into its B panels
+ *             (nn_sgemm_pack_im2col), so no im2col matrix is stored;
+ *   explicit  3-D: im2col of a column tile into the workspace (parallel over
+ *             its rows), then an ordinary product.
+ * Apart from Winograd's transformed copy, the weights are used raw (the
+ * engine packs A per tile with a vector transpose): pre-packing all of them
+ * measured 2-5% on the ResNet/Inception/DenseNet runs for twice the memory.
+ * Bias and the fused activation (the graph's "_fused_*" attributes) are
+ * applied in the GEMM's store while the tile is in registers.
+ * ConvTranspose is the adjoint: col = W_g^T * X_g (transposed A, no copy),
+ * then col2im accumulates into Y (parallel over output channels), then
+ * bias + activation.  DeformConv is the explicit path with a bilinear-sampling
+ * im2col.  ConvInteger and QLinearConv accumulate exactly in int32 on their
+ * own serial path.
  *
- * Work is split into tasks (batch x group x column tile [x row block]); the
- * workspace holds one scratch slot per worker.  nn_parallel_for gives no
- * worker index, so it is called over slot numbers: a chunk [s0, s1) owns slot
- * s0's scratch and runs the tasks of slots s0..s1-1 one after another.
+ * Threads: the engine and the depthwise kernel split each product over the
+ * session's workers themselves; this file parallelizes its own loops
+ * (im2col, col2im, the Winograd transforms and its 16 products, one per
+ * worker), never around an engine call that threads itself.
  *
- * float32 natively; float16 is staged through float32 copies in the workspace.
- * A fused activation (set by the graph's fusion pass as "_fused_*" attributes)
- * is applied in the epilogue together with the bias while the tile is hot.
+ * float16 is staged through float32 copies in the workspace.  Workspace
+ * layout (floats, each part a multiple of 16 so every part stays 64-byte
+ * aligned): [float16 staging][int32 weights (quantized)][col tile / packed B
+ * / Winograd blocks][serial slots (quantized)][engine scratch (bytes)].
  */
+#include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu/conv_geom.h"
-#include "cpu/math_gemm.h"
+#include "cpu/dwconv.h"
 #include "cpu/ops.h"
+#include "cpu/sgemm.h"
 
 /* ---- fused activation ------------------------------------------------------ */
 
-typedef enum conv_act_kind {
-  CONV_ACT_NONE = 0,
-  CONV_ACT_RELU,
-  CONV_ACT_CLIP,
-  CONV_ACT_LEAKY,
-  CONV_ACT_HSWISH,
-  CONV_ACT_SIGMOID,
-} conv_act_kind;
-
-typedef struct conv_act {
-  conv_act_kind kind;
-  float alpha, lo, hi;
-} conv_act;
-
-static nn_status conv_act_parse(nn_ctx *c, const nn_node *n, conv_act *a) {
+/* The "_fused_*" attributes as the engine's epilogue (bias set per call). */
+static nn_status conv_act_parse(nn_ctx *c, const nn_node *n, nn_sgemm_epi *e) {
   const char *s = nn_attr_string(n, "_fused_act", "");
-  a->kind = CONV_ACT_NONE;
-  a->alpha = nn_attr_float(n, "_fused_alpha", 0.01f);
-  a->lo = nn_attr_float(n, "_fused_min", -INFINITY);
-  a->hi = nn_attr_float(n, "_fused_max", INFINITY);
+  memset(e, 0, sizeof *e);
+  e->act = NN_SGEMM_ACT_NONE;
+  e->alpha = nn_attr_float(n, "_fused_alpha", 0.01f);
+  e->lo = nn_attr_float(n, "_fused_min", -INFINITY);
+  e->hi = nn_attr_float(n, "_fused_max", INFINITY);
   if (s[0] == '\0')
     return NN_OK;
   if (strcmp(s, "Relu") == 0)
-    a->kind = CONV_ACT_RELU;
+    e->act = NN_SGEMM_ACT_RELU;
   else if (strcmp(s, "Clip") == 0)
-    a->kind = CONV_ACT_CLIP;
+    e->act = NN_SGEMM_ACT_CLIP;
   else if (strcmp(s, "LeakyRelu") == 0)
-    a->kind = CONV_ACT_LEAKY;
+    e->act = NN_SGEMM_ACT_LEAKY;
   else if (strcmp(s, "HardSwish") == 0)
-    a->kind = CONV_ACT_HSWISH;
+    e->act = NN_SGEMM_ACT_HSWISH;
   else if (strcmp(s, "Sigmoid") == 0)
-    a->kind = CONV_ACT_SIGMOID;
+    e->act = NN_SGEMM_ACT_SIGMOID;
   else
     return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation '%s' is not supported", s);
   return NN_OK;
 }
 
-/* y[i] = act(y[i] + bias).  Comparisons are written so NaN propagates as in
- * the unfused ops. */
-static void conv_epilogue(float *restrict y, int64_t n, float bias, const conv_act *a) {
-  switch (a->kind) {
-  case CONV_ACT_NONE:
-    if (bias != 0.0f)
-      for (int64_t i = 0; i < n; i++)
-        y[i] += bias;
-    break;
-  case CONV_ACT_RELU:
-    for (int64_t i = 0; i < n; i++) {
-      float v = y[i] + bias;
-      y[i] = v < 0.0f ? 0.0f : v;
-    }
-    break;
-  case CONV_ACT_CLIP: {
-    float lo = a->lo, hi = a->hi;
-    for (int64_t i = 0; i < n; i++) {
-      float v = y[i] + bias;
-      v = v < lo ? lo : v;
-      y[i] = v > hi ? hi : v;
-    }
-    break;
-  }
-  case CONV_ACT_LEAKY:
-    for (int64_t i = 0; i < n; i++) {
-      float v = y[i] + bias;
-      y[i] = v < 0.0f ? v * a->alpha : v;
-    }
-    break;
-  case CONV_ACT_HSWISH:
-    for (int64_t i = 0; i < n; i++) {
-      float v = y[i] + bias;
-      float t = v * (1.0f / 6.0f) + 0.5f;
-      t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
-      y[i] = v * t;
-    }
-    break;
-  case CONV_ACT_SIGMOID:
-    for (int64_t i = 0; i < n; i++) {
-      float v = y[i] + bias;
-      y[i] = 1.0f / (1.0f + expf(-v));
-    }
-    break;
-  }
-}
-
-/* ---- GEMM ---------------------------------------------------------------------
- * conv_gemm() is the seam the SIMD work replaces (packed AVX2/AVX-512/NEON
- * kernels); every Conv and ConvTranspose product goes through it.  Building
- * with -DCONV_USE_SGEMM routes it to the shared nn_sgemm of math_gemm.h
- * instead, for comparison: today this register-tiled loop is faster on conv
- * shapes (no packing of A, B already laid out by im2col). */
-
-#define CONV_MR 6
-#define CONV_NR 8
-#define CONV_KC 256
-#define CONV_NC 256
-
-/* The register tile is written with GCC/Clang 4-float vector types (SSE,
- * NEON): as plain arrays the compiler keeps the accumulators in memory and
- * reloads them every step.  6 rows x 2 vectors = 12 accumulators fit the 16
- * SSE registers with room for the B row and one broadcast. */
-typedef float conv_v4 __attribute__((vector_size(4 * sizeof(float))));
-
-static inline conv_v4 conv_v4_load(const float *p) {
-  conv_v4 v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-
-static inline void conv_v4_store(float *p, conv_v4 v) { memcpy(p, &v, sizeof v); }
-
-/* C[0..MR) x [0..NR) (=, or += when acc) sum_p a[i][p] * B[p * ldb + q].  Rows
- * come as pointers so edge tiles can repeat a valid row instead of reading
- * past the matrix. */
-static void conv_gemm_tile(int64_t kc, const float *const *a, const float *restrict B,
-                           int64_t ldb, float *restrict C, int64_t ldc, bool acc) {
-  conv_v4 c[CONV_MR][2];
-  for (int i = 0; i < CONV_MR; i++) {
-    c[i][0] = acc ? conv_v4_load(C + i * ldc) : (conv_v4){0};
-    c[i][1] = acc ? conv_v4_load(C + i * ldc + 4) : (conv_v4){0};
-  }
-  const float *restrict a0 = a[0], *restrict a1 = a[1], *restrict a2 = a[2],
-                        *restrict a3 = a[3], *restrict a4 = a[4], *restrict a5 = a[5];
-  for (int64_t p = 0; p < kc; p++) {
-    conv_v4 b0 = conv_v4_load(B + p * ldb), b1 = conv_v4_load(B + p * ldb + 4);
-    float v;
-    v = a0[p]; c[0][0] += v * b0; c[0][1] += v * b1;
-    v = a1[p]; c[1][0] += v * b0; c[1][1] += v * b1;
-    v = a2[p]; c[2][0] += v * b0; c[2][1] += v * b1;
-    v = a3[p]; c[3][0] += v * b0; c[3][1] += v * b1;
-    v = a4[p]; c[4][0] += v * b0; c[4][1] += v * b1;
-    v = a5[p]; c[5][0] += v * b0; c[5][1] += v * b1;
-  }
-  for (int i = 0; i < CONV_MR; i++) {
-    conv_v4_store(C + i * ldc, c[i][0]);
-    conv_v4_store(C + i * ldc + 4, c[i][1]);
-  }
-}
-
-/* C[M x N] = A[M x K] * B[K x N], row-major with leading dimensions.
- * Blocked over N (CONV_NC) and K (CONV_KC) so the B panel stays in cache.
- * Partial tiles still run the register kernel: a partial column tile is
- * copied zero-padded into bt once per K block, partial rows repeat the last
- * valid A row, and the result goes through a small C buffer. */
-static void conv_gemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                      const float *B, int64_t ldb, float *C, int64_t ldc) {
-#ifdef CONV_USE_SGEMM
-  nn_sgemm(0, 0, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
-  return;
-#endif
-  if (K == 0) {
-    for (int64_t i = 0; i < M; i++)
-      memset(C + i * ldc, 0, (size_t)N * sizeof(float));
-    return;
-  }
-  float bt[CONV_KC * CONV_NR];
-  float ct[CONV_MR * CONV_NR];
-  const float *a[CONV_MR];
-  for (int64_t j0 = 0; j0 < N; j0 += CONV_NC) {
-    int64_t jn = N - j0 < CONV_NC ? N - j0 : CONV_NC;
-    int64_t jfull = j0 + jn / CONV_NR * CONV_NR;   /* first column of the partial tile */
-    int64_t nrem = j0 + jn - jfull;
-    for (int64_t k0 = 0; k0 < K; k0 += CONV_KC) {
-      int64_t kc = K - k0 < CONV_KC ? K - k0 : CONV_KC;
-      bool acc = k0 > 0;
-      if (nrem) {
-        for (int64_t p = 0; p < kc; p++) {
-          const float *src = B + (k0 + p) * ldb + jfull;
-          float *dst = bt + p * CONV_NR;
-          for (int64_t q = 0; q < CONV_NR; q++)
-            dst[q] = q < nrem ? src[q] : 0.0f;
-        }
-      }
-      for (int64_t i = 0; i < M; i += CONV_MR) {
-        int64_t mr = M - i < CONV_MR ? M - i : CONV_MR;
-        for (int r = 0; r < CONV_MR; r++)
-          a[r] = A + (i + (r < mr ? r : mr - 1)) * lda + k0;
-        for (int64_t j = j0; j < j0 + jn; j += CONV_NR) {
-          int64_t nr = j0 + jn - j < CONV_NR ? j0 + jn - j : CONV_NR;
-          const float *b = nr == CONV_NR ? B + k0 * ldb + j : bt;
-          int64_t lb = nr == CONV_NR ? ldb : CONV_NR;
-          float *cc = C + i * ldc + j;
-          if (mr == CONV_MR && nr == CONV_NR) {
-            conv_gemm_tile(kc, a, b, lb, cc, ldc, acc);
-            continue;
-          }
-          for (int64_t r = 0; r < CONV_MR; r++)
-            for (int64_t q = 0; q < CONV_NR; q++)
-              ct[r * CONV_NR + q] = acc && r < mr && q < nr ? cc[r * ldc + q] : 0.0f;
-          conv_gemm_tile(kc, a, b, lb, ct, CONV_NR, acc);
-          for (int64_t r = 0; r < mr; r++)
-            for (int64_t q = 0; q < nr; q++)
-              cc[r * ldc + q] = ct[r * CONV_NR + q];
-        }
-      }
-    }
-  }
+/* The call's epilogue: the node's activation plus a per-row (output
+ * channel) bias when there is one. */
+static nn_sgemm_epi conv_epi_with_bias(const nn_sgemm_epi *act, const float *bias) {
+  nn_sgemm_epi e = *act;
+  e.bias = bias;
+  e.bias_kind = bias ? NN_SGEMM_BIAS_ROW : NN_SGEMM_BIAS_NONE;
+  return e;
 }
 
 /* ---- parameters ------------------------------------------------------------ */
 
 typedef enum conv_path {
-  CONV_PATH_GEMM = 0,
-  CONV_PATH_1X1,
-  CONV_PATH_DW,
+  CONV_PATH_IMPLICIT = 0, /* engine + nn_sgemm_pack_im2col */
+  CONV_PATH_PACKED,       /* im2col (or the input planes) packed once into B panels */
+  CONV_PATH_EXPLICIT,     /* im2col tile in the workspace + engine (3-D) */
+  CONV_PATH_1X1,          /* engine on the input planes */
+  CONV_PATH_DW,           /* nn_dwconv2d */
+  CONV_PATH_WINO,         /* Winograd F(2x2, 3x3), weights transformed once */
   CONV_PATH_TRANSPOSE,
-  CONV_PATH_DEFORM,       /* DeformConv: bilinear-sampled im2col, then GEMM */
+  CONV_PATH_DEFORM,       /* DeformConv: explicit with a bilinear-sampled im2col */
   CONV_PATH_INT,          /* ConvInteger / QLinearConv: exact int32 accumulation */
 } conv_path;
 
-/* Depthwise direct kernel up to this many outputs per group; beyond, im2col
- * is amortized over enough GEMM rows to win. */
-#define CONV_DW_MAX_MG 4
-/* Target size in floats of one im2col / col tile (fits L2 with room). */
+/* Explicit im2col (3-D, DeformConv): the column tile holds at most this many
+ * floats (4 MiB); the packed path takes a 2-D right-hand matrix only when it
+ * fits whole (conv_explicit_pays). */
+#define CONV_COL_FLOATS ((int64_t)1 << 20)
+/* Quantized path: size in floats of its (serial) column tile. */
 #define CONV_TILE_FLOATS ((int64_t)1 << 17)
-#define CONV_MAX_SLOTS 64
-/* Smallest row block when output channels are split between workers. */
-#define CONV_MIN_MB 32
+/* Column tiles are multiples of this (the widest B panel of the engine). */
+#define CONV_NR 32
 
 typedef struct conv_priv {
   conv_geom g;            /* Conv: in -> out; ConvTranspose: X spatial -> Y spatial */
@@ -253,36 +113,52 @@ typedef struct conv_priv {
   nn_dtype dt;
   int64_t batch, C, M, group, Cg, Mg;
   int64_t K;              /* GEMM depth: Cg * k_sz (Conv), Cg (ConvTranspose) */
-  int64_t nt, ntiles;     /* GEMM column tile over out_sz (Conv) / in_sz (ConvTranspose) */
-  int64_t mb, nmb;        /* Conv GEMM: output rows per task, row blocks per group */
-  int64_t ntasks;
-  int nslots;
-  size_t slot_floats;     /* scratch floats per slot */
-  size_t wt_floats;       /* ConvTranspose: transposed weights, before the slots */
+  int64_t nt;             /* columns per product: explicit / deform / quantized tile over
+                             out_sz, ConvTranspose tile over in_sz */
+  int nslots;             /* quantized path: serial scratch slots (1) */
+  size_t slot_floats;     /* quantized path: scratch floats per slot */
+  size_t wt_floats;       /* quantized path: int32 shifted weights */
   size_t stage_floats;    /* float16: float copies of X, W, B, Y, before all else */
+  size_t col_floats;      /* explicit / deform / ConvTranspose column tile, packed B,
+                             Winograd blocks */
+  size_t gemm_ws;         /* engine scratch in bytes, after everything else */
   int64_t offset_group;   /* DeformConv */
-  conv_act act;
+  nn_sgemm_epi epi;       /* fused activation; the bias is set per call */
+  /* Winograd: 16 transformed weight matrices per group, pre-packed after
+   * the struct (packed_bytes each); tiles of 2x2 outputs, tb per block */
+  size_t packed_bytes;
+  int64_t th, tw, tb;
+  size_t v_floats;        /* transformed input block: [16][Cg][tb] */
+  bool wino_ready;        /* weights transformed (at the first run) */
 } conv_priv;
 
-static int conv_slots_for(nn_ctx *c, int64_t ntasks) {
-  int64_t t = c->threads > 1 ? c->threads : 1;
-  if (t > CONV_MAX_SLOTS)
-    t = CONV_MAX_SLOTS;
-  if (t > ntasks)
-    t = ntasks;
-  return t < 1 ? 1 : (int)t;
+#define CONV_PRIV_HEAD nn_align_up(sizeof(conv_priv), 64)
+
+static const void *conv_wino_u(const conv_priv *p, int64_t gi, int xi) {
+  return (const char *)p + CONV_PRIV_HEAD + (size_t)(gi * 16 + xi) * p->packed_bytes;
 }
 
-/* Column tile: multiple of CONV_NR, sized so rows x tile floats ~ CONV_TILE_FLOATS. */
-static int64_t conv_tile_cols(int64_t rows, int64_t cols) {
-  int64_t nt = CONV_TILE_FLOATS / (rows > 0 ? rows : 1);
+/* Column tile of `cols` for a product of depth `rows`: a multiple of CONV_NR
+ * with rows x tile <= `budget` floats (at least 2 panels), or all columns. */
+static int64_t conv_tile_cols(int64_t rows, int64_t cols, int64_t budget) {
+  int64_t nt = budget / (rows > 0 ? rows : 1);
   nt = nt / CONV_NR * CONV_NR;
-  if (nt < 4 * CONV_NR)
-    nt = 4 * CONV_NR;
+  if (nt < 2 * CONV_NR)
+    nt = 2 * CONV_NR;
   if (nt > cols)
     nt = cols;
   return nt < 1 ? 1 : nt;
 }
+
+/* Whether the 2-D geometry fits the int fields of the engine's im2col and
+ * the depthwise kernel's shape (attributes may go up to CONV_ATTR_MAX). */
+static bool conv_geom_fits_int(const conv_geom *g) {
+  for (int i = 0; i < CONV_SP; i++)
+    if (g->k[i] > INT_MAX || g->s[i] > INT_MAX || g->d[i] > INT_MAX || g->pb[i] > INT_MAX)
+      return false;
+  return true;
+}
+
 
 static nn_status conv_check_dtypes(nn_ctx *c, const nn_node *n) {
   if (n->n_in < 1 || !n->x[0])
@@ -328,20 +204,30 @@ static nn_status conv_check_inputs(nn_ctx *c, const nn_node *n, int wi, int *nsp
 }
 
 static nn_status conv_finish_priv(nn_ctx *c, nn_node *n, const conv_priv *p) {
-  size_t ws = p->stage_floats + p->wt_floats;
-  size_t slots;
-  if (nn_mul_overflow_size((size_t)p->nslots, p->slot_floats, &slots) ||
-      __builtin_add_overflow(ws, slots, &ws) ||
-      nn_mul_overflow_size(ws, sizeof(float), &ws))
+  size_t fl = p->stage_floats, slots, bytes;
+  if (__builtin_add_overflow(fl, p->wt_floats, &fl) ||
+      __builtin_add_overflow(fl, p->col_floats, &fl) ||
+      nn_mul_overflow_size((size_t)p->nslots, p->slot_floats, &slots) ||
+      __builtin_add_overflow(fl, slots, &fl) ||
+      nn_mul_overflow_size(fl, sizeof(float), &bytes) ||
+      __builtin_add_overflow(bytes, p->gemm_ws, &bytes))
     return nn_fail(c, NN_ERR_LIMIT, "workspace size overflows");
-  conv_priv *q = nn_malloc(sizeof *q);
+  size_t priv = CONV_PRIV_HEAD, packed = 0;
+  if (p->packed_bytes &&
+      (nn_mul_overflow_size((size_t)p->group * 16, p->packed_bytes, &packed) ||
+       __builtin_add_overflow(priv, packed, &priv)))
+    return nn_fail(c, NN_ERR_LIMIT, "transformed weights overflow");
+  conv_priv *q = nn_malloc(priv);
   if (!q)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   *q = *p;
+  /* the transformed copy is a second set of weights: count it as such */
+  n->priv_const_bytes = packed;
   n->priv = q;
-  n->ws_bytes = ws;
+  n->ws_bytes = bytes;
   return NN_OK;
 }
+
 
 /* float16 runs on float32 copies of every tensor, laid out first in the workspace. */
 static size_t conv_stage_floats(const nn_node *n) {
@@ -388,7 +274,7 @@ static nn_status conv_prepare_common(nn_ctx *c, nn_node *n, int wi, int bi, nn_d
   if (b && (b->rank != 1 || b->dims[0] != p->M))
     return nn_fail(c, NN_ERR_SHAPE, "B must have shape [%lld]", (long long)p->M);
   if ((st = conv_geom_init(c, n, nsp, in_sp, kern, true, false, &p->g)) ||
-      (st = conv_act_parse(c, n, &p->act)))
+      (st = conv_act_parse(c, n, &p->epi)))
     return st;
   for (int i = 0; i < CONV_SP; i++)
     if (p->g.out[i] < 1 && p->g.in[i] > 0)
@@ -404,28 +290,113 @@ static nn_status conv_prepare_common(nn_ctx *c, nn_node *n, int wi, int bi, nn_d
   return NN_OK;
 }
 
-/* Column tiles and tasks of the im2col / 1x1 / deformable GEMM paths. */
-static void conv_plan_gemm(nn_ctx *c, conv_priv *p) {
-  p->nt = conv_tile_cols(p->path == CONV_PATH_1X1 ? 0 : p->K, p->g.out_sz);
-  p->ntiles = p->g.out_sz > 0 ? (p->g.out_sz + p->nt - 1) / p->nt : 0;
-  /* Too few (batch, group, tile) tasks to feed the workers (deep layers:
-   * small planes, many channels): split the output channels too.  Each row
-   * block redoes its tile's im2col, cheap next to >= CONV_MIN_MB rows of GEMM. */
-  int64_t base = p->batch * p->group * p->ntiles;
-  int64_t want = 2 * (int64_t)conv_slots_for(c, INT64_MAX);
-  p->mb = p->Mg;
-  if (base > 0 && base < want && want > 2) {
-    int64_t mb = (p->Mg * base + want - 1) / want;
-    mb = (mb + CONV_MR - 1) / CONV_MR * CONV_MR;
-    p->mb = mb < CONV_MIN_MB ? CONV_MIN_MB : mb;
-    if (p->mb > p->Mg)
-      p->mb = p->Mg;
-  }
-  p->nmb = p->mb > 0 ? (p->Mg + p->mb - 1) / p->mb : 1;
-  p->ntasks = base * p->nmb;
-  if (p->path != CONV_PATH_1X1)
-    p->slot_floats = nn_align_up((size_t)(p->K * p->nt), 16);
-  p->nslots = conv_slots_for(c, p->ntasks);
+
+/* Whether a 2-D product (rows x cols x depth per image and group) runs
+ * faster with its right-hand matrix (the im2col matrix, or the input planes
+ * of a 1x1 conv) packed once into the workspace than gathered per tile of
+ * rows (nn_sgemm_compute_fn packs each B block once per row tile).  It pays
+ * with enough row tiles and a matrix small enough to stay in cache (small
+ * maps, deep K); measured on the benchmark models' shapes (AVX-512, 1
+ * thread): 3x3 256->256 at 14x14 87 -> 92 GFLOP/s with the col matrix then
+ * packed per tile, 1x1 stride 2 512->1024 at 14x14 70 -> 93; large maps
+ * (56x56) lose 15-20% because the packed matrix leaves the cache. */
+static bool conv_explicit_pays(int64_t rows, int64_t cols, int64_t depth) {
+  return rows >= 96 && depth * cols <= CONV_COL_FLOATS && cols <= 1024;
+}
+
+/* Engine scratch for a rows x cols x depth product on this context's workers. */
+static size_t conv_gemm_ws(const nn_ctx *c, int64_t rows, int64_t cols, int64_t depth) {
+  return nn_sgemm_workspace(rows, cols, depth, c->threads > 1 ? c->threads : 1);
+}
+
+/* Column tile and workspace of the explicit / deform paths. */
+static void conv_plan_explicit(nn_ctx *c, conv_priv *p, int64_t budget) {
+  p->nt = conv_tile_cols(p->K, p->g.out_sz, budget);
+  p->col_floats = nn_align_up((size_t)(p->K * p->nt), 16);
+  p->gemm_ws = conv_gemm_ws(c, p->Mg, p->nt, p->K);
+}
+
+/* ---- Winograd F(2x2, 3x3) -----------------------------------------------------------
+ * A 3x3 stride-1 convolution computes each 2x2 block of outputs from a 4x4
+ * input patch d as Y = A^T [ (G g G^T) .* (B^T d B) ] A: 16 products per
+ * block instead of 36.  Over all channels the 16 element-wise products
+ * become 16 GEMMs, one per position xi of the 4x4 transform domain:
+ *   M[xi] (Mg x tiles) = U[xi] (Mg x Cg) * V[xi] (Cg x tiles)
+ * U = G g G^T is transformed once at prepare and pre-packed for the engine
+ * (16/9 of the layer's weights, reported as weights: priv_const_bytes); V =
+ * B^T d B and the output transform (with bias and activation) run per block
+ * of tiles in the workspace.  2.25x fewer multiply-adds; the transforms cost
+ * O(C + M) per tile.  The constants (0, +-1, +-1/2) keep the error at the
+ * level of the direct product.  NN_NO_WINOGRAD=1 (read at prepare) turns
+ * the path off, e.g. to save the weight copy.
+ * The transform runs at the first run, into room prepare reserved in priv:
+ * the planner prepares a node up to three times (BatchNorm and activation
+ * fusion re-prepare it, the first with other weights), and transforming
+ * each time tripled the cost of creating a session. */
+
+#define CONV_WINO_FLOATS ((int64_t)1 << 18)   /* V + M block budget (1 MiB: L2) */
+/* Widest tile row (the transforms' row buffers live on the stack: 56 KiB). */
+#define CONV_WINO_MAX_TW 512
+
+static bool conv_wino_pays(const nn_node *n, const conv_priv *p) {
+  const conv_geom *g = &p->g;
+  if (getenv("NN_NO_WINOGRAD") || p->dt != NN_DTYPE_FLOAT || g->nsp != 2)
+    return false;
+  if (g->k[1] != 3 || g->k[2] != 3 || g->s[1] != 1 || g->s[2] != 1 || g->d[1] != 1 ||
+      g->d[2] != 1 || g->out[1] < 2 || g->out[2] < 2)
+    return false;
+  /* the transforms are O(C + M) per tile against O(C * M) products: thin
+   * layers gain nothing; the weights must be constant to transform them once,
+   * and a node folded at plan time (constant input) runs once anyway */
+  return p->Cg >= 16 && p->Mg >= 16 && (g->out[2] + 1) / 2 <= CONV_WINO_MAX_TW &&
+         n->x[1]->known && n->x[1]->data && !n->x[0]->known;
+}
+
+static void conv_plan_wino(nn_ctx *c, conv_priv *p) {
+  const conv_geom *g = &p->g;
+  p->th = (g->out[1] + 1) / 2;
+  p->tw = (g->out[2] + 1) / 2;
+  int64_t tiles = p->th * p->tw;
+  /* tiles per block: V [16][Cg][tb] and M [16][Mg][tb] within the budget */
+  int64_t tb = CONV_WINO_FLOATS / (16 * (p->Cg + p->Mg));
+  tb = tb / CONV_NR * CONV_NR;
+  if (tb < CONV_NR)
+    tb = CONV_NR;
+  p->tb = tb < tiles ? tb : tiles;
+  p->v_floats = nn_align_up((size_t)(16 * p->Cg * p->tb), 16);
+  p->col_floats = p->v_floats + nn_align_up((size_t)(16 * p->Mg * p->tb), 16);
+  /* the first run transforms the weights in this block */
+  if (p->col_floats < (size_t)(p->Mg * p->Cg))
+    p->col_floats = nn_align_up((size_t)(p->Mg * p->Cg), 16);
+  /* one serial product per worker at a time (conv_wino_gemms) */
+  p->gemm_ws = nn_sgemm_workspace(p->Mg, p->tb, p->Cg, 1) * (size_t)(c->threads > 1 ? c->threads : 1);
+  p->packed_bytes = nn_align_up(nn_sgemm_pack_a_size(p->Mg, p->Cg), 64);
+}
+
+/* U[xi] = (G g G^T)[xi] for every (m, c) of every group, packed for the
+ * engine.  G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1].  One xi at a
+ * time through u, a scratch of Mg * Cg floats (the workspace's column block
+ * is at least that large: see conv_plan_wino). */
+static void conv_wino_transform(conv_priv *p, const float *w, float *u) {
+  for (int64_t gi = 0; gi < p->group; gi++)
+    for (int xi = 0; xi < 16; xi++) {
+      const int i = xi / 4, jj = xi % 4;
+      for (int64_t m = 0; m < p->Mg; m++)
+        for (int64_t ci = 0; ci < p->Cg; ci++) {
+          const float *k = w + ((gi * p->Mg + m) * p->Cg + ci) * 9;
+          float t[3];   /* row i of G g */
+          for (int j = 0; j < 3; j++) {
+            float g0 = k[0 * 3 + j], g1 = k[1 * 3 + j], g2 = k[2 * 3 + j];
+            t[j] = i == 0 ? g0 : i == 1 ? 0.5f * (g0 + g1 + g2) : i == 2 ? 0.5f * (g0 - g1 + g2) : g2;
+          }
+          /* column jj of (G g) G^T */
+          u[m * p->Cg + ci] = jj == 0 ? t[0] : jj == 1 ? 0.5f * (t[0] + t[1] + t[2])
+                            : jj == 2 ? 0.5f * (t[0] - t[1] + t[2]) : t[2];
+        }
+      nn_sgemm_pack_a(0, p->Mg, p->Cg, u, p->Cg,
+                      (char *)p + CONV_PRIV_HEAD + (size_t)(gi * 16 + xi) * p->packed_bytes);
+    }
+  p->wino_ready = true;
 }
 
 static nn_status conv_prepare(nn_ctx *c, nn_node *n) {
@@ -435,24 +406,31 @@ static nn_status conv_prepare(nn_ctx *c, nn_node *n) {
   conv_priv p;
   if ((st = conv_prepare_common(c, n, 1, 2, n->x[0]->dtype, &p)))
     return st;
+  const conv_geom *g = &p.g;
   bool unit = true;
   for (int i = 0; i < CONV_SP; i++)
-    if (p.g.k[i] != 1 || p.g.s[i] != 1 || p.g.pb[i] != 0 || p.g.pe[i] != 0)
+    if (g->k[i] != 1 || g->s[i] != 1 || g->pb[i] != 0 || g->pe[i] != 0)
       unit = false;
-  if (p.Cg == 1 && p.Mg <= CONV_DW_MAX_MG)
+  /* 1-D and 2-D occupy the last two geometry slots */
+  bool two_d = g->nsp <= 2 && conv_geom_fits_int(g);
+  bool pack_once = conv_explicit_pays(p.Mg, g->out_sz, p.K);
+  if (p.Cg == 1 && two_d) {
     p.path = CONV_PATH_DW;
-  else if (unit)
+  } else if (unit && !pack_once) {
     p.path = CONV_PATH_1X1;
-  else
-    p.path = CONV_PATH_GEMM;
-  if (p.path == CONV_PATH_DW) {
-    p.ntiles = 1;
-    p.mb = p.Mg;
-    p.nmb = 1;
-    p.ntasks = p.batch * p.M;
-    p.nslots = conv_slots_for(c, p.ntasks);
+    p.gemm_ws = conv_gemm_ws(c, p.Mg, g->out_sz, p.K);
+  } else if (two_d || unit) {
+    p.path = pack_once ? CONV_PATH_PACKED : CONV_PATH_IMPLICIT;
+    p.gemm_ws = conv_gemm_ws(c, p.Mg, g->out_sz, p.K);
+    if (pack_once)
+      p.col_floats = nn_align_up(nn_sgemm_pack_b_size(p.K, g->out_sz), 64) / sizeof(float);
   } else {
-    conv_plan_gemm(c, &p);
+    p.path = CONV_PATH_EXPLICIT;
+    conv_plan_explicit(c, &p, CONV_COL_FLOATS);
+  }
+  if (conv_wino_pays(n, &p)) {
+    p.path = CONV_PATH_WINO;
+    conv_plan_wino(c, &p);
   }
   p.stage_floats = conv_stage_floats(n);
   return conv_finish_priv(c, n, &p);
@@ -464,21 +442,29 @@ typedef struct conv_job {
   const conv_priv *p;
   const float *x, *w, *b;
   float *y;
-  float *scratch;         /* slot s at scratch + s * slot_floats */
-  const float *wt;        /* ConvTranspose: per-group transposed weights */
   const float *offset;    /* DeformConv: (N, og*k_sz*2, out) sampling offsets */
   const float *mask;      /* DeformConv: (N, og*k_sz, out) modulation, NULL = 1 */
+  /* the tile being gathered / scattered */
+  int64_t bi, gi, j0, nn;
+  const float *xg;        /* the group's input planes */
+  float *col;
+  float *yg;              /* ConvTranspose: the group's output planes */
 } conv_job;
 
-/* im2col of output positions [j0, j0 + nn) of one group: col is K x nn. */
-static void conv_im2col(const conv_priv *p, const float *x, int64_t j0, int64_t nn,
-                        float *col) {
+/* Rows [r0, r1) of the im2col of output positions [j0, j0 + nn) of one
+ * group: col is K x nn, row r = (channel, kd, kh, kw) in weight order. */
+static void conv_im2col(const conv_priv *p, const float *x, int64_t j0, int64_t nn, float *col,
+                        int64_t r0, int64_t r1) {
   const conv_geom *g = &p->g;
-  const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
+  const int64_t OH = g->out[1], OW = g->out[2];
   const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
   const int64_t sw = g->s[2];
-  (void)OD;
-  for (int64_t r = 0; r < p->K; r++) {
+  /* the tile holds whole output rows (always, but for 3-D tiles): the
+   * in-range columns are the same for every row of a tap, computed once,
+   * and rows are copied inline (a memcpy call per 7- or 14-float row cost
+   * more than the copy) */
+  const bool whole_rows = j0 % OW == 0 && nn % OW == 0;
+  for (int64_t r = r0; r < r1; r++) {
     int64_t ci = r / g->k_sz, kk = r % g->k_sz;
     int64_t kw = kk % g->k[2], kh = (kk / g->k[2]) % g->k[1], kd = kk / (g->k[2] * g->k[1]);
     int64_t offd = kd * g->d[0] - g->pb[0];
@@ -486,6 +472,35 @@ static void conv_im2col(const conv_priv *p, const float *x, int64_t j0, int64_t 
     int64_t offw = kw * g->d[2] - g->pb[2];
     const float *xc = x + ci * g->in_sz;
     float *dst = col + r * nn;
+    if (whole_rows) {
+      int64_t lo = offw < 0 ? (-offw + sw - 1) / sw : 0;
+      int64_t hi = offw >= IW ? 0 : (IW - 1 - offw) / sw + 1;
+      lo = lo < OW ? lo : OW;
+      hi = hi < OW ? hi : OW;
+      hi = hi > lo ? hi : lo;
+      for (int64_t row = j0 / OW; row < (j0 + nn) / OW; row++, dst += OW) {
+        int64_t oh = row % OH, od = row / OH;
+        int64_t id = od * g->s[0] + offd, ih = oh * g->s[1] + offh;
+        float *restrict d = dst;
+        if (id < 0 || id >= ID || ih < 0 || ih >= IH) {
+          for (int64_t t = 0; t < OW; t++)
+            d[t] = 0.0f;
+          continue;
+        }
+        const float *restrict xr = xc + (id * IH + ih) * IW;
+        for (int64_t t = 0; t < lo; t++)
+          d[t] = 0.0f;
+        if (sw == 1)
+          for (int64_t t = lo; t < hi; t++)
+            d[t] = xr[t + offw];
+        else
+          for (int64_t t = lo; t < hi; t++)
+            d[t] = xr[t * sw + offw];
+        for (int64_t t = hi; t < OW; t++)
+          d[t] = 0.0f;
+      }
+      continue;
+    }
     int64_t j = j0, jend = j0 + nn;
     int64_t ow = j % OW, oh = (j / OW) % OH, od = j / (OW * OH);
     while (j < jend) {
@@ -555,23 +570,23 @@ static float conv_bilinear(const float *x, int64_t h, int64_t w, float y, float 
 /* im2col of DeformConv (2-D): tap (ki, kj) of output position (oh, ow) reads
  * X at (oh*s - p + ki*d + dy, ow*s - p + kj*d + dx), bilinearly, times the
  * mask; (dy, dx) and the mask come per offset group of input channels. */
-static void conv_deform_im2col(const conv_job *jb, int64_t bi, int64_t g, int64_t j0, int64_t nn,
-                               float *col) {
+static void conv_deform_im2col(const conv_job *jb, int64_t r0, int64_t r1) {
   const conv_priv *p = jb->p;
   const conv_geom *gm = &p->g;
+  const int64_t bi = jb->bi, g = jb->gi, j0 = jb->j0, nn = jb->nn;
   const int64_t IH = gm->in[1], IW = gm->in[2], OW = gm->out[2];
   const int64_t KW = gm->k[2], osz = gm->out_sz;
   const int64_t cpo = p->C / p->offset_group;   /* input channels per offset group */
   const float *ob = jb->offset + bi * p->offset_group * gm->k_sz * 2 * osz;
   const float *mb = jb->mask ? jb->mask + bi * p->offset_group * gm->k_sz * osz : NULL;
-  for (int64_t r = 0; r < p->K; r++) {
+  for (int64_t r = r0; r < r1; r++) {
     int64_t ch = g * p->Cg + r / gm->k_sz, kk = r % gm->k_sz;
     int64_t ki = kk / KW, kj = kk % KW, og = ch / cpo;
     const float *xc = jb->x + (bi * p->C + ch) * gm->in_sz;
     const float *offy = ob + ((og * gm->k_sz + kk) * 2) * osz;
     const float *offx = offy + osz;
     const float *mk = mb ? mb + (og * gm->k_sz + kk) * osz : NULL;
-    float *dst = col + r * nn;
+    float *dst = jb->col + r * nn;
     for (int64_t t = 0; t < nn; t++) {
       int64_t j = j0 + t, oh = j / OW, ow = j % OW;
       float y = (float)(oh * gm->s[1] - gm->pb[1] + ki * gm->d[1]) + offy[j];
@@ -582,138 +597,35 @@ static void conv_deform_im2col(const conv_job *jb, int64_t bi, int64_t g, int64_
   }
 }
 
-static void conv_task_gemm(const conv_job *jb, int64_t t, float *col) {
-  const conv_priv *p = jb->p;
-  int64_t mblk = t % p->nmb, tt = t / p->nmb;
-  int64_t tile = tt % p->ntiles, bg = tt / p->ntiles;
-  int64_t g = bg % p->group, bi = bg / p->group;
-  int64_t j0 = tile * p->nt;
-  int64_t nn = p->g.out_sz - j0 < p->nt ? p->g.out_sz - j0 : p->nt;
-  int64_t m0 = mblk * p->mb;
-  int64_t mn = p->Mg - m0 < p->mb ? p->Mg - m0 : p->mb;
-  const float *xg = jb->x + (bi * p->C + g * p->Cg) * p->g.in_sz;
-  const float *wg = jb->w + (g * p->Mg + m0) * p->K;
-  float *yg = jb->y + (bi * p->M + g * p->Mg + m0) * p->g.out_sz + j0;
-  const float *bm;
-  int64_t ldb;
-  if (p->path == CONV_PATH_1X1) {
-    bm = xg + j0;
-    ldb = p->g.in_sz;
-  } else {
-    if (p->path == CONV_PATH_DEFORM)
-      conv_deform_im2col(jb, bi, g, j0, nn, col);
-    else
-      conv_im2col(p, xg, j0, nn, col);
-    bm = col;
-    ldb = nn;
-  }
-  conv_gemm(mn, nn, p->K, wg, p->K, bm, ldb, yg, p->g.out_sz);
-  for (int64_t m = 0; m < mn; m++)
-    conv_epilogue(yg + m * p->g.out_sz, nn, jb->b ? jb->b[g * p->Mg + m0 + m] : 0.0f, &p->act);
-}
-
-/* Depthwise: one output channel per task, each output row computed once with
- * all its taps.  Columns whose taps all fall inside the input row (the
- * interior, [ow_lo, ow_hi)) run without bounds checks, 4 at a time when the
- * stride is 1; the few border columns check every tap. */
-static void conv_task_dw(const conv_job *jb, int64_t t, float *unused) {
-  (void)unused;
-  const conv_priv *p = jb->p;
-  const conv_geom *g = &p->g;
-  int64_t bi = t / p->M, m = t % p->M, gi = m / p->Mg;
-  const float *xc = jb->x + (bi * p->C + gi) * g->in_sz;
-  const float *wm = jb->w + m * g->k_sz;
-  float *yc = jb->y + (bi * p->M + m) * g->out_sz;
-  const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
-  const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
-  const int64_t KH = g->k[1], KW = g->k[2];
-  const int64_t sw = g->s[2], dw = g->d[2], pw = g->pb[2];
-  int64_t ow_lo = (pw + sw - 1) / sw;
-  int64_t last = IW - 1 + pw - (KW - 1) * dw;   /* largest ow*sw with all taps inside */
-  int64_t ow_hi = last >= 0 ? last / sw + 1 : 0;
-  if (ow_lo > OW)
-    ow_lo = OW;
-  if (ow_hi > OW)
-    ow_hi = OW;
-  if (ow_hi < ow_lo)
-    ow_hi = ow_lo;
-  for (int64_t od = 0; od < OD; od++) {
-    int64_t kd0, kd1;
-    conv_geom_taps(od, g->s[0], g->pb[0], g->d[0], g->k[0], ID, &kd0, &kd1);
-    for (int64_t oh = 0; oh < OH; oh++) {
-      int64_t kh0, kh1;
-      conv_geom_taps(oh, g->s[1], g->pb[1], g->d[1], KH, IH, &kh0, &kh1);
-      float *restrict yrow = yc + (od * OH + oh) * OW;
-      int64_t id0 = od * g->s[0] - g->pb[0], ih0 = oh * g->s[1] - g->pb[1];
-      /* border columns */
-      for (int64_t ow = 0; ow < OW; ow++) {
-        if (ow == ow_lo)
-          ow = ow_hi;
-        if (ow >= OW)
-          break;
-        float acc = 0.0f;
-        for (int64_t kd = kd0; kd < kd1; kd++)
-          for (int64_t kh = kh0; kh < kh1; kh++) {
-            const float *xrow = xc + ((id0 + kd * g->d[0]) * IH + ih0 + kh * g->d[1]) * IW;
-            const float *wk = wm + (kd * KH + kh) * KW;
-            for (int64_t kw = 0; kw < KW; kw++) {
-              int64_t iw = ow * sw - pw + kw * dw;
-              if (iw >= 0 && iw < IW)
-                acc += wk[kw] * xrow[iw];
-            }
-          }
-        yrow[ow] = acc;
-      }
-      /* interior */
-      int64_t ow = ow_lo;
-      if (sw == 1) {
-        for (; ow + 4 <= ow_hi; ow += 4) {
-          conv_v4 acc = {0};
-          for (int64_t kd = kd0; kd < kd1; kd++)
-            for (int64_t kh = kh0; kh < kh1; kh++) {
-              const float *xs =
-                  xc + ((id0 + kd * g->d[0]) * IH + ih0 + kh * g->d[1]) * IW + ow - pw;
-              const float *wk = wm + (kd * KH + kh) * KW;
-              for (int64_t kw = 0; kw < KW; kw++)
-                acc += wk[kw] * conv_v4_load(xs + kw * dw);
-            }
-          conv_v4_store(yrow + ow, acc);
-        }
-      }
-      for (; ow < ow_hi; ow++) {
-        float acc = 0.0f;
-        for (int64_t kd = kd0; kd < kd1; kd++)
-          for (int64_t kh = kh0; kh < kh1; kh++) {
-            const float *xs =
-                xc + ((id0 + kd * g->d[0]) * IH + ih0 + kh * g->d[1]) * IW + ow * sw - pw;
-            const float *wk = wm + (kd * KH + kh) * KW;
-            for (int64_t kw = 0; kw < KW; kw++)
-              acc += wk[kw] * xs[kw * dw];
-          }
-        yrow[ow] = acc;
-      }
-    }
-  }
-  conv_epilogue(yc, g->out_sz, jb->b ? jb->b[m] : 0.0f, &p->act);
+/* nn_parallel_for body: rows [r0, r1) of the current tile's im2col. */
+static void conv_im2col_range(void *arg, int64_t r0, int64_t r1) {
+  const conv_job *jb = arg;
+  if (jb->p->path == CONV_PATH_DEFORM)
+    conv_deform_im2col(jb, r0, r1);
+  else
+    conv_im2col(jb->p, jb->xg, jb->j0, jb->nn, jb->col, r0, r1);
 }
 
 /* col2im of ConvTranspose: col (Mg*k_sz x nn) for input positions
- * [j0, j0 + nn) is added into the group's output planes yg. */
-static void convt_col2im(const conv_priv *p, const float *col, int64_t j0, int64_t nn,
-                         float *yg) {
+ * [j0, j0 + nn) is added into output planes [m0, m1) of the group (yg).
+ * Rows of different output channels touch different planes, so ranges of
+ * channels run in parallel without conflicts. */
+static void convt_col2im_range(void *arg, int64_t m0, int64_t m1) {
+  const conv_job *jb = arg;
+  const conv_priv *p = jb->p;
   const conv_geom *g = &p->g;
   const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
   const int64_t IH = g->in[1], IW = g->in[2];
   const int64_t sw = g->s[2];
-  int64_t rows = p->Mg * g->k_sz;
-  for (int64_t r = 0; r < rows; r++) {
+  const int64_t j0 = jb->j0, nn = jb->nn;
+  for (int64_t r = m0 * g->k_sz; r < m1 * g->k_sz; r++) {
     int64_t m = r / g->k_sz, kk = r % g->k_sz;
     int64_t kw = kk % g->k[2], kh = (kk / g->k[2]) % g->k[1], kd = kk / (g->k[2] * g->k[1]);
     int64_t offd = kd * g->d[0] - g->pb[0];
     int64_t offh = kh * g->d[1] - g->pb[1];
     int64_t offw = kw * g->d[2] - g->pb[2];
-    float *ym = yg + m * g->out_sz;
-    const float *src = col + r * nn;
+    float *ym = jb->yg + m * g->out_sz;
+    const float *src = jb->col + r * nn;
     int64_t j = j0, jend = j0 + nn;
     int64_t iw = j % IW, ih = (j / IW) % IH, id = j / (IW * IH);
     while (j < jend) {
@@ -743,36 +655,405 @@ static void convt_col2im(const conv_priv *p, const float *col, int64_t j0, int64
   }
 }
 
-static void convt_task(const conv_job *jb, int64_t t, float *col) {
-  const conv_priv *p = jb->p;
-  const conv_geom *g = &p->g;
-  int64_t gi = t % p->group, bi = t / p->group;
-  int64_t rows = p->Mg * g->k_sz;
-  const float *xg = jb->x + (bi * p->C + gi * p->Cg) * g->in_sz;
-  const float *wt = jb->wt + gi * rows * p->Cg;
-  float *yg = jb->y + (bi * p->M + gi * p->Mg) * g->out_sz;
-  memset(yg, 0, (size_t)(p->Mg * g->out_sz) * sizeof(float));
-  for (int64_t j0 = 0; j0 < g->in_sz; j0 += p->nt) {
-    int64_t nn = g->in_sz - j0 < p->nt ? g->in_sz - j0 : p->nt;
-    conv_gemm(rows, nn, p->Cg, wt, p->Cg, xg + j0, g->in_sz, col, nn);
-    convt_col2im(p, col, j0, nn, yg);
-  }
-  for (int64_t m = 0; m < p->Mg; m++)
-    conv_epilogue(yg + m * g->out_sz, g->out_sz, jb->b ? jb->b[gi * p->Mg + m] : 0.0f,
-                  &p->act);
+/* Rows of the current tile per nn_parallel_for item so that one chunk is
+ * worth a hand-off (a condition-variable wake-up costs microseconds). */
+static int64_t conv_grain(int64_t cost_per_item, int64_t min_cost) {
+  return cost_per_item >= min_cost ? 1 : (min_cost + cost_per_item - 1) / (cost_per_item > 0 ? cost_per_item : 1);
 }
 
-static void conv_run_slots(void *arg, int64_t s0, int64_t s1) {
-  const conv_job *jb = arg;
-  const conv_priv *p = jb->p;
-  float *scratch = jb->scratch + (size_t)s0 * p->slot_floats;
-  void (*task)(const conv_job *, int64_t, float *) =
-      p->path == CONV_PATH_DW ? conv_task_dw
-      : p->path == CONV_PATH_TRANSPOSE ? convt_task
-                                       : conv_task_gemm;
-  for (int64_t s = s0; s < s1; s++)
-    for (int64_t t = s; t < p->ntasks; t += p->nslots)
-      task(jb, t, scratch);
+static nn_status conv_gemm_failed(nn_ctx *c, nn_status st) {
+  return nn_fail(c, st, "GEMM engine refused the product (%s)", nn_status_str(st));
+}
+
+static nn_status convt_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void *gws) {
+  const conv_geom *g = &p->g;
+  const int64_t rows = p->Mg * g->k_sz;
+  for (int64_t bi = 0; bi < p->batch; bi++)
+    for (int64_t gi = 0; gi < p->group; gi++) {
+      const float *xg = jb->x + (bi * p->C + gi * p->Cg) * g->in_sz;
+      /* W is (C, Mg, k...): per group a Cg x rows matrix, whose transpose
+       * is the left operand (transa: no copy) */
+      const float *wg = jb->w + gi * p->Cg * rows;
+      jb->yg = jb->y + (bi * p->M + gi * p->Mg) * g->out_sz;
+      memset(jb->yg, 0, (size_t)(p->Mg * g->out_sz) * sizeof(float));
+      for (int64_t j0 = 0; j0 < g->in_sz; j0 += p->nt) {
+        int64_t nn = g->in_sz - j0 < p->nt ? g->in_sz - j0 : p->nt;
+        nn_status st = nn_sgemm_compute(c, 1, 0, rows, nn, p->Cg, 1.0f, wg, rows, xg + j0,
+                                        g->in_sz, 0.0f, jb->col, nn, NULL, gws, p->gemm_ws);
+        if (st)
+          return conv_gemm_failed(c, st);
+        jb->j0 = j0;
+        jb->nn = nn;
+        nn_parallel_for(c, p->Mg, conv_grain(g->k_sz * nn, 1 << 14), convt_col2im_range, jb);
+      }
+      if (jb->b || p->epi.act != NN_SGEMM_ACT_NONE) {
+        /* bias + activation: the engine's epilogue over Y itself (K = 0,
+         * beta = 1: A and B are not read) */
+        nn_sgemm_epi e = conv_epi_with_bias(&p->epi, jb->b ? jb->b + gi * p->Mg : NULL);
+        nn_status st = nn_sgemm_compute(c, 0, 0, p->Mg, g->out_sz, 0, 1.0f, NULL, 1, NULL,
+                                        g->out_sz, 1.0f, jb->yg, g->out_sz, &e, NULL, 0);
+        if (st)
+          return conv_gemm_failed(c, st);
+      }
+    }
+  return NN_OK;
+}
+
+/* nn_sgemm_pack_fn over the input planes of a 1x1 stride-1 conv: op(B) is
+ * X_g itself (Cg x HW, row-major). */
+typedef struct conv_rows {
+  const float *x;
+  int64_t ld;
+} conv_rows;
+
+static void conv_pack_rows(void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb, int nr,
+                           float *dst, int64_t pstride) {
+  const conv_rows *r = user;
+  for (int64_t k = 0; k < kc; k++) {
+    const float *restrict src = r->x + (k0 + k) * r->ld + j0;
+    for (int64_t p = 0; p * nr < nb; p++) {
+      float *restrict d = dst + p * pstride + k * nr;
+      int64_t n = nb - p * nr < nr ? nb - p * nr : nr;
+      for (int64_t q = 0; q < n; q++)
+        d[q] = src[p * nr + q];
+      for (int64_t q = n; q < nr; q++)
+        d[q] = 0.0f;
+    }
+  }
+}
+
+/* The fused activation of one value (the engine's epilogue, scalar). */
+static inline float conv_act1(const nn_sgemm_epi *e, float v) {
+  switch (e->act) {
+  case NN_SGEMM_ACT_RELU:
+    return v < 0.0f ? 0.0f : v;
+  case NN_SGEMM_ACT_CLIP:
+    v = v < e->lo ? e->lo : v;
+    return v > e->hi ? e->hi : v;
+  case NN_SGEMM_ACT_LEAKY:
+    return v < 0.0f ? v * e->alpha : v;
+  case NN_SGEMM_ACT_HSWISH: {
+    float t = v * (1.0f / 6.0f) + 0.5f;
+    t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+    return v * t;
+  }
+  case NN_SGEMM_ACT_SIGMOID:
+    return 1.0f / (1.0f + expf(-v));
+  default:
+    return v;
+  }
+}
+
+typedef struct conv_wino_job {
+  const conv_priv *p;
+  const float *xg;        /* the group's input planes */
+  float *yg;              /* the group's output planes */
+  const float *bias;      /* the group's bias or NULL */
+  float *v, *mm;          /* [16][Cg][nt], [16][Mg][nt] */
+  int64_t t0, nt;         /* tiles of this block */
+  int64_t gi;             /* group */
+  char *gws;              /* engine scratch: one slot of slot_bytes per worker */
+  size_t slot_bytes;
+  nn_status st;           /* first GEMM failure */
+} conv_wino_job;
+
+/* V[xi][c][t] = (B^T d B)[xi] of the 4x4 patch of tile t in channel c,
+ * B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]; outside the input reads 0.
+ * Per channel, each input row the block needs is read once: split into its
+ * even and odd columns (zero-padded), which turns the horizontal transform
+ * d B into unit-stride loops over all the tiles of the row; consecutive tile
+ * rows share two input rows, so the row transforms sit in a ring of four.
+ * The vertical transform B^T (d B) then writes the 16 planes as contiguous
+ * runs over the tiles: every loop is over tiles and vectorizes. */
+static inline __attribute__((always_inline)) void conv_wino_in_body(void *arg, int64_t c0,
+                                                                    int64_t c1) {
+  const conv_wino_job *j = arg;
+  const conv_priv *p = j->p;
+  const conv_geom *g = &p->g;
+  const int64_t IH = g->in[1], IW = g->in[2], PT = g->pb[1], PL = g->pb[2];
+  const int64_t TW = p->tw, xs = p->Cg * j->nt;   /* xs: distance between xi planes */
+  const int64_t ty_a = j->t0 / TW, ty_b = (j->t0 + j->nt - 1) / TW;
+  /* even / odd input columns of a row: ev[i] = x[2i - PL], od[i] = x[2i + 1 - PL] */
+  int64_t ea = (PL + 1) / 2, eb = (IW - 1 + PL) / 2 + 1;   /* 0 <= 2i - PL < IW */
+  int64_t oa = PL / 2, ob = (IW - 2 + PL) / 2 + 1;         /* 0 <= 2i + 1 - PL < IW */
+  ea = ea < TW + 1 ? ea : TW + 1;
+  eb = IW - 1 + PL < 0 ? ea : (eb < TW + 1 ? eb : TW + 1);
+  eb = eb > ea ? eb : ea;
+  oa = oa < TW + 1 ? oa : TW + 1;
+  ob = IW - 2 + PL < 0 ? oa : (ob < TW + 1 ? ob : TW + 1);
+  ob = ob > oa ? ob : oa;
+  float ev[CONV_WINO_MAX_TW + 1], od[CONV_WINO_MAX_TW + 1];
+  float h[4][4][CONV_WINO_MAX_TW];   /* ring of row transforms: [row & 3][q][tile] */
+  for (int64_t ci = c0; ci < c1; ci++) {
+    const float *xc = j->xg + ci * g->in_sz;
+    float *vc = j->v + ci * j->nt;
+    int64_t next = 2 * ty_a;   /* next padded row to transform */
+    for (int64_t ty = ty_a; ty <= ty_b; ty++) {
+      for (; next <= 2 * ty + 3; next++) {
+        float *restrict h0 = h[next & 3][0], *restrict h1 = h[next & 3][1],
+                        *restrict h2 = h[next & 3][2], *restrict h3 = h[next & 3][3];
+        int64_t yy = next - PT;
+        if (yy < 0 || yy >= IH) {
+          for (int64_t t = 0; t < TW; t++)
+            h0[t] = h1[t] = h2[t] = h3[t] = 0.0f;
+          continue;
+        }
+        const float *restrict xr = xc + yy * IW;
+        float *restrict e = ev, *restrict o = od;
+        for (int64_t i = 0; i < ea; i++)
+          e[i] = 0.0f;
+        for (int64_t i = ea; i < eb; i++)
+          e[i] = xr[2 * i - PL];
+        for (int64_t i = eb; i <= TW; i++)
+          e[i] = 0.0f;
+        for (int64_t i = 0; i < oa; i++)
+          o[i] = 0.0f;
+        for (int64_t i = oa; i < ob; i++)
+          o[i] = xr[2 * i + 1 - PL];
+        for (int64_t i = ob; i <= TW; i++)
+          o[i] = 0.0f;
+        for (int64_t t = 0; t < TW; t++) {   /* d B: a0..a3 = e[t], o[t], e[t+1], o[t+1] */
+          h0[t] = e[t] - e[t + 1];
+          h1[t] = o[t] + e[t + 1];
+          h2[t] = e[t + 1] - o[t];
+          h3[t] = o[t] - o[t + 1];
+        }
+      }
+      int64_t ta = ty * TW > j->t0 ? 0 : j->t0 - ty * TW;   /* tiles [ta, tb) of the row */
+      int64_t tb = (ty + 1) * TW < j->t0 + j->nt ? TW : j->t0 + j->nt - ty * TW;
+      int64_t n = tb - ta;
+      float *vrow = vc + ty * TW + ta - j->t0;
+      for (int q = 0; q < 4; q++) {   /* B^T (d B), per column q */
+        const float *restrict e0 = h[(2 * ty) & 3][q] + ta, *restrict e1 = h[(2 * ty + 1) & 3][q] + ta,
+                              *restrict e2 = h[(2 * ty + 2) & 3][q] + ta,
+                              *restrict e3 = h[(2 * ty + 3) & 3][q] + ta;
+        float *restrict o0 = vrow + (0 * 4 + q) * xs, *restrict o1 = vrow + (1 * 4 + q) * xs,
+                        *restrict o2 = vrow + (2 * 4 + q) * xs, *restrict o3 = vrow + (3 * 4 + q) * xs;
+        for (int64_t t = 0; t < n; t++) {
+          o0[t] = e0[t] - e2[t];
+          o1[t] = e1[t] + e2[t];
+          o2[t] = e2[t] - e1[t];
+          o3[t] = e1[t] - e3[t];
+        }
+      }
+    }
+  }
+}
+
+/* Tiles per chunk of the output transform's buffers (on the stack). */
+#define CONV_WINO_OUT_CHUNK 1024
+
+/* Y block = A^T M A + bias, activated; A^T = [1 1 1 0; 0 1 -1 -1].  Per
+ * output channel (ranges of channels run in parallel): the 2x2 outputs of
+ * every tile of a chunk in one pass over the 16 planes (contiguous in the
+ * tile index, long loops that vectorize even on 7x7 maps), then bias and
+ * activation on the way to Y, a tile row at a time. */
+static inline __attribute__((always_inline)) void conv_wino_out_body(void *arg, int64_t m0,
+                                                                     int64_t m1) {
+  const conv_wino_job *j = arg;
+  const conv_priv *p = j->p;
+  const conv_geom *g = &p->g;
+  const int64_t OH = g->out[1], OW = g->out[2], TW = p->tw;
+  const int64_t xs = p->Mg * j->nt;
+  float o[4][CONV_WINO_OUT_CHUNK];   /* outputs (0,0), (0,1), (1,0), (1,1) of each tile */
+  for (int64_t m = m0; m < m1; m++) {
+    float *ym = j->yg + m * g->out_sz;
+    const float bias = j->bias ? j->bias[m] : 0.0f;
+    for (int64_t c0 = 0; c0 < j->nt; c0 += CONV_WINO_OUT_CHUNK) {
+      const int64_t n = j->nt - c0 < CONV_WINO_OUT_CHUNK ? j->nt - c0 : CONV_WINO_OUT_CHUNK;
+      const float *restrict v = j->mm + m * j->nt + c0;
+      float *restrict o00 = o[0], *restrict o01 = o[1], *restrict o10 = o[2], *restrict o11 = o[3];
+      for (int64_t t = 0; t < n; t++) {
+        float a00 = v[0 * xs + t] + v[4 * xs + t] + v[8 * xs + t];
+        float a01 = v[1 * xs + t] + v[5 * xs + t] + v[9 * xs + t];
+        float a02 = v[2 * xs + t] + v[6 * xs + t] + v[10 * xs + t];
+        float a03 = v[3 * xs + t] + v[7 * xs + t] + v[11 * xs + t];
+        float a10 = v[4 * xs + t] - v[8 * xs + t] - v[12 * xs + t];
+        float a11 = v[5 * xs + t] - v[9 * xs + t] - v[13 * xs + t];
+        float a12 = v[6 * xs + t] - v[10 * xs + t] - v[14 * xs + t];
+        float a13 = v[7 * xs + t] - v[11 * xs + t] - v[15 * xs + t];
+        o00[t] = a00 + a01 + a02 + bias;
+        o01[t] = a01 - a02 - a03 + bias;
+        o10[t] = a10 + a11 + a12 + bias;
+        o11[t] = a11 - a12 - a13 + bias;
+      }
+      /* scatter, a tile row at a time: tiles [t, t + len) of row ty */
+      for (int64_t t = 0; t < n;) {
+        int64_t tt = j->t0 + c0 + t, ty = tt / TW, tx = tt % TW;
+        int64_t len = TW - tx < n - t ? TW - tx : n - t;
+        for (int r = 0; r < 2 && 2 * ty + r < OH; r++) {
+          float *restrict yr = ym + (2 * ty + r) * OW + 2 * tx;
+          const float *restrict e = r ? o10 + t : o00 + t, *restrict f = r ? o11 + t : o01 + t;
+          /* the last column of an odd-width map has no right neighbour */
+          int64_t full = 2 * (tx + len) <= OW ? len : len - 1;
+          switch (p->epi.act) {
+          case NN_SGEMM_ACT_NONE:
+            for (int64_t q = 0; q < full; q++) {
+              yr[2 * q] = e[q];
+              yr[2 * q + 1] = f[q];
+            }
+            break;
+          case NN_SGEMM_ACT_RELU:
+            for (int64_t q = 0; q < full; q++) {
+              yr[2 * q] = e[q] < 0.0f ? 0.0f : e[q];
+              yr[2 * q + 1] = f[q] < 0.0f ? 0.0f : f[q];
+            }
+            break;
+          default:
+            for (int64_t q = 0; q < full; q++) {
+              yr[2 * q] = conv_act1(&p->epi, e[q]);
+              yr[2 * q + 1] = conv_act1(&p->epi, f[q]);
+            }
+            break;
+          }
+          if (full < len)
+            yr[2 * full] = conv_act1(&p->epi, e[full]);
+        }
+        t += len;
+      }
+    }
+  }
+}
+
+/* The transforms are plain loops over tiles; compiled a second time for
+ * AVX2 (8 lanes instead of SSE's 4), chosen at run time with the GEMM
+ * engine's dispatch (NN_CPU=portable keeps the baseline).  Same operations
+ * in the same order (no FMA contraction in C11 mode): same results. */
+static void conv_wino_in(void *arg, int64_t c0, int64_t c1) { conv_wino_in_body(arg, c0, c1); }
+static void conv_wino_out(void *arg, int64_t m0, int64_t m1) { conv_wino_out_body(arg, m0, m1); }
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2"))) static void conv_wino_in_avx2(void *arg, int64_t c0, int64_t c1) {
+  conv_wino_in_body(arg, c0, c1);
+}
+__attribute__((target("avx2"))) static void conv_wino_out_avx2(void *arg, int64_t m0, int64_t m1) {
+  conv_wino_out_body(arg, m0, m1);
+}
+#define CONV_HAVE_AVX2_CLONES 1
+#else
+#define CONV_HAVE_AVX2_CLONES 0
+#endif
+
+/* The 16 products of a block, a range of xi per worker, each product
+ * serial (nn_ctx NULL) in the worker's own scratch slot: one hand-off for
+ * the 16 instead of one per product, whose halves were too small to split
+ * on small maps (7x7: 16 tiles). */
+static void conv_wino_gemms(void *arg, int64_t x0, int64_t x1) {
+  conv_wino_job *j = arg;
+  const conv_priv *p = j->p;
+  char *ws = j->gws + (size_t)nn_parallel_worker() * j->slot_bytes;
+  for (int64_t xi = x0; xi < x1; xi++) {
+    nn_status st = nn_sgemm_compute_pa(NULL, 0, p->Mg, j->nt, p->Cg, 1.0f,
+                                       conv_wino_u(p, j->gi, (int)xi), j->v + xi * p->Cg * j->nt,
+                                       j->nt, 0.0f, j->mm + xi * p->Mg * j->nt, j->nt, NULL, ws,
+                                       j->slot_bytes);
+    if (st)
+      j->st = st;
+  }
+}
+
+static nn_status conv_run_wino(nn_ctx *c, const conv_priv *p, conv_job *jb, void *gws) {
+  const conv_geom *g = &p->g;
+  if (!p->wino_ready)   /* priv is the node's own: written once, before any use */
+    conv_wino_transform((conv_priv *)p, jb->w, jb->col);
+  const int64_t tiles = p->th * p->tw;
+  conv_wino_job j = {.p = p, .v = jb->col, .mm = jb->col + p->v_floats, .gws = gws,
+                     .slot_bytes = p->gemm_ws / (size_t)nn_parallel_width(c)};
+  nn_range_fn wino_in = conv_wino_in, wino_out = conv_wino_out;
+#if CONV_HAVE_AVX2_CLONES
+  if (nn_cpu_isa_get() >= NN_CPU_AVX2) {
+    wino_in = conv_wino_in_avx2;
+    wino_out = conv_wino_out_avx2;
+  }
+#endif
+  for (int64_t bi = 0; bi < p->batch; bi++)
+    for (int64_t gi = 0; gi < p->group; gi++) {
+      j.xg = jb->x + (bi * p->C + gi * p->Cg) * g->in_sz;
+      j.yg = jb->y + (bi * p->M + gi * p->Mg) * g->out_sz;
+      j.bias = jb->b ? jb->b + gi * p->Mg : NULL;
+      j.gi = gi;
+      for (j.t0 = 0; j.t0 < tiles; j.t0 += p->tb) {
+        j.nt = tiles - j.t0 < p->tb ? tiles - j.t0 : p->tb;
+        nn_parallel_for(c, p->Cg, conv_grain(16 * j.nt, 1 << 14), wino_in, &j);
+        nn_parallel_for(c, 16, 1, conv_wino_gemms, &j);
+        if (j.st)
+          return conv_gemm_failed(c, j.st);
+        nn_parallel_for(c, p->Mg, conv_grain(16 * j.nt, 1 << 14), wino_out, &j);
+      }
+    }
+  return NN_OK;
+}
+
+static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void *gws) {
+  const conv_geom *g = &p->g;
+  if (p->path == CONV_PATH_TRANSPOSE)
+    return convt_run_f32(c, p, jb, gws);
+  if (p->path == CONV_PATH_WINO)
+    return conv_run_wino(c, p, jb, gws);
+  if (p->path == CONV_PATH_DW) {
+    nn_dwconv_shape s = {
+      .batch = p->batch, .C = p->C, .mult = p->Mg,
+      .IH = g->in[1], .IW = g->in[2], .OH = g->out[1], .OW = g->out[2],
+      .KH = (int)g->k[1], .KW = (int)g->k[2], .SH = (int)g->s[1], .SW = (int)g->s[2],
+      .PT = (int)g->pb[1], .PL = (int)g->pb[2], .DH = (int)g->d[1], .DW = (int)g->d[2],
+    };
+    nn_sgemm_epi e = conv_epi_with_bias(&p->epi, jb->b);
+    nn_status st = nn_dwconv2d(c, &s, jb->x, jb->w, jb->y, &e);
+    return st ? nn_fail(c, st, "depthwise kernel refused the shape") : NN_OK;
+  }
+  const int64_t N = g->out_sz;
+  for (int64_t bi = 0; bi < p->batch; bi++)
+    for (int64_t gi = 0; gi < p->group; gi++) {
+      const float *xg = jb->x + (bi * p->C + gi * p->Cg) * g->in_sz;
+      const float *wg = jb->w + gi * p->Mg * p->K;
+      float *yg = jb->y + (bi * p->M + gi * p->Mg) * N;
+      nn_sgemm_epi e = conv_epi_with_bias(&p->epi, jb->b ? jb->b + gi * p->Mg : NULL);
+      nn_status st = NN_OK;
+      switch (p->path) {
+      case CONV_PATH_1X1:
+        st = nn_sgemm_compute(c, 0, 0, p->Mg, N, p->K, 1.0f, wg, p->K, xg, g->in_sz, 0.0f, yg,
+                              N, &e, gws, p->gemm_ws);
+        break;
+      case CONV_PATH_PACKED:
+      case CONV_PATH_IMPLICIT: {
+        nn_sgemm_im2col im = {
+          .x = xg, .C = p->Cg, .IH = g->in[1], .IW = g->in[2], .OH = g->out[1], .OW = g->out[2],
+          .KH = (int)g->k[1], .KW = (int)g->k[2], .SH = (int)g->s[1], .SW = (int)g->s[2],
+          .PT = (int)g->pb[1], .PL = (int)g->pb[2], .DH = (int)g->d[1], .DW = (int)g->d[2],
+        };
+        if (p->path == CONV_PATH_PACKED) {
+          /* B packed once (in parallel), then a plain product */
+          conv_rows rows = {xg, g->in_sz};
+          bool unit = g->k[1] == 1 && g->k[2] == 1 && g->s[1] == 1 && g->s[2] == 1 &&
+                      g->pb[1] == 0 && g->pb[2] == 0 && g->pe[1] == 0 && g->pe[2] == 0;
+          nn_sgemm_pack_b_fn(c, p->K, N, unit ? conv_pack_rows : nn_sgemm_pack_im2col,
+                             unit ? (void *)&rows : (void *)&im, jb->col);
+          st = nn_sgemm_compute_pb(c, 0, p->Mg, N, p->K, 1.0f, wg, p->K, jb->col, 0.0f, yg, N, &e,
+                                   gws, p->gemm_ws);
+        } else {
+          st = nn_sgemm_compute_fn(c, 0, p->Mg, N, p->K, 1.0f, wg, p->K, nn_sgemm_pack_im2col, &im,
+                                   0.0f, yg, N, &e, gws, p->gemm_ws);
+        }
+        break;
+      }
+      default: /* explicit, deform: gather a tile, then multiply it */
+        jb->xg = xg;
+        jb->bi = bi;
+        jb->gi = gi;
+        for (int64_t j0 = 0; j0 < N && !st; j0 += p->nt) {
+          int64_t nn = N - j0 < p->nt ? N - j0 : p->nt;
+          jb->j0 = j0;
+          jb->nn = nn;
+          int64_t cost = p->path == CONV_PATH_DEFORM ? 16 * nn : nn;
+          nn_parallel_for(c, p->K, conv_grain(cost, 1 << 14), conv_im2col_range, jb);
+          st = nn_sgemm_compute(c, 0, 0, p->Mg, nn, p->K, 1.0f, wg, p->K, jb->col, nn, 0.0f,
+                                yg + j0, N, &e, gws, p->gemm_ws);
+        }
+        break;
+      }
+      if (st)
+        return conv_gemm_failed(c, st);
+    }
+  return NN_OK;
 }
 
 static void conv_f16_to_f32(const nn_value *v, float *dst) {
@@ -788,6 +1069,8 @@ static nn_status conv_run(nn_ctx *c, nn_node *n) {
   jb.p = p;
   float *ws = n->ws;
   const nn_value *bv = n->n_in > 2 ? n->x[2] : NULL;
+  if (p->path == CONV_PATH_DEFORM)
+    bv = n->n_in > 3 ? n->x[3] : NULL;
   if (p->dt == NN_DTYPE_FLOAT16) {
     float *s = ws;
     const nn_value *v[3] = {n->x[0], n->x[1], bv};
@@ -811,26 +1094,13 @@ static nn_status conv_run(nn_ctx *c, nn_node *n) {
   }
   if (p->path == CONV_PATH_DEFORM) {
     jb.offset = n->x[2]->data;
-    jb.b = n->n_in > 3 && n->x[3] ? n->x[3]->data : NULL;
     jb.mask = n->n_in > 4 && n->x[4] ? n->x[4]->data : NULL;
   }
-  float *wt = ws ? ws + p->stage_floats : NULL;
-  if (p->path == CONV_PATH_TRANSPOSE) {
-    /* W is (C, Mg, k...) = per group Cg x (Mg*k_sz); the GEMM wants its
-     * transpose (Mg*k_sz) x Cg as the row-major left operand. */
-    int64_t rows = p->Mg * p->g.k_sz;
-    for (int64_t gi = 0; gi < p->group; gi++) {
-      const float *src = jb.w + gi * p->Cg * rows;
-      float *dst = wt + gi * rows * p->Cg;
-      for (int64_t ci = 0; ci < p->Cg; ci++)
-        for (int64_t r = 0; r < rows; r++)
-          dst[r * p->Cg + ci] = src[ci * rows + r];
-    }
-    jb.wt = wt;
-  }
-  jb.scratch = wt ? wt + p->wt_floats : NULL;
-  if (p->ntasks > 0)
-    nn_parallel_for(c, p->nslots, 1, conv_run_slots, &jb);
+  jb.col = ws + p->stage_floats + p->wt_floats;
+  void *gws = jb.col + p->col_floats + (size_t)p->nslots * p->slot_floats;
+  nn_status st = conv_run_f32(c, p, &jb, gws);
+  if (st)
+    return st;
   if (p->dt == NN_DTYPE_FLOAT16) {
     uint16_t *yd = n->y[0]->data;
     for (int64_t i = 0; i < n->y[0]->numel; i++)
@@ -871,7 +1141,7 @@ static nn_status convt_prepare(nn_ctx *c, nn_node *n) {
   p.M = p.Mg * p.group;
   if (b && (b->rank != 1 || b->dims[0] != p.M))
     return nn_fail(c, NN_ERR_SHAPE, "B must have shape [%lld]", (long long)p.M);
-  if ((st = conv_act_parse(c, n, &p.act)))
+  if ((st = conv_act_parse(c, n, &p.epi)))
     return st;
 
   int64_t s[CONV_SP], d[CONV_SP], pads[2 * CONV_SP], opad[CONV_SP];
@@ -965,14 +1235,9 @@ static nn_status convt_prepare(nn_ctx *c, nn_node *n) {
 
   p.K = p.Cg;
   int64_t rows = p.Mg * g->k_sz;
-  p.nt = conv_tile_cols(rows, g->in_sz);
-  p.ntiles = 1;
-  p.mb = p.Mg;
-  p.nmb = 1;
-  p.ntasks = p.batch * p.group;
-  p.slot_floats = nn_align_up((size_t)(rows * p.nt), 16);
-  p.wt_floats = nn_align_up((size_t)w->numel, 16);
-  p.nslots = conv_slots_for(c, p.ntasks);
+  p.nt = conv_tile_cols(rows, g->in_sz, CONV_COL_FLOATS);
+  p.col_floats = nn_align_up((size_t)(rows * p.nt), 16);
+  p.gemm_ws = conv_gemm_ws(c, rows, p.nt, p.Cg);
   p.stage_floats = conv_stage_floats(n);
   return conv_finish_priv(c, n, &p);
 }
@@ -1011,7 +1276,7 @@ static nn_status deform_prepare(nn_ctx *c, nn_node *n) {
                      (long long)want[2], (long long)want[3]);
   }
   p.path = CONV_PATH_DEFORM;
-  conv_plan_gemm(c, &p);
+  conv_plan_explicit(c, &p, CONV_COL_FLOATS);
   return conv_finish_priv(c, n, &p);
 }
 
@@ -1056,7 +1321,7 @@ static nn_status qconv_prepare(nn_ctx *c, nn_node *n, const conv_qin *q) {
   nn_status st = conv_prepare_common(c, n, q->w, q->bias, ydt, &p);
   if (st)
     return st;
-  if (p.act.kind != CONV_ACT_NONE)
+  if (p.epi.act != NN_SGEMM_ACT_NONE)
     return nn_fail(c, NN_ERR_UNSUPPORTED, "a fused activation on an integer convolution");
   /* zero points: x per tensor, w per tensor or per output channel */
   const nn_value *xzp = conv_qget(n, q->x_zp), *wzp = conv_qget(n, q->w_zp);
@@ -1080,8 +1345,7 @@ static nn_status qconv_prepare(nn_ctx *c, nn_node *n, const conv_qin *q) {
       return nn_fail(c, NN_ERR_DTYPE, "B must be int32");
   }
   p.path = CONV_PATH_INT;
-  p.nt = conv_tile_cols(p.K, p.g.out_sz);
-  p.ntiles = p.g.out_sz > 0 ? (p.g.out_sz + p.nt - 1) / p.nt : 0;
+  p.nt = conv_tile_cols(p.K, p.g.out_sz, CONV_TILE_FLOATS);
   p.nslots = 1;
   /* workspace (int32): shifted weights M x K, one col tile, one acc tile */
   p.wt_floats = nn_align_up((size_t)(p.M * p.K), 16);

@@ -1,21 +1,26 @@
 /* gemm.c - matrix products: MatMul, Gemm, MatMulInteger, and nn_sgemm, the
- * single-precision GEMM every float product funnels into.
+ * portable reference GEMM of math_gemm.h (kept for comparisons: test-sgemm
+ * --bench).
  *
- * float32 goes through nn_sgemm (cache-blocked, packed, portable C).  double
- * and the integer types use a plain triple loop: they appear in conformance
- * tests and odd models, not in hot paths.  float16/bfloat16 are widened to
- * float32 in the node's workspace, multiplied by nn_sgemm and narrowed back.
+ * float32 goes through the packed engine of cpu/sgemm.h (AVX-512 / AVX2 /
+ * portable micro-kernels, threads inside): constant right-hand matrices are
+ * packed once at prepare (see "float32 through the engine" below), a Gemm's
+ * C that varies along one axis only becomes the epilogue's bias, and the
+ * fused activation is applied in the same store.  double and the integer
+ * types use a plain triple loop: they appear in conformance tests and odd
+ * models, not in hot paths.  float16/bfloat16 are widened to float32 in the
+ * node's workspace, multiplied by the engine and narrowed back.
  *
  * MatMul and Gemm may carry a fused activation, set by a graph pass as node
  * attributes: "_fused_act" = "Relu" | "Clip" | "LeakyRelu" | "HardSwish" |
  * "Sigmoid", with "_fused_alpha" (LeakyRelu) and "_fused_min"/"_fused_max"
- * (Clip).  It is applied to each block of rows right after it is computed,
- * while the block is still in cache. */
+ * (Clip). */
 #include <math.h>
 #include <string.h>
 
 #include "cpu/math_gemm.h"
 #include "cpu/ops.h"
+#include "cpu/sgemm.h"
 
 static inline int64_t gemm_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -261,43 +266,6 @@ static nn_status gemm_act_parse(nn_ctx *c, const nn_node *n, gemm_act *act) {
   return NN_OK;
 }
 
-static void gemm_act_apply_f32(const gemm_act *act, float *y, int64_t n) {
-  switch (act->kind) {
-  case GEMM_ACT_NONE:
-    break;
-  case GEMM_ACT_RELU:
-    for (int64_t i = 0; i < n; i++)
-      y[i] = y[i] < 0.0f ? 0.0f : y[i];
-    break;
-  case GEMM_ACT_CLIP:
-    for (int64_t i = 0; i < n; i++)
-      y[i] = y[i] < act->lo ? act->lo : (y[i] > act->hi ? act->hi : y[i]);
-    break;
-  case GEMM_ACT_LEAKY_RELU:
-    for (int64_t i = 0; i < n; i++)
-      y[i] = y[i] < 0.0f ? act->alpha * y[i] : y[i];
-    break;
-  case GEMM_ACT_HARD_SWISH:
-    for (int64_t i = 0; i < n; i++) {
-      float g = y[i] / 6.0f + 0.5f;
-      g = g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g);
-      y[i] *= g;
-    }
-    break;
-  case GEMM_ACT_SIGMOID:
-    for (int64_t i = 0; i < n; i++) {
-      /* split by sign so exp never overflows */
-      if (y[i] >= 0.0f) {
-        y[i] = 1.0f / (1.0f + expf(-y[i]));
-      } else {
-        float e = expf(y[i]);
-        y[i] = e / (1.0f + e);
-      }
-    }
-    break;
-  }
-}
-
 static void gemm_act_apply_f64(const gemm_act *act, double *y, int64_t n) {
   switch (act->kind) {
   case GEMM_ACT_NONE:
@@ -442,9 +410,13 @@ typedef struct mm_params {
   /* MatMulInteger zero points: per-tensor or per-row (A) / per-column (B) */
   bool za_per_row, zb_per_col;
   gemm_act act;
+  /* float32 */
+  bool per_worker;                 /* small products: one per worker, serial engine */
+  int64_t nbm;                     /* B matrices pre-packed after the struct */
+  size_t pack_bytes;               /* bytes per packed B matrix (0 = raw B) */
 } mm_params;
 
-#define MM_ROW_BLOCK 64
+#define MM_HEAD nn_align_up(sizeof(mm_params), 64)
 
 static nn_status mm_shape(nn_ctx *c, const nn_value *a, const nn_value *b, mm_params *p,
                           int *yrank, int64_t *ydims) {
@@ -494,6 +466,46 @@ static void mm_batch_offsets(const mm_params *p, int64_t t, int64_t *oa, int64_t
   *ob = b;
 }
 
+/* ---- float32 through the engine --------------------------------------------------
+ * Constant right-hand matrices (weights) are packed once at prepare into the
+ * node's priv (nn_sgemm_pack_b), counted as weights (priv_const_bytes), when
+ * the product has more than one row: packing B per call would cost a copy of
+ * the weights per run.  A single row (batch-1 fully connected layers) packs
+ * nothing: its product is bound by reading the weights once either way, and a
+ * packed copy would double their memory.  With transB (weights stored N x K)
+ * a single row runs transposed, Y^T = W * x^T, where W is the engine's left
+ * operand: its row panels are packed with a vector transpose, while a
+ * transposed right operand is gathered a float at a time.  Y^T of one row has
+ * Y's layout, so nothing moves. */
+
+static nn_sgemm_epi gemm_epi(const gemm_act *a) {
+  nn_sgemm_epi e;
+  memset(&e, 0, sizeof e);
+  switch (a->kind) {
+  case GEMM_ACT_RELU: e.act = NN_SGEMM_ACT_RELU; break;
+  case GEMM_ACT_CLIP: e.act = NN_SGEMM_ACT_CLIP; break;
+  case GEMM_ACT_LEAKY_RELU: e.act = NN_SGEMM_ACT_LEAKY; break;
+  case GEMM_ACT_HARD_SWISH: e.act = NN_SGEMM_ACT_HSWISH; break;
+  case GEMM_ACT_SIGMOID: e.act = NN_SGEMM_ACT_SIGMOID; break;
+  default: e.act = NN_SGEMM_ACT_NONE; break;
+  }
+  e.alpha = a->alpha;
+  e.lo = a->lo;
+  e.hi = a->hi;
+  return e;
+}
+
+static int gemm_threads(const nn_ctx *c) { return c->threads > 1 ? c->threads : 1; }
+
+/* Products smaller than this many multiply-adds run one per worker when a
+ * MatMul has several (attention heads): one engine call each would wake the
+ * workers for too little work. */
+#define MM_SMALL_MACS ((int64_t)1 << 20)
+
+static nn_status gemm_engine_failed(nn_ctx *c, nn_status st) {
+  return nn_fail(c, st, "GEMM engine refused the product (%s)", nn_status_str(st));
+}
+
 /* ---- MatMul ------------------------------------------------------------------- */
 static nn_status matmul_prepare(nn_ctx *c, nn_node *n) {
   if (n->n_in < 2 || !n->x[0] || !n->x[1] || n->n_out < 1 || !n->y[0])
@@ -505,10 +517,9 @@ static nn_status matmul_prepare(nn_ctx *c, nn_node *n) {
   if (!gemm_dtype_ok(a->dtype))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "MatMul on %s is not supported",
                    nn_dtype_name(a->dtype));
-  mm_params *p = nn_calloc(1, sizeof *p);
-  if (!p)
-    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
-  n->priv = p;
+  mm_params pr;
+  memset(&pr, 0, sizeof pr);
+  mm_params *p = &pr;
   int yr;
   int64_t yd[NN_MAX_RANK + 2];
   nn_status st = mm_shape(c, a, b, p, &yr, yd);
@@ -521,16 +532,46 @@ static nn_status matmul_prepare(nn_ctx *c, nn_node *n) {
   if (p->act.kind != GEMM_ACT_NONE && !nn_dtype_is_float(a->dtype))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation on %s is not supported",
                    nn_dtype_name(a->dtype));
-  if (gemm_is_half(a->dtype)) {
-    /* one batch at a time, widened: A, B and Y as float32 */
+  size_t ws = 0;
+  if (a->dtype == NN_DTYPE_FLOAT) {
+    int64_t rows = p->fold ? p->nb * p->M : p->M;
+    int64_t nprod = p->fold ? 1 : p->nb;
+    int64_t macs = 0;
+    if (__builtin_mul_overflow(rows, p->N, &macs) || __builtin_mul_overflow(macs, p->K, &macs))
+      macs = INT64_MAX;
+    p->per_worker = nprod > 1 && macs < MM_SMALL_MACS && gemm_threads(c) > 1;
+    ws = p->per_worker ? (size_t)gemm_threads(c) * nn_sgemm_workspace(rows, p->N, p->K, 1)
+                       : nn_sgemm_workspace(rows, p->N, p->K, gemm_threads(c));
+    int64_t kn = p->K * p->N;
+    /* a constant B is packed once unless the node folds (A known too) or
+     * the product is a single row */
+    if (b->known && b->data && !a->known && rows > 1 && kn > 0) {
+      p->nbm = b->numel / kn;
+      p->pack_bytes = nn_align_up(nn_sgemm_pack_b_size(p->K, p->N), 64);
+      size_t total;
+      if (nn_mul_overflow_size((size_t)p->nbm, p->pack_bytes, &total))
+        return nn_fail(c, NN_ERR_LIMIT, "packed weights overflow");
+      n->priv_const_bytes = total;
+    }
+  } else if (gemm_is_half(a->dtype)) {
+    /* one batch at a time, widened: A, B and Y as float32, then the engine's scratch */
     size_t bytes = 0;
     int64_t e = 0;
     if (__builtin_add_overflow(p->M * p->K, p->K * p->N, &e) ||
         __builtin_add_overflow(e, p->M * p->N, &e) ||
         nn_mul_overflow_size((size_t)e, sizeof(float), &bytes))
       return nn_fail(c, NN_ERR_LIMIT, "workspace size overflows");
-    n->ws_bytes = bytes;
+    ws = nn_align_up(bytes, 64) + nn_sgemm_workspace(p->M, p->N, p->K, gemm_threads(c));
   }
+  mm_params *q = nn_malloc(MM_HEAD + p->nbm * p->pack_bytes);
+  if (!q)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *q = *p;
+  n->priv = q;
+  n->ws_bytes = ws;
+  for (int64_t i = 0; i < p->nbm; i++)
+    nn_sgemm_pack_b(0, p->K, p->N, (const float *)b->data + i * p->K * p->N, p->N,
+                    (char *)q + MM_HEAD + i * p->pack_bytes);
   return nn_set_output(c, n->y[0], a->dtype, yr, yd);
 }
 
@@ -538,25 +579,36 @@ typedef struct mm_job {
   const mm_params *p;
   const float *a, *b;
   float *y;
-  int64_t rows;     /* rows per matrix as the job sees it (nb*M when folded) */
-  int64_t nblk;     /* row blocks per matrix */
+  nn_sgemm_epi epi;
+  char *ws;
+  size_t slot;      /* workspace bytes per worker */
+  nn_status st;     /* first failure (per-worker products) */
 } mm_job;
 
-static void matmul_f32_range(void *arg, int64_t begin, int64_t end) {
-  const mm_job *j = arg;
+/* One product: output matrix t (all of them when folded). */
+static nn_status matmul_one(nn_ctx *c, const mm_job *j, int64_t t, void *ws, size_t ws_bytes) {
   const mm_params *p = j->p;
+  int64_t oa = 0, ob = 0;
+  if (!p->fold)
+    mm_batch_offsets(p, t, &oa, &ob);
+  int64_t rows = p->fold ? p->nb * p->M : p->M;
+  const float *a = j->a + oa * p->M * p->K;
+  float *y = j->y + t * p->M * p->N;
+  if (p->pack_bytes)
+    return nn_sgemm_compute_pb(c, 0, rows, p->N, p->K, 1.0f, a, p->K,
+                               (const char *)p + MM_HEAD + ob * p->pack_bytes, 0.0f, y, p->N,
+                               &j->epi, ws, ws_bytes);
+  return nn_sgemm_compute(c, 0, 0, rows, p->N, p->K, 1.0f, a, p->K, j->b + ob * p->K * p->N,
+                          p->N, 0.0f, y, p->N, &j->epi, ws, ws_bytes);
+}
+
+static void matmul_worker_range(void *arg, int64_t begin, int64_t end) {
+  mm_job *j = arg;
+  char *ws = j->ws + (size_t)nn_parallel_worker() * j->slot;
   for (int64_t t = begin; t < end; t++) {
-    int64_t bi = t / j->nblk, blk = t % j->nblk;
-    int64_t oa = 0, ob = 0;
-    if (!p->fold)
-      mm_batch_offsets(p, bi, &oa, &ob);
-    int64_t r0 = blk * MM_ROW_BLOCK;
-    int64_t nr = gemm_min(MM_ROW_BLOCK, j->rows - r0);
-    const float *a = j->a + oa * p->M * p->K + r0 * p->K;
-    const float *b = j->b + ob * p->K * p->N;
-    float *y = j->y + bi * j->rows * p->N + r0 * p->N;
-    nn_sgemm(0, 0, nr, p->N, p->K, 1.0f, a, p->K, b, p->N, 0.0f, y, p->N);
-    gemm_act_apply_f32(&p->act, y, nr * p->N);
+    nn_status st = matmul_one(NULL, j, t, ws, j->slot);
+    if (st)
+      j->st = st;   /* any failure will do: they all mean a bad plan */
   }
 }
 
@@ -569,22 +621,35 @@ static nn_status matmul_run(nn_ctx *c, nn_node *n) {
   int64_t M = p->M, N = p->N, K = p->K;
   switch (a->dtype) {
   case NN_DTYPE_FLOAT: {
-    mm_job j = {p, a->data, b->data, y->data, p->fold ? p->nb * M : M, 0};
-    j.nblk = (j.rows + MM_ROW_BLOCK - 1) / MM_ROW_BLOCK;
-    int64_t nmat = p->fold ? 1 : p->nb;
-    nn_parallel_for(c, nmat * j.nblk, 1, matmul_f32_range, &j);
+    mm_job j = {p, a->data, b->data, y->data, gemm_epi(&p->act), n->ws, 0, NN_OK};
+    if (p->per_worker) {
+      j.slot = n->ws_bytes / (size_t)nn_parallel_width(c);
+      nn_parallel_for(c, p->nb, 1, matmul_worker_range, &j);
+      return j.st ? gemm_engine_failed(c, j.st) : NN_OK;
+    }
+    int64_t nprod = p->fold ? 1 : p->nb;
+    for (int64_t t = 0; t < nprod; t++) {
+      nn_status st = matmul_one(c, &j, t, n->ws, n->ws_bytes);
+      if (st)
+        return gemm_engine_failed(c, st);
+    }
     return NN_OK;
   }
   case NN_DTYPE_FLOAT16:
   case NN_DTYPE_BFLOAT16: {
     float *fa = n->ws, *fb = fa + M * K, *fy = fb + K * N;
+    size_t fbytes = nn_align_up((size_t)(M * K + K * N + M * N) * sizeof(float), 64);
+    char *gws = (char *)n->ws + fbytes;
+    nn_sgemm_epi e = gemm_epi(&p->act);
     for (int64_t t = 0; t < p->nb; t++) {
       int64_t oa, ob;
       mm_batch_offsets(p, t, &oa, &ob);
       gemm_half_to_f32(a->dtype, (const uint16_t *)a->data + oa * M * K, fa, M * K);
       gemm_half_to_f32(a->dtype, (const uint16_t *)b->data + ob * K * N, fb, K * N);
-      nn_sgemm(0, 0, M, N, K, 1.0f, fa, K, fb, N, 0.0f, fy, N);
-      gemm_act_apply_f32(&p->act, fy, M * N);
+      nn_status st = nn_sgemm_compute(c, 0, 0, M, N, K, 1.0f, fa, K, fb, N, 0.0f, fy, N, &e, gws,
+                                      n->ws_bytes - fbytes);
+      if (st)
+        return gemm_engine_failed(c, st);
       gemm_f32_to_half(a->dtype, fy, (uint16_t *)y->data + t * M * N, M * N);
     }
     return NN_OK;
@@ -609,6 +674,13 @@ static nn_status matmul_run(nn_ctx *c, nn_node *n) {
 }
 
 /* ---- Gemm ---------------------------------------------------------------------- */
+typedef enum gemm_cmode {
+  GEMM_C_NONE = 0,   /* no C, or beta == 0 */
+  GEMM_C_FILL,       /* Y = C broadcast, then the product accumulates with beta */
+  GEMM_C_BIAS_COL,   /* beta == 1, C varies along columns only: the epilogue's column bias */
+  GEMM_C_BIAS_ROW,   /* beta == 1, C varies along rows only: the epilogue's row bias */
+} gemm_cmode;
+
 typedef struct gemm_params {
   int64_t M, N, K;
   bool ta, tb;
@@ -616,7 +688,12 @@ typedef struct gemm_params {
   bool has_c;
   int64_t cs[2];       /* element strides of C viewed as M x N (0 = broadcast) */
   gemm_act act;
+  gemm_cmode cmode;    /* float32 */
+  bool swap;           /* float32, one row and transB: Y^T = B * A^T */
+  size_t pack_bytes;   /* float32: op(B) pre-packed after the struct (0 = raw) */
 } gemm_params;
+
+#define GEMM_HEAD nn_align_up(sizeof(gemm_params), 64)
 
 static nn_status gemm_prepare(nn_ctx *c, nn_node *n) {
   if (n->n_in < 2 || !n->x[0] || !n->x[1] || n->n_out < 1 || !n->y[0])
@@ -632,10 +709,9 @@ static nn_status gemm_prepare(nn_ctx *c, nn_node *n) {
   if (a->rank != 2 || b->rank != 2)
     return nn_fail(c, NN_ERR_SHAPE, "A and B must be 2-D (got rank %d and %d)", a->rank,
                    b->rank);
-  gemm_params *p = nn_calloc(1, sizeof *p);
-  if (!p)
-    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
-  n->priv = p;
+  gemm_params pr;
+  memset(&pr, 0, sizeof pr);
+  gemm_params *p = &pr;
   p->ta = nn_attr_int(n, "transA", 0) != 0;
   p->tb = nn_attr_int(n, "transB", 0) != 0;
   p->alpha = nn_attr_float(n, "alpha", 1.0f);
@@ -674,15 +750,46 @@ static nn_status gemm_prepare(nn_ctx *c, nn_node *n) {
   if (p->act.kind != GEMM_ACT_NONE && !nn_dtype_is_float(a->dtype))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation on %s is not supported",
                    nn_dtype_name(a->dtype));
-  if (gemm_is_half(a->dtype)) {
+  size_t ws = 0;
+  if (a->dtype == NN_DTYPE_FLOAT) {
+    if (p->has_c && p->beta != 0.0f) {
+      /* a C that only varies along one axis is the epilogue's bias (strides
+       * of 1-sized axes do not matter) */
+      bool col_only = (p->cs[0] == 0 || p->M == 1) && (p->cs[1] == 1 || p->N == 1);
+      bool row_only = (p->cs[1] == 0 || p->N == 1) && (p->cs[0] == 1 || p->M == 1);
+      if (p->beta == 1.0f && col_only)
+        p->cmode = GEMM_C_BIAS_COL;
+      else if (p->beta == 1.0f && row_only)
+        p->cmode = GEMM_C_BIAS_ROW;
+      else
+        p->cmode = GEMM_C_FILL;
+    }
+    p->swap = p->M == 1 && p->tb;
+    if (p->swap)
+      ws = nn_sgemm_workspace(p->N, 1, p->K, gemm_threads(c));
+    else
+      ws = nn_sgemm_workspace(p->M, p->N, p->K, gemm_threads(c));
+    if (b->known && b->data && !a->known && p->M > 1 && p->K > 0 && p->N > 0) {
+      p->pack_bytes = nn_align_up(nn_sgemm_pack_b_size(p->K, p->N), 64);
+      n->priv_const_bytes = p->pack_bytes;
+    }
+  } else if (gemm_is_half(a->dtype)) {
     size_t bytes = 0;
     int64_t e = 0;
     if (__builtin_add_overflow(p->M * p->K, p->K * p->N, &e) ||
         __builtin_add_overflow(e, p->M * p->N, &e) ||
         nn_mul_overflow_size((size_t)e, sizeof(float), &bytes))
       return nn_fail(c, NN_ERR_LIMIT, "workspace size overflows");
-    n->ws_bytes = bytes;
+    ws = nn_align_up(bytes, 64) + nn_sgemm_workspace(p->M, p->N, p->K, gemm_threads(c));
   }
+  gemm_params *q = nn_malloc(GEMM_HEAD + p->pack_bytes);
+  if (!q)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *q = *p;
+  n->priv = q;
+  n->ws_bytes = ws;
+  if (p->pack_bytes)
+    nn_sgemm_pack_b(p->tb, p->K, p->N, b->data, p->tb ? p->K : p->N, (char *)q + GEMM_HEAD);
   return nn_set_output(c, n->y[0], a->dtype, 2, yd);
 }
 
@@ -703,25 +810,39 @@ static void gemm_fill_c(const gemm_params *p, const void *cdata, void *ydata, si
   }
 }
 
-typedef struct gemm_job {
-  const gemm_params *p;
-  const float *a, *b;
-  float *y;
-  float beta;
-} gemm_job;
-
-static void gemm_f32_range(void *arg, int64_t begin, int64_t end) {
-  const gemm_job *j = arg;
-  const gemm_params *p = j->p;
-  int64_t lda = p->ta ? p->M : p->K, ldb = p->tb ? p->K : p->N;
-  for (int64_t blk = begin; blk < end; blk++) {
-    int64_t r0 = blk * MM_ROW_BLOCK;
-    int64_t nr = gemm_min(MM_ROW_BLOCK, p->M - r0);
-    const float *a = p->ta ? j->a + r0 : j->a + r0 * lda;
-    float *y = j->y + r0 * p->N;
-    nn_sgemm(p->ta, p->tb, nr, p->N, p->K, p->alpha, a, lda, j->b, ldb, j->beta, y, p->N);
-    gemm_act_apply_f32(&p->act, y, nr * p->N);
+static nn_status gemm_run_f32(nn_ctx *c, nn_node *n) {
+  const gemm_params *p = n->priv;
+  const float *a = n->x[0]->data, *b = n->x[1]->data;
+  const nn_value *cv = p->has_c ? n->x[2] : NULL;
+  float *y = n->y[0]->data;
+  nn_sgemm_epi e = gemm_epi(&p->act);
+  float beta = 0.0f;
+  switch (p->cmode) {
+  case GEMM_C_FILL:
+    gemm_fill_c(p, cv->data, y, sizeof(float));
+    beta = p->beta;
+    break;
+  case GEMM_C_BIAS_COL:
+  case GEMM_C_BIAS_ROW:
+    e.bias = cv->data;
+    /* transposed, Y's columns are the product's rows */
+    e.bias_kind = (p->cmode == GEMM_C_BIAS_COL) != p->swap ? NN_SGEMM_BIAS_COL : NN_SGEMM_BIAS_ROW;
+    break;
+  default:
+    break;
   }
+  int64_t lda = p->ta ? p->M : p->K, ldb = p->tb ? p->K : p->N;
+  nn_status st;
+  if (p->swap) /* Y^T (N x 1) = B (N x K) * op(A)^T (K x 1) */
+    st = nn_sgemm_compute(c, 0, !p->ta, p->N, 1, p->K, p->alpha, b, ldb, a, p->ta ? 1 : lda,
+                          beta, y, 1, &e, n->ws, n->ws_bytes);
+  else if (p->pack_bytes)
+    st = nn_sgemm_compute_pb(c, p->ta, p->M, p->N, p->K, p->alpha, a, lda,
+                             (const char *)p + GEMM_HEAD, beta, y, p->N, &e, n->ws, n->ws_bytes);
+  else
+    st = nn_sgemm_compute(c, p->ta, p->tb, p->M, p->N, p->K, p->alpha, a, lda, b, ldb, beta, y,
+                          p->N, &e, n->ws, n->ws_bytes);
+  return st ? gemm_engine_failed(c, st) : NN_OK;
 }
 
 static nn_status gemm_run(nn_ctx *c, nn_node *n) {
@@ -734,15 +855,11 @@ static nn_status gemm_run(nn_ctx *c, nn_node *n) {
   int64_t M = p->M, N = p->N, K = p->K;
   bool use_c = cv && p->beta != 0.0f;
   nn_dtype dt = a->dtype;
-  if (dt == NN_DTYPE_FLOAT) {
-    if (use_c)
-      gemm_fill_c(p, cv->data, y->data, sizeof(float));
-    gemm_job j = {p, a->data, b->data, y->data, use_c ? p->beta : 0.0f};
-    nn_parallel_for(c, (M + MM_ROW_BLOCK - 1) / MM_ROW_BLOCK, 1, gemm_f32_range, &j);
-    return NN_OK;
-  }
+  if (dt == NN_DTYPE_FLOAT)
+    return gemm_run_f32(c, n);
   if (gemm_is_half(dt)) {
     float *fa = n->ws, *fb = fa + M * K, *fy = fb + K * N;
+    size_t fbytes = nn_align_up((size_t)(M * K + K * N + M * N) * sizeof(float), 64);
     gemm_half_to_f32(dt, a->data, fa, M * K);
     gemm_half_to_f32(dt, b->data, fb, K * N);
     if (use_c)
@@ -751,9 +868,12 @@ static nn_status gemm_run(nn_ctx *c, nn_node *n) {
           uint16_t h = ((const uint16_t *)cv->data)[i * p->cs[0] + jj * p->cs[1]];
           fy[i * N + jj] = dt == NN_DTYPE_FLOAT16 ? nn_f16_to_f32(h) : nn_bf16_to_f32(h);
         }
-    nn_sgemm(p->ta, p->tb, M, N, K, p->alpha, fa, p->ta ? M : K, fb, p->tb ? K : N,
-             use_c ? p->beta : 0.0f, fy, N);
-    gemm_act_apply_f32(&p->act, fy, M * N);
+    nn_sgemm_epi e = gemm_epi(&p->act);
+    nn_status st = nn_sgemm_compute(c, p->ta, p->tb, M, N, K, p->alpha, fa, p->ta ? M : K, fb,
+                                    p->tb ? K : N, use_c ? p->beta : 0.0f, fy, N, &e,
+                                    (char *)n->ws + fbytes, n->ws_bytes - fbytes);
+    if (st)
+      return gemm_engine_failed(c, st);
     gemm_f32_to_half(dt, fy, y->data, M * N);
     return NN_OK;
   }

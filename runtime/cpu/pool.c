@@ -14,6 +14,7 @@
 
 #include "cpu/conv_geom.h"
 #include "cpu/ops.h"
+#include "cpu/sgemm.h"
 
 typedef enum pool_kind {
   POOL_AVG = 0,
@@ -29,6 +30,7 @@ typedef struct pool_priv {
   bool col_major;       /* MaxPool storage_order = 1 */
   double p;             /* LpPool exponent */
   int64_t planes;       /* batch * channels */
+  enum { POOL_FAST_NONE = 0, POOL_FAST_WINDOW, POOL_FAST_GLOBAL } fast;  /* float32 paths */
 } pool_priv;
 
 typedef struct pool_job {
@@ -117,10 +119,13 @@ static inline double pool_lp_root(double s, double p) {
             } else {                                                                        \
               ST(o, m);                                                                     \
             }                                                                               \
-            if (ind) {                                                                      \
+            /* mi < 0: nothing read, and IW or IH may be 0 (an empty input    \
+             * that padding turns into a non-empty output): no division */    \
+            if (ind && mi < 0) {                                                            \
+              ind[o] = -1;                                                                  \
+            } else if (ind) {                                                               \
               int64_t iw = mi % IW, ih = (mi / IW) % IH, id = mi / (IW * IH);               \
-              ind[o] = mi < 0 ? -1                                                          \
-                       : base + (p->col_major ? (iw * IH + ih) * ID + id : mi);             \
+              ind[o] = base + (p->col_major ? (iw * IH + ih) * ID + id : mi);               \
             }                                                                               \
           } else {                                                                          \
             double s = 0.0;                                                                 \
@@ -165,6 +170,221 @@ static inline double pool_lp_root(double s, double p) {
 POOL_PLANE(pool_plane_f32, float, POOL_LD_F32, POOL_ST_F32)
 POOL_PLANE(pool_plane_any, double, POOL_LD_ANY, POOL_ST_ANY)
 
+/* ---- float32 fast paths ---------------------------------------------------------
+ * The generic plane above spends most of its time on per-output tap ranges
+ * (three divisions each) and scalar double sums: MaxPool 2x2 was a fifth of
+ * BlazeFace.  For float32 max / average windows in 1-D or 2-D without
+ * Indices, each output row is computed vertical first: the window's input
+ * rows are combined over the whole row into a padded buffer (-inf or 0 at
+ * the borders), one contiguous pass per row, then a single horizontal pass
+ * of KW taps at the stride gives the outputs; averages divide by the taps
+ * inside (or, with count_include_pad, inside the padded extent).  No
+ * per-output bounds, every loop vectorizes (instances for strides 1-2 and
+ * windows 1-3, in baseline and AVX2 code).  Rows whose window has no input
+ * row and every other case take the generic code.  Results: max over the
+ * same values (a NaN is kept only when met first, as in the generic code,
+ * but the order of the taps differs); averages sum in float instead of
+ * double (a few ulp). */
+
+/* One output of a 2-D float32 max / average window, the generic way. */
+static float pool_out_f32(const pool_priv *p, const float *x, int64_t oh, int64_t ow, int64_t h0,
+                          int64_t h1, int64_t ph0, int64_t ph1) {
+  const conv_geom *g = &p->g;
+  const int64_t IW = g->in[2];
+  int64_t w0, w1;
+  conv_geom_taps(ow, g->s[2], g->pb[2], g->d[2], g->k[2], IW, &w0, &w1);
+  const int64_t bh = oh * g->s[1] - g->pb[1], bw = ow * g->s[2] - g->pb[2];
+  if (p->kind == POOL_MAX) {
+    float m = 0.0f;
+    bool any = false;
+    for (int64_t kh = h0; kh < h1; kh++) {
+      const float *xr = x + (bh + kh * g->d[1]) * IW + bw;
+      for (int64_t kw = w0; kw < w1; kw++) {
+        float v = xr[kw * g->d[2]];
+        if (!any || v > m) {
+          m = v;
+          any = true;
+        }
+      }
+    }
+    return any ? m : -INFINITY;
+  }
+  float s = 0.0f;
+  for (int64_t kh = h0; kh < h1; kh++) {
+    const float *xr = x + (bh + kh * g->d[1]) * IW + bw;
+    for (int64_t kw = w0; kw < w1; kw++)
+      s += xr[kw * g->d[2]];
+  }
+  int64_t cnt;
+  if (p->include_pad) {
+    int64_t pw0, pw1;
+    conv_geom_taps(ow, g->s[2], 0, g->d[2], g->k[2], IW + g->pb[2] + g->pe[2], &pw0, &pw1);
+    cnt = (ph1 - ph0) * (pw1 - pw0);
+  } else {
+    cnt = (h1 - h0) * (w1 - w0);
+  }
+  return cnt > 0 ? s / (float)cnt : NAN;
+}
+
+/* One input row's contribution to a row segment of outputs: for output t,
+ * the KW taps x[t * S + kw] in order, starting from the first tap (first)
+ * or from y[t], max (MX) or sum.  Instantiated with S, KW, first and MX
+ * constant (strides 1 / 2, windows 2 / 3: every pool of the benchmark
+ * models), so the taps unroll and the loop over t vectorizes; the generic
+ * instance takes them at run time. */
+static inline __attribute__((always_inline)) void pool_pass(float *restrict y,
+                                                            const float *restrict x, int64_t n,
+                                                            int64_t S, int64_t KW, bool first,
+                                                            bool MX) {
+  for (int64_t t = 0; t < n; t++) {
+    const float *xs = x + t * S;
+    float m = first ? xs[0] : y[t];
+    for (int64_t kw = first ? 1 : 0; kw < KW; kw++) {
+      float v = xs[kw];
+      m = MX ? (v > m ? v : m) : m + v;
+    }
+    y[t] = m;
+  }
+}
+
+/* Each instance twice: baseline, and for AVX2 (8 lanes instead of SSE's
+ * 4; the same comparisons and additions in the same order, so the same
+ * results), chosen at run time with the GEMM engine's dispatch. */
+#if defined(__x86_64__) || defined(__i386__)
+#define POOL_AVX2 __attribute__((target("avx2")))
+#define POOL_HAVE_AVX2 1
+#else
+#define POOL_AVX2
+#define POOL_HAVE_AVX2 0
+#endif
+#define POOL_PASS_FN(S_, KW_, F_, MX_)                                                     \
+  static void pool_pass_##S_##_##KW_##_##F_##_##MX_(float *y, const float *x, int64_t n) { \
+    pool_pass(y, x, n, S_, KW_, F_, MX_);                                                  \
+  }                                                                                        \
+  POOL_AVX2 static void pool_pass_avx2_##S_##_##KW_##_##F_##_##MX_(float *y, const float *x, \
+                                                                   int64_t n) {           \
+    pool_pass(y, x, n, S_, KW_, F_, MX_);                                                  \
+  }
+#define POOL_PASS_SET(S_, KW_) \
+  POOL_PASS_FN(S_, KW_, 0, 0) POOL_PASS_FN(S_, KW_, 0, 1) POOL_PASS_FN(S_, KW_, 1, 0) POOL_PASS_FN(S_, KW_, 1, 1)
+POOL_PASS_SET(1, 1)
+POOL_PASS_SET(1, 2)
+POOL_PASS_SET(1, 3)
+POOL_PASS_SET(2, 2)
+POOL_PASS_SET(2, 3)
+
+typedef void (*pool_pass_fn)(float *y, const float *x, int64_t n);
+
+/* The instance for (S, KW, first, max), NULL when there is none. */
+static pool_pass_fn pool_pass_for(int64_t S, int64_t KW, bool first, bool mx) {
+  const bool avx2 = POOL_HAVE_AVX2 && nn_cpu_isa_get() >= NN_CPU_AVX2;
+#define POOL_PICK(S_, KW_)                                                                  \
+  if (S == S_ && KW == KW_ && avx2)                                                        \
+    return first ? (mx ? pool_pass_avx2_##S_##_##KW_##_1_1 : pool_pass_avx2_##S_##_##KW_##_1_0) \
+                 : (mx ? pool_pass_avx2_##S_##_##KW_##_0_1 : pool_pass_avx2_##S_##_##KW_##_0_0); \
+  if (S == S_ && KW == KW_)                                                                \
+    return first ? (mx ? pool_pass_##S_##_##KW_##_1_1 : pool_pass_##S_##_##KW_##_1_0)       \
+                 : (mx ? pool_pass_##S_##_##KW_##_0_1 : pool_pass_##S_##_##KW_##_0_0);
+  POOL_PICK(1, 1)
+  POOL_PICK(1, 2)
+  POOL_PICK(1, 3)
+  POOL_PICK(2, 2)
+  POOL_PICK(2, 3)
+#undef POOL_PICK
+  return NULL;
+}
+
+/* Widest row of the fast path's buffers (on the stack: 32 KiB). */
+#define POOL_ROW_MAX 4096
+
+/* Whether the fast 2-D float32 path applies (checked at prepare). */
+static bool pool_fast_ok(const pool_priv *p, bool indices) {
+  const conv_geom *g = &p->g;
+  return p->dt == NN_DTYPE_FLOAT && !indices && (p->kind == POOL_MAX || p->kind == POOL_AVG) &&
+         g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->d[2] == 1 && g->out[2] >= 1 &&
+         (g->out[2] - 1) * g->s[2] + g->k[2] <= POOL_ROW_MAX;
+}
+
+static void pool_plane_f32_fast(const pool_priv *p, const float *x, float *y) {
+  const conv_geom *g = &p->g;
+  const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
+  const int64_t KW = g->k[2], SW = g->s[2], PL = g->pb[2];
+  const bool mx = p->kind == POOL_MAX;
+  /* row buffer: column c is input column c - PL, padding -inf (max: never
+   * wins, an all-padding window stays -inf as in the generic code) or 0 */
+  const int64_t W = (OW - 1) * SW + KW;
+  const int64_t ca = PL < W ? PL : W, cb = PL + IW < W ? PL + IW : W;
+  const float pad = mx ? -INFINITY : 0.0f;
+  float rb[POOL_ROW_MAX];
+  float wcnt[POOL_ROW_MAX];   /* average: horizontal taps counted per output column */
+  for (int64_t c = 0; c < ca; c++)
+    rb[c] = pad;
+  for (int64_t c = cb > ca ? cb : ca; c < W; c++)
+    rb[c] = pad;
+  if (!mx)
+    for (int64_t ow = 0; ow < OW; ow++) {
+      int64_t w0, w1;
+      if (p->include_pad)
+        conv_geom_taps(ow, SW, 0, 1, KW, IW + PL + g->pe[2], &w0, &w1);
+      else
+        conv_geom_taps(ow, SW, PL, 1, KW, IW, &w0, &w1);
+      wcnt[ow] = (float)(w1 - w0);
+    }
+  pool_pass_fn hpass = pool_pass_for(SW, KW, true, mx);
+  for (int64_t oh = 0; oh < OH; oh++) {
+    int64_t h0, h1, ph0, ph1;
+    conv_geom_taps(oh, g->s[1], g->pb[1], g->d[1], g->k[1], IH, &h0, &h1);
+    conv_geom_taps(oh, g->s[1], 0, g->d[1], g->k[1], IH + g->pb[1] + g->pe[1], &ph0, &ph1);
+    float *yr = y + oh * OW;
+    if (h1 <= h0 || cb <= ca) {   /* no input in the window rows: the generic way */
+      for (int64_t ow = 0; ow < OW; ow++)
+        yr[ow] = pool_out_f32(p, x, oh, ow, h0, h1, ph0, ph1);
+      continue;
+    }
+    /* vertical first: the window's rows combined over the whole row (one
+     * contiguous pass per row), then one horizontal pass of KW taps */
+    const int64_t bh = oh * g->s[1] - g->pb[1];
+    for (int64_t kh = h0; kh < h1; kh++) {
+      const float *xr = x + (bh + kh * g->d[1]) * IW + (ca - PL);
+      pool_pass_fn f = pool_pass_for(1, 1, kh == h0, mx);
+      f(rb + ca, xr, cb - ca);
+    }
+    if (hpass)
+      hpass(yr, rb, OW);
+    else
+      pool_pass(yr, rb, OW, SW, KW, true, mx);
+    if (!mx) {
+      const float hc = (float)(p->include_pad ? ph1 - ph0 : h1 - h0);
+      for (int64_t ow = 0; ow < OW; ow++) {
+        float cnt = hc * wcnt[ow];
+        yr[ow] = cnt > 0.0f ? yr[ow] / cnt : NAN;
+      }
+    }
+  }
+}
+
+/* Global average / max of one float32 plane: 8 independent partial results
+ * so the loop vectorizes without reassociating a single sum. */
+static float pool_global_f32(const pool_priv *p, const float *x, int64_t n) {
+  if (n == 0)
+    return p->kind == POOL_MAX ? -INFINITY : NAN;
+  if (p->kind == POOL_MAX) {
+    float m = x[0];
+    for (int64_t i = 1; i < n; i++)
+      m = x[i] > m ? x[i] : m;
+    return m;
+  }
+  float acc[8] = {0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int u = 0; u < 8; u++)
+      acc[u] += x[i + u];
+  float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; i < n; i++)
+    s += x[i];
+  return s / (float)n;
+}
+
 static void pool_run_planes(void *arg, int64_t b, int64_t e) {
   const pool_job *jb = arg;
   const pool_priv *p = jb->p;
@@ -173,7 +393,11 @@ static void pool_run_planes(void *arg, int64_t b, int64_t e) {
     const char *x = (const char *)jb->x + (size_t)(i * p->g.in_sz) * es;
     char *y = (char *)jb->y + (size_t)(i * p->g.out_sz) * es;
     int64_t *ind = jb->ind ? jb->ind + i * p->g.out_sz : NULL;
-    if (p->dt == NN_DTYPE_FLOAT)
+    if (p->fast == POOL_FAST_GLOBAL)
+      *(float *)y = pool_global_f32(p, (const float *)x, p->g.in_sz);
+    else if (p->fast == POOL_FAST_WINDOW)
+      pool_plane_f32_fast(p, (const float *)x, (float *)y);
+    else if (p->dt == NN_DTYPE_FLOAT)
       pool_plane_f32(p, x, y, ind, i * p->g.in_sz);
     else
       pool_plane_any(p, x, y, ind, i * p->g.in_sz);
@@ -253,6 +477,7 @@ static nn_status pool_finish(nn_ctx *c, nn_node *n, const pool_priv *p) {
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   *q = *p;
   q->planes = x->dims[0] * x->dims[1];
+  q->fast = pool_fast_ok(q, n->n_out > 1 && n->y[1]) ? POOL_FAST_WINDOW : POOL_FAST_NONE;
   n->priv = q;
   return NN_OK;
 }
@@ -330,6 +555,8 @@ static nn_status pool_prepare_global(nn_ctx *c, nn_node *n, pool_kind kind) {
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   *q = p;
   q->planes = x->dims[0] * x->dims[1];
+  if (p.dt == NN_DTYPE_FLOAT && (kind == POOL_AVG || kind == POOL_MAX))
+    q->fast = POOL_FAST_GLOBAL;
   n->priv = q;
   return NN_OK;
 }

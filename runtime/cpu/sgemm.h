@@ -23,7 +23,11 @@
  *   - Narrow results (N <= 16 / 8 / 4 columns on AVX-512 / AVX2 / portable:
  *     GEMV-like products, a 1x1 conv on a tiny map) and the thin last panel
  *     of wide ones use a second kernel that vectorizes over M instead of
- *     wasting most of the NR lanes.
+ *     wasting most of the NR lanes; a last panel just past half width
+ *     (17-24 columns on AVX-512, 9-12 on AVX2: 7x7 maps, 49 = 32 + 17) runs
+ *     a half-width micro-kernel plus the narrow one.
+ *   - Packing of A (row-major) and of a transposed B uses 8x8 in-register
+ *     transposes on the AVX paths; the weights' rows are prefetched.
  *   - Bias (per row or per column) and the activation are applied in the
  *     micro-kernel's store, while the tile is in registers.
  *   - No allocation: packing buffers live in a caller-provided workspace.
@@ -169,6 +173,16 @@ nn_status nn_sgemm_compute_fn(nn_ctx *c, int transa, int64_t M, int64_t N, int64
                               float alpha, const float *A, int64_t lda, nn_sgemm_pack_fn pack_b,
                               void *user, float beta, float *C, int64_t ldc,
                               const nn_sgemm_epi *epi, void *ws, size_t ws_bytes);
+
+/* Pack op(B) (K x N), written block by block by pack_b(user, ...) as for
+ * nn_sgemm_compute_pa_fn, into a pre-packed operand for nn_sgemm_compute_pb
+ * (dst: nn_sgemm_pack_b_size(K, N) bytes, e.g. in a workspace).  For an
+ * operand that exists only implicitly and feeds several row tiles (a conv's
+ * im2col matrix on a small map with many output channels): gathered once
+ * here, instead of once per row tile by nn_sgemm_compute_fn.  c: its pool
+ * packs the panels in parallel (NULL = serial).  No allocation. */
+void nn_sgemm_pack_b_fn(nn_ctx *c, int64_t K, int64_t N, nn_sgemm_pack_fn pack_b, void *user,
+                        void *dst);
 
 /* A ready-made packer for 2-D convolution (1-D is IH = OH = KH = 1):
  * op(B) is the im2col matrix of one image and one group, K = C * KH * KW

@@ -188,18 +188,26 @@ static nn_status concat_prepare(nn_ctx *c, nn_node *n) {
 typedef struct concat_job {
   const concat_priv *p;
   nn_node *n;
+  int64_t nblk;        /* blocks per output row */
+  size_t blk;          /* bytes per block */
 } concat_job;
 
+/* Units are (row, block of the row): a channel concat of one image is a
+ * single row of megabytes, which one thread used to copy alone. */
 static void concat_range(void *arg, int64_t begin, int64_t end) {
   const concat_job *j = arg;
   const concat_priv *p = j->p;
   unsigned char *y = j->n->y[0]->data;
-  for (int64_t o = begin; o < end; o++) {
+  for (int64_t u = begin; u < end; u++) {
+    int64_t o = u / j->nblk;
+    size_t b0 = (size_t)(u % j->nblk) * j->blk, b1 = b0 + j->blk < p->row ? b0 + j->blk : p->row;
     unsigned char *row = y + (size_t)o * p->row;
     for (int i = 0; i < p->n; i++) {
-      size_t ch = p->part[i].chunk;
-      if (ch)
-        memcpy(row + p->part[i].off, (const unsigned char *)j->n->x[i]->data + (size_t)o * ch, ch);
+      size_t ch = p->part[i].chunk, s0 = p->part[i].off, s1 = s0 + ch;
+      size_t lo = s0 > b0 ? s0 : b0, hi = s1 < b1 ? s1 : b1;
+      if (lo < hi)
+        memcpy(row + lo, (const unsigned char *)j->n->x[i]->data + (size_t)o * ch + (lo - s0),
+               hi - lo);
     }
   }
 }
@@ -208,8 +216,14 @@ static nn_status concat_run(nn_ctx *c, nn_node *n) {
   const concat_priv *p = n->priv;
   if (p->row == 0 || p->outer == 0)
     return NN_OK;
-  concat_job j = {p, n};
-  nn_parallel_for(c, p->outer, shp_grain_rows(p->row), concat_range, &j);
+  concat_job j = {p, n, 1, p->row};
+  int64_t grain = shp_grain_rows(p->row);
+  if (p->outer < 2 * (int64_t)nn_parallel_width(c) && p->row >= 2 * (size_t)SHP_GRAIN_BYTES) {
+    j.blk = (size_t)SHP_GRAIN_BYTES;
+    j.nblk = (int64_t)((p->row + j.blk - 1) / j.blk);
+    grain = 1;
+  }
+  nn_parallel_for(c, p->outer * j.nblk, grain, concat_range, &j);
   return NN_OK;
 }
 

@@ -1,0 +1,488 @@
+/* test_kernels.c - Conv, ConvTranspose, MatMul and Gemm through a session,
+ * against naive double-accumulating references, on shapes chosen to reach
+ * every path of conv.c and gemm.c: implicit and explicit im2col, 1x1,
+ * depthwise (with a depth multiplier), grouped, 1-D and 3-D, dilations,
+ * asymmetric pads, fused activations (a Relu / Clip node after the Conv,
+ * fused by the planner), ConvTranspose with groups and strides, MatMul and
+ * Gemm with constant (pre-packed) and variable right operands, one row
+ * (transposed product) and many, every form of Gemm's C.  Each model runs at
+ * 1 and 2 threads and, on x86, on every SIMD path the CPU has (NN_CPU).
+ * The light conformance cases hold constant weights, so they cannot catch a
+ * misplaced weight; these tests use random ones.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_builder.h"
+#include "nn.h"
+
+static int g_failed, g_passed;
+
+/* ---- random data ------------------------------------------------------------------ */
+static uint64_t g_rng = 0x243F6A8885A308D3ull;
+static float rndf(void) {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 7;
+  g_rng ^= g_rng << 17;
+  return (float)((double)(uint32_t)(g_rng >> 32) / 2147483648.0 - 1.0);
+}
+static float *rnd_vec(int64_t n) {
+  float *v = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+  for (int64_t i = 0; i < n; i++)
+    v[i] = rndf();
+  return v;
+}
+
+/* ---- model building helpers (attributes the shared builder lacks) ---------------- */
+static OnnxSubset__AttributeProto *attr_new(mb *m, OnnxSubset__NodeProto *n, const char *name) {
+  OnnxSubset__AttributeProto *a = &m->attrs[m->n_attrs];
+  m->attr_ptrs[m->n_attrs++] = a;
+  onnx_subset__attribute_proto__init(a);
+  a->name = mb_str(m, name);
+  a->has_type = 1;
+  if (!n->attribute)
+    n->attribute = &m->attr_ptrs[m->n_attrs - 1];
+  n->n_attribute++;
+  return a;
+}
+static void attr_ints(mb *m, OnnxSubset__NodeProto *n, const char *name, int cnt, const int64_t *v) {
+  OnnxSubset__AttributeProto *a = attr_new(m, n, name);
+  a->type = ONNX_SUBSET__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+  int64_t *d = malloc(sizeof(int64_t) * (size_t)(cnt > 0 ? cnt : 1));
+  memcpy(d, v, sizeof(int64_t) * (size_t)cnt);
+  m->blobs[m->n_blobs++] = d;
+  a->ints = d;
+  a->n_ints = (size_t)cnt;
+}
+static void attr_float(mb *m, OnnxSubset__NodeProto *n, const char *name, float v) {
+  OnnxSubset__AttributeProto *a = attr_new(m, n, name);
+  a->type = ONNX_SUBSET__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+  a->has_f = 1;
+  a->f = v;
+}
+
+/* Build, run at `threads` and return the first output (malloc'd copy);
+ * inputs[i] fills graph input i. */
+static float *run_model(mb *m, int threads, int n_in, float *const *inputs, int64_t *out_numel) {
+  size_t len;
+  uint8_t *buf = mb_pack(m, &len);
+  nn_options o;
+  nn_options_init(&o);
+  o.threads = threads;
+  nn_session *s = NULL;
+  nn_error err;
+  nn_status st = nn_session_create_from_memory(buf, len, &o, &s, &err);
+  free(buf);
+  if (st != NN_OK) {
+    fprintf(stderr, "  create: %s\n", err.msg);
+    return NULL;
+  }
+  for (int i = 0; i < n_in; i++) {
+    nn_tensor *t;
+    if (nn_session_input_tensor(s, i, &t) != NN_OK) {
+      nn_session_free(s);
+      return NULL;
+    }
+    memcpy(t->data, inputs[i], t->nbytes);
+  }
+  float *res = NULL;
+  if (nn_session_run(s) != NN_OK) {
+    fprintf(stderr, "  run: %s\n", nn_session_last_error(s));
+  } else {
+    const nn_tensor *out;
+    nn_session_output_tensor(s, 0, &out);
+    res = malloc(out->nbytes + 4);
+    memcpy(res, out->data, out->nbytes);
+    *out_numel = (int64_t)(out->nbytes / sizeof(float));
+  }
+  nn_session_free(s);
+  return res;
+}
+
+/* |got - want| <= tol * (1 + |want|) everywhere; tol grows with the depth
+ * of the sums (float accumulation against double). */
+static bool compare(const char *what, const float *got, const double *want, int64_t n, double tol) {
+  double worst = 0;
+  int64_t wi = -1;
+  for (int64_t i = 0; i < n; i++) {
+    double e = fabs((double)got[i] - want[i]) / (1.0 + fabs(want[i]));
+    if (!(e <= worst)) {
+      worst = e;
+      wi = i;
+    }
+  }
+  if (wi >= 0 && !(worst <= tol)) {
+    fprintf(stderr, "  %s: element %lld is %.7g, want %.7g (rel err %.3g > %.3g)\n", what,
+            (long long)wi, got[wi], want[wi], worst, tol);
+    return false;
+  }
+  return true;
+}
+
+/* ---- Conv ---------------------------------------------------------------------------- */
+typedef struct conv_case {
+  const char *name;
+  int nsp;                       /* spatial dims 1..3 */
+  int64_t n, c, m, group;
+  int64_t in[3], k[3], s[3], d[3], pb[3], pe[3];
+  bool bias;
+  const char *act;               /* NULL, "Relu", "Clip" (0..6) */
+  bool transpose;                /* ConvTranspose */
+  int64_t opad[3];               /* ConvTranspose output_padding */
+} conv_case;
+
+static int64_t prod3(const int64_t *v, int nsp) {
+  int64_t p = 1;
+  for (int i = 0; i < nsp; i++)
+    p *= v[i];
+  return p;
+}
+
+static double act_ref(const char *act, double v) {
+  if (!act)
+    return v;
+  if (strcmp(act, "Relu") == 0)
+    return v < 0 ? 0 : v;
+  return v < 0 ? 0 : v > 6 ? 6 : v;
+}
+
+/* Naive Conv / ConvTranspose over 3 normalized spatial dims (leading ones 1). */
+static double *conv_ref(const conv_case *t, const int64_t *out, const float *x, const float *w,
+                        const float *b) {
+  int64_t I[3] = {1, 1, 1}, O[3] = {1, 1, 1}, K[3] = {1, 1, 1}, S[3] = {1, 1, 1}, D[3] = {1, 1, 1},
+          P[3] = {0, 0, 0};
+  int off = 3 - t->nsp;
+  for (int i = 0; i < t->nsp; i++) {
+    I[off + i] = t->in[i];
+    O[off + i] = out[i];
+    K[off + i] = t->k[i];
+    S[off + i] = t->s[i];
+    D[off + i] = t->d[i];
+    P[off + i] = t->pb[i];
+  }
+  int64_t cg = t->c / t->group, mg = t->m / t->group;
+  int64_t isz = I[0] * I[1] * I[2], osz = O[0] * O[1] * O[2], ksz = K[0] * K[1] * K[2];
+  double *y = calloc((size_t)(t->n * t->m * osz), sizeof(double));
+  for (int64_t bi = 0; bi < t->n; bi++)
+    for (int64_t g = 0; g < t->group; g++)
+      for (int64_t ci = 0; ci < cg; ci++)
+        for (int64_t mi = 0; mi < mg; mi++) {
+          int64_t cc = g * cg + ci, mm = g * mg + mi;
+          /* Conv W: (M, Cg, k); ConvTranspose W: (C, Mg, k) */
+          const float *wk = t->transpose ? w + (cc * mg + mi) * ksz : w + (mm * cg + ci) * ksz;
+          const float *xc = x + (bi * t->c + cc) * isz;
+          double *ym = y + (bi * t->m + mm) * osz;
+          for (int64_t kd = 0; kd < K[0]; kd++)
+            for (int64_t kh = 0; kh < K[1]; kh++)
+              for (int64_t kw = 0; kw < K[2]; kw++) {
+                double wv = wk[(kd * K[1] + kh) * K[2] + kw];
+                if (!t->transpose) {
+                  for (int64_t od = 0; od < O[0]; od++)
+                    for (int64_t oh = 0; oh < O[1]; oh++)
+                      for (int64_t ow = 0; ow < O[2]; ow++) {
+                        int64_t id = od * S[0] - P[0] + kd * D[0], ih = oh * S[1] - P[1] + kh * D[1],
+                                iw = ow * S[2] - P[2] + kw * D[2];
+                        if (id < 0 || id >= I[0] || ih < 0 || ih >= I[1] || iw < 0 || iw >= I[2])
+                          continue;
+                        ym[(od * O[1] + oh) * O[2] + ow] += wv * xc[(id * I[1] + ih) * I[2] + iw];
+                      }
+                } else {
+                  for (int64_t id = 0; id < I[0]; id++)
+                    for (int64_t ih = 0; ih < I[1]; ih++)
+                      for (int64_t iw = 0; iw < I[2]; iw++) {
+                        int64_t od = id * S[0] - P[0] + kd * D[0], oh = ih * S[1] - P[1] + kh * D[1],
+                                ow = iw * S[2] - P[2] + kw * D[2];
+                        if (od < 0 || od >= O[0] || oh < 0 || oh >= O[1] || ow < 0 || ow >= O[2])
+                          continue;
+                        ym[(od * O[1] + oh) * O[2] + ow] += wv * xc[(id * I[1] + ih) * I[2] + iw];
+                      }
+                }
+              }
+        }
+  for (int64_t bi = 0; bi < t->n; bi++)
+    for (int64_t mm = 0; mm < t->m; mm++)
+      for (int64_t o = 0; o < osz; o++) {
+        double *v = &y[(bi * t->m + mm) * osz + o];
+        *v = act_ref(t->act, *v + (b ? b[mm] : 0.0));
+      }
+  return y;
+}
+
+static bool run_conv_case(const conv_case *t) {
+  int64_t out[3];
+  for (int i = 0; i < t->nsp; i++) {
+    int64_t ek = (t->k[i] - 1) * t->d[i] + 1;
+    out[i] = t->transpose ? t->s[i] * (t->in[i] - 1) + t->opad[i] + ek - t->pb[i] - t->pe[i]
+                          : (t->in[i] + t->pb[i] + t->pe[i] - ek) / t->s[i] + 1;
+  }
+  int rank = 2 + t->nsp;
+  int64_t xd[5] = {t->n, t->c}, wd[5], yd[5] = {t->n, t->m};
+  wd[0] = t->transpose ? t->c : t->m;
+  wd[1] = t->transpose ? t->m / t->group : t->c / t->group;
+  for (int i = 0; i < t->nsp; i++) {
+    xd[2 + i] = t->in[i];
+    wd[2 + i] = t->k[i];
+    yd[2 + i] = out[i];
+  }
+  int64_t xn = t->n * t->c * prod3(t->in, t->nsp), wn = wd[0] * wd[1] * prod3(t->k, t->nsp);
+  int64_t yn = t->n * t->m * prod3(out, t->nsp);
+  float *x = rnd_vec(xn), *w = rnd_vec(wn), *b = t->bias ? rnd_vec(t->m) : NULL;
+  double *want = conv_ref(t, out, x, w, b);
+  mb m;
+  mb_init(&m, 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, rank, xd);
+  mb_init_f32(&m, "w", rank, wd, w);
+  if (b)
+    mb_init_f32(&m, "b", 1, &t->m, b);
+  if (t->act && strcmp(t->act, "Clip") == 0) {
+    mb_init_f32(&m, "lo", 0, NULL, (float[]){0.0f});
+    mb_init_f32(&m, "hi", 0, NULL, (float[]){6.0f});
+  }
+  OnnxSubset__NodeProto *n = mb_node(&m, t->transpose ? "ConvTranspose" : "Conv", "conv",
+                                     b ? "x,w,b" : "x,w", t->act ? "h" : "y");
+  int64_t pads[6];
+  for (int i = 0; i < t->nsp; i++) {
+    pads[i] = t->pb[i];
+    pads[t->nsp + i] = t->pe[i];
+  }
+  attr_ints(&m, n, "strides", t->nsp, t->s);
+  attr_ints(&m, n, "dilations", t->nsp, t->d);
+  attr_ints(&m, n, "pads", 2 * t->nsp, pads);
+  mb_attr_int(&m, n, "group", t->group);
+  if (t->transpose)
+    attr_ints(&m, n, "output_padding", t->nsp, t->opad);
+  if (t->act)
+    mb_node(&m, t->act, "act", strcmp(t->act, "Clip") == 0 ? "h,lo,hi" : "h", "y");
+  mb_output(&m, "y");
+  bool ok = true;
+  double tol = 2e-6 * sqrt((double)(t->c / t->group * prod3(t->k, t->nsp))) + 1e-6;
+  for (int threads = 1; threads <= 2; threads++) {
+    int64_t got_n = 0;
+    float *got = run_model(&m, threads, 1, &x, &got_n);
+    char what[128];
+    snprintf(what, sizeof what, "%s threads=%d", t->name, threads);
+    if (!got || got_n != yn) {
+      fprintf(stderr, "  %s: no result or %lld elements, want %lld\n", what, (long long)got_n,
+              (long long)yn);
+      ok = false;
+    } else if (!compare(what, got, want, yn, tol)) {
+      ok = false;
+    }
+    free(got);
+  }
+  (void)yd;
+  mb_free(&m);
+  free(x);
+  free(w);
+  free(b);
+  free(want);
+  return ok;
+}
+
+static const conv_case conv_cases[] = {
+  /* implicit im2col: 3x3 pad 1, few output channels */
+  {"conv3x3 implicit", 2, 1, 16, 24, 1, {20, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
+  /* explicit im2col: many output rows, small map, deep K */
+  {"conv3x3 explicit", 2, 1, 64, 160, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, "Relu"},
+  /* 2 images, strided, asymmetric pads, dilation */
+  {"conv batch stride pads dil", 2, 2, 8, 12, 1, {15, 13}, {3, 2}, {2, 1}, {2, 3}, {2, 0}, {1, 3}, true, "Clip"},
+  {"conv1x1", 2, 1, 48, 40, 1, {9, 11}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, NULL},
+  /* Winograd F(2x2, 3x3): odd outputs, no pads, asymmetric pads, groups,
+   * several blocks of tiles */
+  {"winograd valid odd", 2, 1, 16, 20, 1, {9, 12}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, NULL},
+  {"winograd asym pads grouped", 2, 2, 32, 32, 2, {11, 10}, {3, 3}, {1, 1}, {1, 1}, {0, 1}, {2, 1}, true, "Relu"},
+  {"winograd blocks", 2, 1, 64, 64, 1, {50, 46}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, "Clip"},
+  {"conv1x1 stride2", 2, 1, 32, 36, 1, {10, 9}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, false, "Relu"},
+  /* many output channels, small map: the right operand packed once */
+  {"conv1x1 packed once", 2, 2, 64, 130, 1, {9, 11}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, "Relu"},
+  {"conv1x1 stride2 packed once", 2, 1, 48, 100, 1, {13, 14}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true, NULL},
+  {"conv3x3 s2 packed once grouped", 2, 1, 64, 256, 2, {9, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 0}, true, "Clip"},
+  {"conv grouped", 2, 2, 16, 32, 4, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
+  {"depthwise 3x3 s1", 2, 1, 24, 24, 24, {19, 21}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, "Clip"},
+  {"depthwise 3x3 s2", 2, 2, 16, 16, 16, {20, 20}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
+  {"depthwise 5x5 mult2", 2, 1, 8, 16, 8, {17, 12}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, true, "Relu"},
+  {"depthwise dilated", 2, 1, 8, 8, 8, {16, 16}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, false, NULL},
+  {"single input channel", 2, 1, 1, 20, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
+  {"conv1d", 1, 2, 12, 20, 1, {33}, {5}, {2}, {1}, {2}, {1}, true, "Relu"},
+  {"conv3d", 3, 1, 6, 10, 1, {5, 6, 7}, {3, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, {1, 0, 1}, true, NULL},
+  {"conv3d depthwise", 3, 1, 4, 4, 4, {4, 5, 6}, {2, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, true, NULL},
+  {"convtranspose", 2, 1, 8, 6, 1, {7, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, NULL, true, {1, 1}},
+  {"convtranspose grouped", 2, 2, 8, 12, 2, {6, 5}, {4, 3}, {2, 1}, {1, 2}, {1, 0}, {2, 1}, true, NULL, true, {0, 0}},
+  {"convtranspose 1d", 1, 1, 6, 5, 1, {11}, {4}, {3}, {1}, {0}, {0}, false, NULL, true, {2}},
+};
+
+/* ---- MatMul / Gemm -------------------------------------------------------------------- */
+typedef struct mm_case {
+  const char *name;
+  bool gemm;
+  int ra, rb;
+  int64_t ad[4], bd[4];
+  bool b_const;
+  /* Gemm */
+  int ta, tb;
+  float alpha, beta;
+  int rc;                        /* rank of C, -1 none */
+  int64_t cd[2];
+  const char *act;
+} mm_case;
+
+static double *mm_ref(const mm_case *t, const float *a, const float *b, const float *c,
+                      int64_t *yn) {
+  if (t->gemm) {
+    int64_t M = t->ta ? t->ad[1] : t->ad[0], K = t->ta ? t->ad[0] : t->ad[1];
+    int64_t N = t->tb ? t->bd[0] : t->bd[1];
+    double *y = calloc((size_t)(M * N), sizeof(double));
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) {
+        double s = 0;
+        for (int64_t k = 0; k < K; k++) {
+          double av = t->ta ? a[k * M + i] : a[i * K + k];
+          double bv = t->tb ? b[j * K + k] : b[k * N + j];
+          s += av * bv;
+        }
+        s *= t->alpha;
+        if (c) {
+          int64_t ci = 0;
+          if (t->rc == 1)
+            ci = t->cd[0] == 1 ? 0 : j;
+          else if (t->rc == 2)
+            ci = (t->cd[0] == 1 ? 0 : i) * t->cd[1] + (t->cd[1] == 1 ? 0 : j);
+          s += t->beta * c[ci];
+        }
+        y[i * N + j] = act_ref(t->act, s);
+      }
+    *yn = M * N;
+    return y;
+  }
+  /* MatMul: batch dims broadcast (ranks 2..4 here, both >= 2 or B 2-D) */
+  int64_t M = t->ad[t->ra - 2], K = t->ad[t->ra - 1], N = t->bd[t->rb - 1];
+  int br = (t->ra > t->rb ? t->ra : t->rb) - 2;
+  int64_t bdims[2] = {1, 1}, nb = 1;
+  for (int i = 0; i < br; i++) {
+    int ia = t->ra - 2 - br + i, ib = t->rb - 2 - br + i;
+    int64_t da = ia >= 0 ? t->ad[ia] : 1, db = ib >= 0 ? t->bd[ib] : 1;
+    bdims[i] = da > db ? da : db;
+    nb *= bdims[i];
+  }
+  double *y = calloc((size_t)(nb * M * N), sizeof(double));
+  for (int64_t bt = 0; bt < nb; bt++) {
+    int64_t oa = 0, ob = 0, sa = 1, sb = 1, rem = bt;
+    for (int i = br - 1; i >= 0; i--) {
+      int64_t q = rem % bdims[i];
+      rem /= bdims[i];
+      int ia = t->ra - 2 - br + i, ib = t->rb - 2 - br + i;
+      int64_t da = ia >= 0 ? t->ad[ia] : 1, db = ib >= 0 ? t->bd[ib] : 1;
+      oa += (da == 1 ? 0 : q) * sa;
+      ob += (db == 1 ? 0 : q) * sb;
+      sa *= da;
+      sb *= db;
+    }
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) {
+        double s = 0;
+        for (int64_t k = 0; k < K; k++)
+          s += (double)a[(oa * M + i) * K + k] * b[(ob * K + k) * N + j];
+        y[(bt * M + i) * N + j] = act_ref(t->act, s);
+      }
+  }
+  *yn = nb * M * N;
+  return y;
+}
+
+static bool run_mm_case(const mm_case *t) {
+  int64_t an = 1, bn = 1, cn = 1;
+  for (int i = 0; i < t->ra; i++)
+    an *= t->ad[i];
+  for (int i = 0; i < t->rb; i++)
+    bn *= t->bd[i];
+  for (int i = 0; i < t->rc; i++)
+    cn *= t->cd[i];
+  float *a = rnd_vec(an), *b = rnd_vec(bn), *c = t->rc >= 0 ? rnd_vec(cn) : NULL;
+  int64_t yn = 0;
+  double *want = mm_ref(t, a, b, c, &yn);
+  mb m;
+  mb_init(&m, 13);
+  mb_input(&m, "a", NN_DTYPE_FLOAT, t->ra, t->ad);
+  if (t->b_const)
+    mb_init_f32(&m, "b", t->rb, t->bd, b);
+  else
+    mb_input(&m, "b", NN_DTYPE_FLOAT, t->rb, t->bd);
+  if (c)
+    mb_init_f32(&m, "c", t->rc, t->cd, c);
+  if (t->act && strcmp(t->act, "Clip") == 0) {
+    mb_init_f32(&m, "lo", 0, NULL, (float[]){0.0f});
+    mb_init_f32(&m, "hi", 0, NULL, (float[]){6.0f});
+  }
+  const char *ins = t->gemm ? (c ? "a,b,c" : "a,b") : "a,b";
+  OnnxSubset__NodeProto *n = mb_node(&m, t->gemm ? "Gemm" : "MatMul", "mm", ins, t->act ? "h" : "y");
+  if (t->gemm) {
+    mb_attr_int(&m, n, "transA", t->ta);
+    mb_attr_int(&m, n, "transB", t->tb);
+    attr_float(&m, n, "alpha", t->alpha);
+    attr_float(&m, n, "beta", t->beta);
+  }
+  if (t->act)
+    mb_node(&m, t->act, "act", strcmp(t->act, "Clip") == 0 ? "h,lo,hi" : "h", "y");
+  mb_output(&m, "y");
+  bool ok = true;
+  int64_t K = t->gemm ? (t->ta ? t->ad[0] : t->ad[1]) : t->ad[t->ra - 1];
+  double tol = 2e-6 * sqrt((double)K) + 1e-6;
+  float *ins_v[2] = {a, b};
+  for (int threads = 1; threads <= 2; threads++) {
+    int64_t got_n = 0;
+    float *got = run_model(&m, threads, t->b_const ? 1 : 2, ins_v, &got_n);
+    char what[128];
+    snprintf(what, sizeof what, "%s threads=%d", t->name, threads);
+    if (!got || got_n != yn) {
+      fprintf(stderr, "  %s: no result or %lld elements, want %lld\n", what, (long long)got_n,
+              (long long)yn);
+      ok = false;
+    } else if (!compare(what, got, want, yn, tol)) {
+      ok = false;
+    }
+    free(got);
+  }
+  mb_free(&m);
+  free(a);
+  free(b);
+  free(c);
+  free(want);
+  return ok;
+}
+
+static const mm_case mm_cases[] = {
+  {"matmul const B folded rows", false, 3, 2, {2, 5, 64}, {64, 48}, true, 0, 0, 1, 0, -1, {0}, NULL},
+  {"matmul const B batched", false, 3, 3, {3, 4, 32}, {3, 32, 24}, true, 0, 0, 1, 0, -1, {0}, "Relu"},
+  {"matmul const B broadcast", false, 4, 3, {2, 3, 5, 16}, {3, 16, 9}, true, 0, 0, 1, 0, -1, {0}, NULL},
+  {"matmul one row const", false, 2, 2, {1, 70}, {70, 50}, true, 0, 0, 1, 0, -1, {0}, NULL},
+  {"matmul variable B", false, 3, 3, {4, 7, 20}, {1, 20, 33}, false, 0, 0, 1, 0, -1, {0}, NULL},
+  {"matmul many small", false, 3, 3, {16, 8, 8}, {16, 8, 8}, false, 0, 0, 1, 0, -1, {0}, NULL},
+  {"gemm fc one row", true, 2, 2, {1, 300}, {100, 300}, true, 0, 1, 1, 1, 1, {100}, "Relu"},
+  {"gemm fc rows", true, 2, 2, {6, 80}, {50, 80}, true, 0, 1, 1, 1, 1, {50}, NULL},
+  {"gemm transA alpha", true, 2, 2, {40, 7}, {40, 30}, true, 1, 0, 2.0f, 1, 2, {7, 1}, NULL},
+  {"gemm C full beta", true, 2, 2, {9, 20}, {20, 11}, false, 0, 0, 0.5f, 0.5f, 2, {9, 11}, "Clip"},
+  {"gemm C scalar", true, 2, 2, {1, 20}, {11, 20}, false, 0, 1, 1, 1, 0, {0}, NULL},
+  {"gemm no C one row", true, 2, 2, {1, 33}, {33, 17}, true, 0, 0, 1, 0, -1, {0}, NULL},
+  {"gemm transA C row one row", true, 2, 2, {33, 1}, {17, 33}, true, 1, 1, 1, 2.0f, 2, {1, 17}, NULL},
+  {"gemm C column", true, 2, 2, {5, 33}, {17, 33}, true, 0, 1, 1, 1, 2, {5, 1}, "Relu"},
+};
+
+int main(void) {
+  const char *isa = getenv("NN_CPU");
+  printf("NN_CPU=%s\n", isa ? isa : "(best)");
+  for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++) {
+    bool ok = run_conv_case(&conv_cases[i]);
+    printf("%s %s\n", ok ? "ok  " : "FAIL", conv_cases[i].name);
+    ok ? g_passed++ : g_failed++;
+  }
+  for (size_t i = 0; i < sizeof mm_cases / sizeof mm_cases[0]; i++) {
+    bool ok = run_mm_case(&mm_cases[i]);
+    printf("%s %s\n", ok ? "ok  " : "FAIL", mm_cases[i].name);
+    ok ? g_passed++ : g_failed++;
+  }
+  printf("%d passed, %d failed, 0 skipped\n", g_passed, g_failed);
+  return g_failed ? 1 : 0;
+}
