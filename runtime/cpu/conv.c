@@ -47,6 +47,7 @@
 #include "cpu/dwconv.h"
 #include "cpu/ops.h"
 #include "cpu/sgemm.h"
+#include "cpu/sgemm_simd.h"
 
 /* ---- fused activation ------------------------------------------------------ */
 
@@ -722,28 +723,6 @@ static void conv_pack_rows(void *user, int64_t k0, int64_t kc, int64_t j0, int64
   }
 }
 
-/* The fused activation of one value (the engine's epilogue, scalar). */
-static inline float conv_act1(const nn_sgemm_epi *e, float v) {
-  switch (e->act) {
-  case NN_SGEMM_ACT_RELU:
-    return v < 0.0f ? 0.0f : v;
-  case NN_SGEMM_ACT_CLIP:
-    v = v < e->lo ? e->lo : v;
-    return v > e->hi ? e->hi : v;
-  case NN_SGEMM_ACT_LEAKY:
-    return v < 0.0f ? v * e->alpha : v;
-  case NN_SGEMM_ACT_HSWISH: {
-    float t = v * (1.0f / 6.0f) + 0.5f;
-    t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
-    return v * t;
-  }
-  case NN_SGEMM_ACT_SIGMOID:
-    return 1.0f / (1.0f + expf(-v));
-  default:
-    return v;
-  }
-}
-
 typedef struct conv_wino_job {
   const conv_priv *p;
   const float *xg;        /* the group's input planes */
@@ -855,6 +834,7 @@ static inline __attribute__((always_inline)) void conv_wino_out_body(void *arg, 
   const conv_geom *g = &p->g;
   const int64_t OH = g->out[1], OW = g->out[2], TW = p->tw;
   const int64_t xs = p->Mg * j->nt;
+  const sg_act act = sg_act_from(&p->epi);
   float o[4][CONV_WINO_OUT_CHUNK];   /* outputs (0,0), (0,1), (1,0), (1,1) of each tile */
   for (int64_t m = m0; m < m1; m++) {
     float *ym = j->yg + m * g->out_sz;
@@ -901,13 +881,13 @@ static inline __attribute__((always_inline)) void conv_wino_out_body(void *arg, 
             break;
           default:
             for (int64_t q = 0; q < full; q++) {
-              yr[2 * q] = conv_act1(&p->epi, e[q]);
-              yr[2 * q + 1] = conv_act1(&p->epi, f[q]);
+              yr[2 * q] = sg_act1(&act, e[q]);
+              yr[2 * q + 1] = sg_act1(&act, f[q]);
             }
             break;
           }
           if (full < len)
-            yr[2 * full] = conv_act1(&p->epi, e[full]);
+            yr[2 * full] = sg_act1(&act, e[full]);
         }
         t += len;
       }

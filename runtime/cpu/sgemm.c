@@ -277,6 +277,20 @@ static SG_ALWAYS_INLINE SG256 void sg_tr8(__m256 r[8]) {
   r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
 }
 
+/* An 8 x 8 block, transposed: rows src + q * ld (8 floats each) become
+ * rows d + j * dstride. */
+static SG_ALWAYS_INLINE SG256 void sg_tr8_copy(const float *src, int64_t ld, float *d,
+                                               int64_t dstride) {
+  __m256 r[8];
+#pragma GCC unroll 8
+  for (int q = 0; q < 8; q++)
+    r[q] = _mm256_loadu_ps(src + q * ld);
+  sg_tr8(r);
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; j++)
+    _mm256_storeu_ps(d + j * dstride, r[j]);
+}
+
 /* One full panel of a row-major A (MR = 14 or 6, the AVX-512 and AVX2
  * kernels' heights; only called on those paths): 8 k at a time, the rows
  * are loaded as vectors and transposed in registers.  The scalar copy
@@ -302,16 +316,8 @@ static SG256 void sg_pack_a_panel_avx(const int MR, const float *A, int64_t lda,
 #pragma GCC unroll 14
         for (int q = 0; q < 14; q++)
           _mm_prefetch((const char *)(src + q * lda + 64), _MM_HINT_T0);
-      for (int h = 0; h < 2; h++) {
-        int r0 = h * 6;
-#pragma GCC unroll 8
-        for (int q = 0; q < 8; q++)
-          r[q] = _mm256_loadu_ps(src + (r0 + q) * lda);
-        sg_tr8(r);
-#pragma GCC unroll 8
-        for (int j = 0; j < 8; j++)
-          _mm256_storeu_ps(d + (k + j) * 14 + r0, r[j]);
-      }
+      sg_tr8_copy(src, lda, d + k * 14, 14);
+      sg_tr8_copy(src + 6 * lda, lda, d + k * 14 + 6, 14);
     } else {
       if ((k & 15) == 0)
 #pragma GCC unroll 6
@@ -371,16 +377,8 @@ static SG256 void sg_pack_bt_panel_avx(const int NR, const float *B, int64_t ldb
   int64_t k = 0;
   for (; k + 8 <= kc; k += 8) {
     const float *src = B + k0 + k;
-    for (int q0 = 0; q0 < NR; q0 += 8) {
-      __m256 r[8];
-#pragma GCC unroll 8
-      for (int q = 0; q < 8; q++)
-        r[q] = _mm256_loadu_ps(src + (q0 + q) * ldb);
-      sg_tr8(r);
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; j++)
-        _mm256_storeu_ps(d + (k + j) * NR + q0, r[j]);
-    }
+    for (int q0 = 0; q0 < NR; q0 += 8)
+      sg_tr8_copy(src + q0 * ldb, ldb, d + k * NR + q0, NR);
   }
   for (; k < kc; k++)
     for (int q = 0; q < NR; q++)

@@ -1,5 +1,6 @@
-/* sgemm_simd.h - private to sgemm.c and dwconv.c: the fused activations in
- * scalar, AVX2 and AVX-512 form, so both kernels' epilogues agree.
+/* sgemm_simd.h - private to the CPU kernels (sgemm.c, dwconv.c, conv.c's
+ * Winograd output): the fused activations in scalar, AVX2 and AVX-512 form,
+ * so every epilogue agrees.
  *
  * The vector helpers carry target attributes: they may only be inlined into
  * functions compiled for the same (or a wider) target, and must only run
