@@ -94,6 +94,13 @@ typedef struct nn_value {
   int64_t decl_dims[NN_MAX_RANK];   /* -1 = dynamic */
   /* constants: storage owned by the graph (nn_aligned_alloc) */
   void *const_data;
+  /* > 0: const_data holds this constant as the GEMM engine's packed A panels
+   * (cpu/sgemm.h), in that many groups of dims[0] / groups rows by
+   * numel / dims[0] columns, one block of nn_plan_packed_a_group_bytes()
+   * each: the layout its only consumer reads (op->const_a_groups), set by
+   * the planner of a CPU session and turned back into the ONNX layout
+   * before any re-plan.  0: the ONNX layout. */
+  int64_t packed_a_groups;
   /* inputs: the default (initializer) when has_default */
   bool has_default;
   bool is_graph_output;
@@ -180,6 +187,8 @@ typedef struct nn_ctx {
   const nn_limits *limits;
   nn_threadpool *pool;         /* NULL = run serially */
   int threads;
+  bool pack_consts;            /* the plan may re-lay out constants for the CPU
+                                  kernels (op->const_a_groups): a CPU session */
 } nn_ctx;
 
 nn_status nn_fail(nn_ctx *c, nn_status st, const char *fmt, ...)
@@ -235,7 +244,19 @@ typedef struct nn_op_def {
   nn_status (*prepare)(nn_ctx *c, nn_node *n);
   /* Compute.  Every input and output has data (possibly 0 bytes). */
   nn_status (*run)(nn_ctx *c, nn_node *n);
+  /* Optional (CPU).  Asked once planning is complete, for a step whose
+   * input 1 is a float32 constant that nothing else reads (no other node,
+   * graph output or backend): the number of groups in which run() reads it
+   * as packed GEMM A panels (nn_value.packed_a_groups), or 0 to keep it as
+   * it is.  The planner then re-lays it out in place of the original, so the
+   * weights are packed once and not twice in memory. */
+  int64_t (*const_a_groups)(const nn_node *n);
 } nn_op_def;
+
+/* Bytes of one group's block of a constant laid out as packed GEMM A
+ * panels (nn_value.packed_a_groups): rows x cols floats, a multiple of 64
+ * (plan.c). */
+size_t nn_plan_packed_a_group_bytes(int64_t rows, int64_t cols);
 
 /* Op lookup (cpu/registry.c).  NULL when unknown. */
 const nn_op_def *nn_op_find(const char *domain, const char *op_type);

@@ -422,6 +422,9 @@ static nn_status session_create(const void *data, size_t size, const char *base_
   }
 #endif
   s->backend = backend;
+  /* the CPU kernels may own their weights' layout; the Vulkan graph uploads
+   * and reads the model's own */
+  s->ctx.pack_consts = backend == NN_BACKEND_CPU;
   s->ctx.err = &s->err;
   s->ctx.limits = &s->opt.limits;
   s->ctx.threads = o.threads;

@@ -470,6 +470,85 @@ static const mm_case mm_cases[] = {
   {"gemm C column", true, 2, 2, {5, 33}, {17, 33}, true, 0, 1, 1, 1, 2, {5, 1}, "Relu"},
 };
 
+/* A Conv whose input size changes between runs, in one session: the
+ * planner hands the weights to the Conv as packed GEMM panels, restores the
+ * ONNX layout before the re-plan, and packs them again; every run must
+ * match the reference.  Grouped, with bias and a fused Relu, through the
+ * implicit-GEMM path (3x3 stride 2) and the 1x1 one. */
+static bool run_replan_case(const conv_case *base) {
+  conv_case t = *base;
+  const int64_t sizes[3][2] = {{9, 7}, {20, 17}, {9, 7}};
+  int64_t wd[4] = {t.m, t.c / t.group, t.k[0], t.k[1]};
+  int64_t wn = wd[0] * wd[1] * wd[2] * wd[3];
+  float *w = rnd_vec(wn), *b = rnd_vec(t.m);
+  mb m;
+  mb_init(&m, 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 4, (int64_t[]){1, t.c, -1, -1});
+  mb_init_f32(&m, "w", 4, wd, w);
+  mb_init_f32(&m, "b", 1, &t.m, b);
+  OnnxSubset__NodeProto *n = mb_node(&m, "Conv", "conv", "x,w,b", "h");
+  attr_ints(&m, n, "strides", 2, t.s);
+  attr_ints(&m, n, "dilations", 2, t.d);
+  attr_ints(&m, n, "pads", 4, (int64_t[]){t.pb[0], t.pb[1], t.pe[0], t.pe[1]});
+  mb_attr_int(&m, n, "group", t.group);
+  mb_node(&m, "Relu", "act", "h", "y");
+  mb_output(&m, "y");
+  size_t len;
+  uint8_t *buf = mb_pack(&m, &len);
+  nn_options o;
+  nn_options_init(&o);
+  o.threads = 2;
+  nn_session *s = NULL;
+  nn_error err;
+  bool ok = nn_session_create_from_memory(buf, len, &o, &s, &err) == NN_OK;
+  if (!ok)
+    fprintf(stderr, "  %s: create: %s\n", t.name, err.msg);
+  for (int r = 0; ok && r < 3; r++) {
+    t.in[0] = sizes[r][0];
+    t.in[1] = sizes[r][1];
+    int64_t out[2], xn = t.c * t.in[0] * t.in[1];
+    for (int i = 0; i < 2; i++)
+      out[i] = (t.in[i] + t.pb[i] + t.pe[i] - ((t.k[i] - 1) * t.d[i] + 1)) / t.s[i] + 1;
+    float *x = rnd_vec(xn);
+    double *want = conv_ref(&t, out, x, w, b);
+    nn_tensor *in;
+    const nn_tensor *y;
+    if (nn_session_set_input_shape(s, 0, 4, (int64_t[]){1, t.c, t.in[0], t.in[1]}) != NN_OK ||
+        nn_session_input_tensor(s, 0, &in) != NN_OK) {
+      fprintf(stderr, "  %s: input: %s\n", t.name, nn_session_last_error(s));
+      ok = false;
+    } else {
+      memcpy(in->data, x, in->nbytes);
+      if (nn_session_run(s) != NN_OK || nn_session_output_tensor(s, 0, &y) != NN_OK) {
+        fprintf(stderr, "  %s: run %d: %s\n", t.name, r, nn_session_last_error(s));
+        ok = false;
+      } else if ((int64_t)(y->nbytes / sizeof(float)) != t.m * out[0] * out[1]) {
+        fprintf(stderr, "  %s: run %d: %zu bytes out\n", t.name, r, y->nbytes);
+        ok = false;
+      } else {
+        char what[96];
+        snprintf(what, sizeof what, "%s run %d (%lldx%lld)", t.name, r, (long long)t.in[0],
+                 (long long)t.in[1]);
+        ok = compare(what, y->data, want, t.m * out[0] * out[1],
+                     2e-6 * sqrt((double)(wd[1] * wd[2] * wd[3])) + 1e-6);
+      }
+    }
+    free(x);
+    free(want);
+  }
+  nn_session_free(s);
+  free(buf);
+  mb_free(&m);
+  free(w);
+  free(b);
+  return ok;
+}
+
+static const conv_case replan_cases[] = {
+  {"re-plan implicit grouped", 2, 1, 8, 12, 2, {0}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 0}, true, "Relu", false, {0}},
+  {"re-plan 1x1 grouped", 2, 1, 8, 12, 2, {0}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, "Relu", false, {0}},
+};
+
 int main(void) {
   const char *isa = getenv("NN_CPU");
   printf("NN_CPU=%s\n", isa ? isa : "(best)");
@@ -481,6 +560,11 @@ int main(void) {
   for (size_t i = 0; i < sizeof mm_cases / sizeof mm_cases[0]; i++) {
     bool ok = run_mm_case(&mm_cases[i]);
     printf("%s %s\n", ok ? "ok  " : "FAIL", mm_cases[i].name);
+    ok ? g_passed++ : g_failed++;
+  }
+  for (size_t i = 0; i < sizeof replan_cases / sizeof replan_cases[0]; i++) {
+    bool ok = run_replan_case(&replan_cases[i]);
+    printf("%s %s\n", ok ? "ok  " : "FAIL", replan_cases[i].name);
     ok ? g_passed++ : g_failed++;
   }
   printf("%d passed, %d failed, 0 skipped\n", g_passed, g_failed);

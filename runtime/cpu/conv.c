@@ -17,9 +17,10 @@
  *             (nn_sgemm_pack_im2col), so no im2col matrix is stored;
  *   explicit  3-D: im2col of a column tile into the workspace (parallel over
  *             its rows), then an ordinary product.
- * Apart from Winograd's transformed copy, the weights are used raw (the
- * engine packs A per tile with a vector transpose): pre-packing all of them
- * measured 2-5% on the ResNet/Inception/DenseNet runs for twice the memory.
+ * In a CPU session the planner replaces a weight that one Conv alone reads
+ * by its packed GEMM A panels (conv_const_a_groups, plan.c): packed once
+ * and held once.  A weight that other nodes also read (or any weight on the
+ * Vulkan backend's CPU steps) is used raw: the engine packs A per tile.
  * Bias and the fused activation (the graph's "_fused_*" attributes) are
  * applied in the GEMM's store while the tile is in registers.
  * ConvTranspose is the adjoint: col = W_g^T * X_g (transposed A, no copy),
@@ -443,6 +444,8 @@ typedef struct conv_job {
   const conv_priv *p;
   const float *x, *w, *b;
   float *y;
+  size_t wpack;           /* > 0: w holds packed A panels, a block of this many
+                             bytes per group (nn_value.packed_a_groups) */
   const float *offset;    /* DeformConv: (N, og*k_sz*2, out) sampling offsets */
   const float *mask;      /* DeformConv: (N, og*k_sz, out) modulation, NULL = 1 */
   /* the tile being gathered / scattered */
@@ -985,13 +988,16 @@ static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void 
     for (int64_t gi = 0; gi < p->group; gi++) {
       const float *xg = jb->x + (bi * p->C + gi * p->Cg) * g->in_sz;
       const float *wg = jb->w + gi * p->Mg * p->K;
+      const void *pa = jb->wpack ? (const char *)jb->w + (size_t)gi * jb->wpack : NULL;
       float *yg = jb->y + (bi * p->M + gi * p->Mg) * N;
       nn_sgemm_epi e = conv_epi_with_bias(&p->epi, jb->b ? jb->b + gi * p->Mg : NULL);
       nn_status st = NN_OK;
       switch (p->path) {
       case CONV_PATH_1X1:
-        st = nn_sgemm_compute(c, 0, 0, p->Mg, N, p->K, 1.0f, wg, p->K, xg, g->in_sz, 0.0f, yg,
-                              N, &e, gws, p->gemm_ws);
+        st = pa ? nn_sgemm_compute_pa(c, 0, p->Mg, N, p->K, 1.0f, pa, xg, g->in_sz, 0.0f, yg, N,
+                                      &e, gws, p->gemm_ws)
+                : nn_sgemm_compute(c, 0, 0, p->Mg, N, p->K, 1.0f, wg, p->K, xg, g->in_sz, 0.0f,
+                                   yg, N, &e, gws, p->gemm_ws);
         break;
       case CONV_PATH_PACKED:
       case CONV_PATH_IMPLICIT: {
@@ -1007,11 +1013,15 @@ static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void 
                       g->pb[1] == 0 && g->pb[2] == 0 && g->pe[1] == 0 && g->pe[2] == 0;
           nn_sgemm_pack_b_fn(c, p->K, N, unit ? conv_pack_rows : nn_sgemm_pack_im2col,
                              unit ? (void *)&rows : (void *)&im, jb->col);
-          st = nn_sgemm_compute_pb(c, 0, p->Mg, N, p->K, 1.0f, wg, p->K, jb->col, 0.0f, yg, N, &e,
-                                   gws, p->gemm_ws);
+          st = pa ? nn_sgemm_compute_papb(c, p->Mg, N, p->K, 1.0f, pa, jb->col, 0.0f, yg, N, &e,
+                                          gws, p->gemm_ws)
+                  : nn_sgemm_compute_pb(c, 0, p->Mg, N, p->K, 1.0f, wg, p->K, jb->col, 0.0f, yg,
+                                        N, &e, gws, p->gemm_ws);
         } else {
-          st = nn_sgemm_compute_fn(c, 0, p->Mg, N, p->K, 1.0f, wg, p->K, nn_sgemm_pack_im2col, &im,
-                                   0.0f, yg, N, &e, gws, p->gemm_ws);
+          st = pa ? nn_sgemm_compute_pa_fn(c, p->Mg, N, p->K, 1.0f, pa, nn_sgemm_pack_im2col, &im,
+                                           0.0f, yg, N, &e, gws, p->gemm_ws)
+                  : nn_sgemm_compute_fn(c, 0, p->Mg, N, p->K, 1.0f, wg, p->K, nn_sgemm_pack_im2col,
+                                        &im, 0.0f, yg, N, &e, gws, p->gemm_ws);
         }
         break;
       }
@@ -1025,8 +1035,10 @@ static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void 
           jb->nn = nn;
           int64_t cost = p->path == CONV_PATH_DEFORM ? 16 * nn : nn;
           nn_parallel_for(c, p->K, conv_grain(cost, 1 << 14), conv_im2col_range, jb);
-          st = nn_sgemm_compute(c, 0, 0, p->Mg, nn, p->K, 1.0f, wg, p->K, jb->col, nn, 0.0f,
-                                yg + j0, N, &e, gws, p->gemm_ws);
+          st = pa ? nn_sgemm_compute_pa(c, 0, p->Mg, nn, p->K, 1.0f, pa, jb->col, nn, 0.0f,
+                                        yg + j0, N, &e, gws, p->gemm_ws)
+                  : nn_sgemm_compute(c, 0, 0, p->Mg, nn, p->K, 1.0f, wg, p->K, jb->col, nn, 0.0f,
+                                     yg + j0, N, &e, gws, p->gemm_ws);
         }
         break;
       }
@@ -1071,6 +1083,8 @@ static nn_status conv_run(nn_ctx *c, nn_node *n) {
     jb.w = n->x[1]->data;
     jb.b = bv ? bv->data : NULL;
     jb.y = n->y[0]->data;
+    if (n->x[1]->packed_a_groups > 0)
+      jb.wpack = nn_plan_packed_a_group_bytes(p->Mg, p->K);
   }
   if (p->path == CONV_PATH_DEFORM) {
     jb.offset = n->x[2]->data;
@@ -1419,8 +1433,28 @@ static nn_status qconv_run_with(nn_ctx *c, nn_node *n, const conv_qin *q) {
 static nn_status convint_run(nn_ctx *c, nn_node *n) { return qconv_run_with(c, n, &conv_qin_integer); }
 static nn_status qlinearconv_run(nn_ctx *c, nn_node *n) { return qconv_run_with(c, n, &conv_qin_linear); }
 
+/* The planner may hand a Conv its weights as packed GEMM A panels, one
+ * block per group (nn_value.packed_a_groups), on the float32 paths whose
+ * products read them as they are; Winograd keeps its transformed copy and
+ * depthwise its own kernel. */
+static int64_t conv_const_a_groups(const nn_node *n) {
+  const conv_priv *p = n->priv;
+  if (!p || p->dt != NN_DTYPE_FLOAT)
+    return 0;
+  switch (p->path) {
+  case CONV_PATH_1X1:
+  case CONV_PATH_IMPLICIT:
+  case CONV_PATH_PACKED:
+  case CONV_PATH_EXPLICIT:
+    return p->group;
+  default:
+    return 0;
+  }
+}
+
 const nn_op_def nn_ops_conv[] = {
-  {.name = "Conv", .versions = {1, 11}, .prepare = conv_prepare, .run = conv_run},
+  {.name = "Conv", .versions = {1, 11}, .prepare = conv_prepare, .run = conv_run,
+   .const_a_groups = conv_const_a_groups},
   {.name = "ConvTranspose", .versions = {1, 11}, .prepare = convt_prepare, .run = conv_run},
   {.name = "DeformConv", .versions = {19}, .prepare = deform_prepare, .run = conv_run},
   {.name = "ConvInteger", .versions = {10}, .prepare = convint_prepare, .run = convint_run},

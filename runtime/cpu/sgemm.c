@@ -1113,6 +1113,21 @@ static const float *sg_pack_open(const void *src, uint32_t magic, int64_t rows, 
   return (const float *)((const char *)src + h.data_off);
 }
 
+nn_status nn_sgemm_unpack_a(const void *src, int64_t M, int64_t K, float *A) {
+  nn_cpu_isa isa;
+  const float *d = sg_pack_open(src, SG_MAGIC_A, M, K, &isa);
+  if (!d)
+    return NN_ERR_INVALID_ARG;
+  const int64_t MR = sg_kern_for(isa)->mr;
+  /* panel ip holds rows ip * MR + q at d[ip * MR * K + k * MR + q] */
+  for (int64_t i = 0; i < M; i++) {
+    const float *panel = d + (i / MR) * MR * K + i % MR;
+    for (int64_t k = 0; k < K; k++)
+      A[i * K + k] = panel[k * MR];
+  }
+  return NN_OK;
+}
+
 /* ---- driver ------------------------------------------------------------------------ */
 
 typedef struct sg_job {
@@ -1369,6 +1384,26 @@ nn_status nn_sgemm_compute_pb(nn_ctx *c, int transa, int64_t M, int64_t N, int64
   sg_rt_init(&j.rt, alpha, beta, epi);
   j.M = M, j.N = N, j.K = K;
   j.A = A, j.lda = lda, j.transa = transa;
+  j.pb = pb;
+  j.C = C, j.ldc = ldc;
+  return sg_run(c, &j, isa, ws, ws_bytes);
+}
+
+nn_status nn_sgemm_compute_papb(nn_ctx *c, int64_t M, int64_t N, int64_t K, float alpha,
+                                const void *packed_a, const void *packed_b, float beta, float *C,
+                                int64_t ldc, const nn_sgemm_epi *epi, void *ws, size_t ws_bytes) {
+  if (!sg_dims_ok(M, N, K, C, ldc))
+    return NN_ERR_INVALID_ARG;
+  nn_cpu_isa isa, isb;
+  const float *pa = sg_pack_open(packed_a, SG_MAGIC_A, M, K, &isa);
+  const float *pb = sg_pack_open(packed_b, SG_MAGIC_B, N, K, &isb);
+  if (!pa || !pb || isa != isb)
+    return NN_ERR_INVALID_ARG;
+  sg_job j;
+  memset(&j, 0, sizeof j);
+  sg_rt_init(&j.rt, alpha, beta, epi);
+  j.M = M, j.N = N, j.K = K;
+  j.pa = pa;
   j.pb = pb;
   j.C = C, j.ldc = ldc;
   return sg_run(c, &j, isa, ws, ws_bytes);

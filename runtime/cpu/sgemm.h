@@ -121,6 +121,10 @@ size_t nn_sgemm_workspace(int64_t M, int64_t N, int64_t K, int threads);
 size_t nn_sgemm_pack_a_size(int64_t M, int64_t K);
 /* Pack op(A) (M x K) for nn_sgemm_compute_pa. */
 void nn_sgemm_pack_a(int transa, int64_t M, int64_t K, const float *A, int64_t lda, void *dst);
+/* Undo nn_sgemm_pack_a(0, M, K, ...): write the M x K row-major A (lda K)
+ * back from its panels.  NN_ERR_INVALID_ARG when src is not a packed A of
+ * that shape (and nothing is written). */
+nn_status nn_sgemm_unpack_a(const void *src, int64_t M, int64_t K, float *A);
 size_t nn_sgemm_pack_b_size(int64_t K, int64_t N);
 /* Pack op(B) (K x N) for nn_sgemm_compute_pb. */
 void nn_sgemm_pack_b(int transb, int64_t K, int64_t N, const float *B, int64_t ldb, void *dst);
@@ -146,6 +150,12 @@ nn_status nn_sgemm_compute_pb(nn_ctx *c, int transa, int64_t M, int64_t N, int64
                               float alpha, const float *A, int64_t lda, const void *packed_b,
                               float beta, float *C, int64_t ldc, const nn_sgemm_epi *epi,
                               void *ws, size_t ws_bytes);
+
+/* Both pre-packed (nn_sgemm_pack_a with M, K; nn_sgemm_pack_b or
+ * nn_sgemm_pack_b_fn with K, N), on the same path. */
+nn_status nn_sgemm_compute_papb(nn_ctx *c, int64_t M, int64_t N, int64_t K, float alpha,
+                                const void *packed_a, const void *packed_b, float beta, float *C,
+                                int64_t ldc, const nn_sgemm_epi *epi, void *ws, size_t ws_bytes);
 
 /* ---- B packed by the caller: implicit GEMM ------------------------------------------
  * For operands that exist only implicitly (Conv's im2col matrix), the
