@@ -5,7 +5,10 @@
 # valgrind run per case:
 #
 #   cpu     100 frames through two onnxinfer in a cascade (the second with
-#           inference-interval=3), backend=cpu
+#           inference-interval=3), backend=cpu, on the portable C kernels
+#           (NN_CPU=portable: valgrind runs AVX2/FMA code 4x slower)
+#   simd    the same cascade on the best SIMD path valgrind offers (AVX2:
+#           it has no AVX-512), fewer frames
 #   decode  the astronaut image (or videotestsrc) through onnxinfer !
 #           tensordecoder scheme=blazeface ! roioverlay (boxes, keypoints and
 #           labels drawn with cairo/pango), backend=cpu
@@ -17,8 +20,9 @@
 # Mesa allocations only).
 #
 # Environment:
-#   ONNXINFER_VALGRIND_CASES          cases to run (default "cpu decode vulkan")
+#   ONNXINFER_VALGRIND_CASES          cases to run (default "cpu simd decode vulkan")
 #   ONNXINFER_VALGRIND_FRAMES         frames of the cpu case (default 100)
+#   ONNXINFER_VALGRIND_SIMD_FRAMES    frames of the simd case (default 10)
 #   ONNXINFER_VALGRIND_DECODE_FRAMES  frames of the decode case (default 20)
 #   ONNXINFER_VALGRIND_VULKAN_FRAMES  frames of the vulkan case (default 5)
 #   ONNXINFER_VALGRIND_VULKAN_MODEL   real (BlazeFace, default) or synthetic
@@ -31,8 +35,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 plugin_dir=${1:-$root/build-gst/elements}
 models_dir=${2:-$root/build-gst/tests/gst}
-cases=${ONNXINFER_VALGRIND_CASES:-cpu decode vulkan}
+cases=${ONNXINFER_VALGRIND_CASES:-cpu simd decode vulkan}
 frames=${ONNXINFER_VALGRIND_FRAMES:-100}
+simd_frames=${ONNXINFER_VALGRIND_SIMD_FRAMES:-10}
 decode_frames=${ONNXINFER_VALGRIND_DECODE_FRAMES:-20}
 vulkan_frames=${ONNXINFER_VALGRIND_VULKAN_FRAMES:-5}
 vulkan_model=${ONNXINFER_VALGRIND_VULKAN_MODEL:-real}
@@ -86,12 +91,18 @@ run_case() {
 
 for c in $cases; do
   case $c in
-    cpu)
-      run_case cpu videotestsrc num-buffers="$frames" ! "$caps" ! \
+    cpu|simd)
+      n=$frames
+      [ "$c" = simd ] && n=$simd_frames
+      isa=portable
+      [ "$c" = simd ] && isa=avx512   # the best the CPU (valgrind's) has
+      export NN_CPU=$isa
+      run_case "$c" videotestsrc num-buffers="$n" ! "$caps" ! \
         onnxinfer name=first backend=cpu threads=1 \
           input-mean="<127.5>" input-std="<127.5>" model-location="$model" ! \
         onnxinfer name=second backend=cpu threads=1 inference-interval=3 \
           model-location="$model" ! fakesink
+      unset NN_CPU
       ;;
     decode)
       if [ "$have_blazeface" -ne 1 ]; then

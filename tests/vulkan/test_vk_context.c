@@ -7,7 +7,8 @@
 
 #include "vk_test_util.h"
 
-#define CYCLES 1000
+/* create/destroy cycles (VT_CYCLES overrides; at least 100) */
+#define CYCLES_DEFAULT 1000
 #define THREADS 4
 #define THREAD_ITERS 50
 
@@ -95,6 +96,8 @@ int main(void) {
   /* 1000 create/destroy cycles: every cycle really re-creates (generation),
    * and neither the runtime heap nor RSS grows after a warm-up */
   long rss_warm = 0;
+  const char *cyc_env = getenv("VT_CYCLES");
+  const int CYCLES = cyc_env && atoi(cyc_env) >= 100 ? atoi(cyc_env) : CYCLES_DEFAULT;
   double t0 = now_s();
   uint64_t gen0 = nn_vk_ctx_generation();
   for (int i = 0; i < CYCLES; i++) {
