@@ -1293,7 +1293,9 @@ static nn_status sg_run(nn_ctx *c, sg_job *j, nn_cpu_isa isa, void *ws, size_t w
   sg_plan_make(j->kn, M, N, K, threads, j->pa != NULL,
                j->pb ? SG_B_PACKED : j->pack_b ? SG_B_FN : SG_B_RAW, &j->pl);
   j->ntiles = j->pl.ntm * j->pl.ntn;
-  int64_t slots = 1;
+  /* no scratch needed (both operands pre-packed, or read in place): one
+   * slot per thread costs nothing */
+  int64_t slots = j->pl.threads;
   if (j->pl.slot_bytes > 0) {
     uintptr_t base = ((uintptr_t)ws + SG_LINE - 1) & ~(uintptr_t)(SG_LINE - 1);
     size_t lost = (size_t)(base - (uintptr_t)ws);
