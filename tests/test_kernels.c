@@ -295,6 +295,10 @@ static const conv_case conv_cases[] = {
   {"winograd valid odd", 2, 1, 16, 20, 1, {9, 12}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, NULL},
   {"winograd asym pads grouped", 2, 2, 32, 32, 2, {11, 10}, {3, 3}, {1, 1}, {1, 1}, {0, 1}, {2, 1}, true, "Relu"},
   {"winograd blocks", 2, 1, 64, 64, 1, {50, 46}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, "Clip"},
+  /* maps so small that every tile of a row reaches into the padding */
+  {"winograd 3x3 map padded", 2, 1, 16, 16, 1, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
+  {"winograd 2x2 map padded", 2, 2, 16, 24, 1, {2, 2}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, "Relu"},
+  {"winograd wide left pads", 2, 1, 16, 16, 1, {5, 6}, {3, 3}, {1, 1}, {1, 1}, {2, 3}, {0, 1}, false, NULL},
   {"conv1x1 stride2", 2, 1, 32, 36, 1, {10, 9}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, false, "Relu"},
   /* many output channels, small map: the right operand packed once */
   {"conv1x1 packed once", 2, 2, 64, 130, 1, {9, 11}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, "Relu"},
