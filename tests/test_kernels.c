@@ -122,6 +122,28 @@ static bool compare(const char *what, const float *got, const double *want, int6
   return true;
 }
 
+/* Run the model at 1 and 2 threads; each result must have yn elements and
+ * match want within tol. */
+static bool run_threads(mb *m, const char *name, int n_in, float *const *inputs,
+                        const double *want, int64_t yn, double tol) {
+  bool ok = true;
+  for (int threads = 1; threads <= 2; threads++) {
+    int64_t got_n = 0;
+    float *got = run_model(m, threads, n_in, inputs, &got_n);
+    char what[128];
+    snprintf(what, sizeof what, "%s threads=%d", name, threads);
+    if (!got || got_n != yn) {
+      fprintf(stderr, "  %s: no result or %lld elements, want %lld\n", what, (long long)got_n,
+              (long long)yn);
+      ok = false;
+    } else if (!compare(what, got, want, yn, tol)) {
+      ok = false;
+    }
+    free(got);
+  }
+  return ok;
+}
+
 /* ---- Conv ---------------------------------------------------------------------------- */
 typedef struct conv_case {
   const char *name;
@@ -257,22 +279,8 @@ static bool run_conv_case(const conv_case *t) {
   if (t->act)
     mb_node(&m, t->act, "act", strcmp(t->act, "Clip") == 0 ? "h,lo,hi" : "h", "y");
   mb_output(&m, "y");
-  bool ok = true;
   double tol = 2e-6 * sqrt((double)(t->c / t->group * prod3(t->k, t->nsp))) + 1e-6;
-  for (int threads = 1; threads <= 2; threads++) {
-    int64_t got_n = 0;
-    float *got = run_model(&m, threads, 1, &x, &got_n);
-    char what[128];
-    snprintf(what, sizeof what, "%s threads=%d", t->name, threads);
-    if (!got || got_n != yn) {
-      fprintf(stderr, "  %s: no result or %lld elements, want %lld\n", what, (long long)got_n,
-              (long long)yn);
-      ok = false;
-    } else if (!compare(what, got, want, yn, tol)) {
-      ok = false;
-    }
-    free(got);
-  }
+  bool ok = run_threads(&m, t->name, 1, &x, want, yn, tol);
   (void)yd;
   mb_free(&m);
   free(x);
@@ -431,24 +439,10 @@ static bool run_mm_case(const mm_case *t) {
   if (t->act)
     mb_node(&m, t->act, "act", strcmp(t->act, "Clip") == 0 ? "h,lo,hi" : "h", "y");
   mb_output(&m, "y");
-  bool ok = true;
   int64_t K = t->gemm ? (t->ta ? t->ad[0] : t->ad[1]) : t->ad[t->ra - 1];
   double tol = 2e-6 * sqrt((double)K) + 1e-6;
   float *ins_v[2] = {a, b};
-  for (int threads = 1; threads <= 2; threads++) {
-    int64_t got_n = 0;
-    float *got = run_model(&m, threads, t->b_const ? 1 : 2, ins_v, &got_n);
-    char what[128];
-    snprintf(what, sizeof what, "%s threads=%d", t->name, threads);
-    if (!got || got_n != yn) {
-      fprintf(stderr, "  %s: no result or %lld elements, want %lld\n", what, (long long)got_n,
-              (long long)yn);
-      ok = false;
-    } else if (!compare(what, got, want, yn, tol)) {
-      ok = false;
-    }
-    free(got);
-  }
+  bool ok = run_threads(&m, t->name, t->b_const ? 1 : 2, ins_v, want, yn, tol);
   mb_free(&m);
   free(a);
   free(b);

@@ -1328,6 +1328,15 @@ static bool sg_dims_ok(int64_t M, int64_t N, int64_t K, const float *C, int64_t 
   return M >= 0 && N >= 0 && K >= 0 && (M == 0 || N == 0 || (C && ldc >= N));
 }
 
+/* What every compute entry sets alike: sizes, scaling, epilogue, C. */
+static void sg_job_init(sg_job *j, int64_t M, int64_t N, int64_t K, float alpha, float beta,
+                        const nn_sgemm_epi *epi, float *C, int64_t ldc) {
+  memset(j, 0, sizeof *j);
+  sg_rt_init(&j->rt, alpha, beta, epi);
+  j->M = M, j->N = N, j->K = K;
+  j->C = C, j->ldc = ldc;
+}
+
 nn_status nn_sgemm_compute(nn_ctx *c, int transa, int transb, int64_t M, int64_t N,
                            int64_t K, float alpha, const float *A, int64_t lda,
                            const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
@@ -1338,12 +1347,9 @@ nn_status nn_sgemm_compute(nn_ctx *c, int transa, int transb, int64_t M, int64_t
       (!A || !B || lda < (transa ? M : K) || ldb < (transb ? K : N)))
     return NN_ERR_INVALID_ARG;
   sg_job j;
-  memset(&j, 0, sizeof j);
-  sg_rt_init(&j.rt, alpha, beta, epi);
-  j.M = M, j.N = N, j.K = K;
+  sg_job_init(&j, M, N, K, alpha, beta, epi, C, ldc);
   j.A = A, j.lda = lda, j.transa = transa;
   j.B = B, j.ldb = ldb, j.transb = transb;
-  j.C = C, j.ldc = ldc;
   return sg_run(c, &j, nn_cpu_isa_get(), ws, ws_bytes);
 }
 
@@ -1360,12 +1366,9 @@ nn_status nn_sgemm_compute_pa(nn_ctx *c, int transb, int64_t M, int64_t N, int64
   if (M > 0 && N > 0 && K > 0 && (!B || ldb < (transb ? K : N)))
     return NN_ERR_INVALID_ARG;
   sg_job j;
-  memset(&j, 0, sizeof j);
-  sg_rt_init(&j.rt, alpha, beta, epi);
-  j.M = M, j.N = N, j.K = K;
+  sg_job_init(&j, M, N, K, alpha, beta, epi, C, ldc);
   j.pa = pa;
   j.B = B, j.ldb = ldb, j.transb = transb;
-  j.C = C, j.ldc = ldc;
   return sg_run(c, &j, isa, ws, ws_bytes);
 }
 
@@ -1382,12 +1385,9 @@ nn_status nn_sgemm_compute_pb(nn_ctx *c, int transa, int64_t M, int64_t N, int64
   if (M > 0 && N > 0 && K > 0 && (!A || lda < (transa ? M : K)))
     return NN_ERR_INVALID_ARG;
   sg_job j;
-  memset(&j, 0, sizeof j);
-  sg_rt_init(&j.rt, alpha, beta, epi);
-  j.M = M, j.N = N, j.K = K;
+  sg_job_init(&j, M, N, K, alpha, beta, epi, C, ldc);
   j.A = A, j.lda = lda, j.transa = transa;
   j.pb = pb;
-  j.C = C, j.ldc = ldc;
   return sg_run(c, &j, isa, ws, ws_bytes);
 }
 
@@ -1402,12 +1402,9 @@ nn_status nn_sgemm_compute_papb(nn_ctx *c, int64_t M, int64_t N, int64_t K, floa
   if (!pa || !pb || isa != isb)
     return NN_ERR_INVALID_ARG;
   sg_job j;
-  memset(&j, 0, sizeof j);
-  sg_rt_init(&j.rt, alpha, beta, epi);
-  j.M = M, j.N = N, j.K = K;
+  sg_job_init(&j, M, N, K, alpha, beta, epi, C, ldc);
   j.pa = pa;
   j.pb = pb;
-  j.C = C, j.ldc = ldc;
   return sg_run(c, &j, isa, ws, ws_bytes);
 }
 
@@ -1422,13 +1419,10 @@ nn_status nn_sgemm_compute_pa_fn(nn_ctx *c, int64_t M, int64_t N, int64_t K, flo
   if (!pa)
     return NN_ERR_INVALID_ARG;
   sg_job j;
-  memset(&j, 0, sizeof j);
-  sg_rt_init(&j.rt, alpha, beta, epi);
-  j.M = M, j.N = N, j.K = K;
+  sg_job_init(&j, M, N, K, alpha, beta, epi, C, ldc);
   j.pa = pa;
   j.pack_b = pack_b;
   j.pack_user = user;
-  j.C = C, j.ldc = ldc;
   return sg_run(c, &j, isa, ws, ws_bytes);
 }
 
@@ -1441,13 +1435,10 @@ nn_status nn_sgemm_compute_fn(nn_ctx *c, int transa, int64_t M, int64_t N, int64
   if (M > 0 && N > 0 && K > 0 && (!A || lda < (transa ? M : K)))
     return NN_ERR_INVALID_ARG;
   sg_job j;
-  memset(&j, 0, sizeof j);
-  sg_rt_init(&j.rt, alpha, beta, epi);
-  j.M = M, j.N = N, j.K = K;
+  sg_job_init(&j, M, N, K, alpha, beta, epi, C, ldc);
   j.A = A, j.lda = lda, j.transa = transa;
   j.pack_b = pack_b;
   j.pack_user = user;
-  j.C = C, j.ldc = ldc;
   return sg_run(c, &j, nn_cpu_isa_get(), ws, ws_bytes);
 }
 

@@ -461,6 +461,28 @@ static nn_status track(nn_vk_exec *e, int n, const span *s, const bool *write, n
 
 static nn_status submit_wait(nn_vk_exec *e, VkCommandBuffer cb, nn_error *err);
 
+/* End the one-shot command buffer with its writes (src_stage / src_access)
+ * ordered before any later shader, transfer or host access, submit it and
+ * wait. */
+static nn_status oneshot_finish(nn_vk_exec *e, VkPipelineStageFlags src_stage,
+                                VkAccessFlags src_access, nn_error *err) {
+  VkMemoryBarrier mb = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask = src_access,
+      .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+                       VK_ACCESS_HOST_READ_BIT,
+  };
+  vkCmdPipelineBarrier(e->oneshot, src_stage,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
+                           VK_PIPELINE_STAGE_HOST_BIT,
+                       0, 1, &mb, 0, NULL, 0, NULL);
+  VkResult r = vkEndCommandBuffer(e->oneshot);
+  if (r != VK_SUCCESS)
+    return nn_vk_fail(err, r, "vkEndCommandBuffer");
+  return submit_wait(e, e->oneshot, err);
+}
+
 /* Run a new pipeline once, with all-zero push constants: every kernel then
  * loops over nothing and writes nothing.  Only for CPU implementations
  * (ctx->warm_pipelines): lavapipe (Mesa 22.3) leaks about half a megabyte
@@ -482,21 +504,7 @@ static nn_status warm_pipeline(nn_vk_exec *e, VkPipeline pl, VkPipelineLayout la
   vkCmdPushConstants(e->oneshot, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof zeros, zeros);
   vkCmdDispatch(e->oneshot, 1, 1, 1);
   /* the bound ranges count as accessed: order them before later work */
-  VkMemoryBarrier mb = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-      .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
-      .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
-                       VK_ACCESS_HOST_READ_BIT,
-  };
-  vkCmdPipelineBarrier(e->oneshot, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
-                           VK_PIPELINE_STAGE_HOST_BIT,
-                       0, 1, &mb, 0, NULL, 0, NULL);
-  r = vkEndCommandBuffer(e->oneshot);
-  if (r != VK_SUCCESS)
-    return nn_vk_fail(err, r, "vkEndCommandBuffer");
-  return submit_wait(e, e->oneshot, err);
+  return oneshot_finish(e, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, err);
 }
 
 nn_status nn_vk_exec_dispatch(nn_vk_exec *e, const nn_vk_dispatch *d, nn_error *err) {
@@ -720,21 +728,7 @@ static nn_status oneshot_copy(nn_vk_exec *e, VkBuffer src, VkDeviceSize src_off,
                        VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0, NULL);
   VkBufferCopy region = {src_off, dst_off, size};
   vkCmdCopyBuffer(e->oneshot, src, dst, 1, &region);
-  VkMemoryBarrier after = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-      .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-      .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
-                       VK_ACCESS_HOST_READ_BIT,
-  };
-  vkCmdPipelineBarrier(e->oneshot, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
-                           VK_PIPELINE_STAGE_HOST_BIT,
-                       0, 1, &after, 0, NULL, 0, NULL);
-  r = vkEndCommandBuffer(e->oneshot);
-  if (r != VK_SUCCESS)
-    return nn_vk_fail(err, r, "vkEndCommandBuffer");
-  return submit_wait(e, e->oneshot, err);
+  return oneshot_finish(e, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, err);
 }
 
 nn_status nn_vk_exec_upload(nn_vk_exec *e, nn_vk_mem *m, const nn_vk_buf *dst,
