@@ -15,26 +15,41 @@
  *
  * The element holds one inference session from NULL->READY (the model is
  * read and planned there) to READY->NULL (everything the session allocated
- * is released).  The sink caps derive from the model's image input: width
- * and height are those of the model (free when the model's dimensions are
- * dynamic) and the formats are the packed RGB/BGR formats (and GRAY8), so put
- * `videoconvert ! videoscale` in front of it.  Each frame is converted once,
- * straight into the session's pre-allocated input tensor (layout NCHW or NHWC,
- * float32 or uint8 as the model wants, per-channel `(x - mean) / std`), or
- * read in place when the frame already has the model's exact layout.  Output
- * tensors go into buffers from a bounded pool that travel with the frame.
+ * is released).  It takes frames of any size in the raw formats decoders and
+ * cameras produce (the RGB family, GRAY8, NV12, NV21, I420, YV12, YUY2,
+ * UYVY); the video passes through untouched, at its own size and format.
+ * Per frame, one pass (the runtime's nn_image.h, on the session's worker
+ * threads) maps the frame straight into the session's pre-allocated input
+ * tensor: source rectangle, resize to the model's input size
+ * (#GstOnnxInfer:scale-mode; bilinear when enlarging, an area filter when
+ * shrinking so 1080p into 128x128 does not alias), YUV->RGB with the frame's
+ * colorimetry, channel order, `(x - mean) / std`, NCHW or NHWC, float32 or
+ * uint8.  A frame that already has the tensor's exact bytes is read in place.
+ * How the input was cut from the frame is recorded in the tensor meta's
+ * geometry, so `tensordecoder` maps boxes back to the frame by itself.
+ *
+ * With #GstOnnxInfer:inference-region=roi-list the model runs on each region
+ * of interest of the frame instead (the second stage of a cascade: faces
+ * found by a detector, then a model on every face), and each region's
+ * outputs are attached as their own #GstOnnxTensorMeta whose `roi_id` is the
+ * region's id.  Output tensors go into buffers from a bounded pool that
+ * travel with the frame.
  *
  * ## Example launch lines
  * |[
- * gst-launch-1.0 filesrc location=astronaut.png ! pngdec ! videoconvert ! \
- *   videoscale ! onnxinfer model-location=face_detection_front_128x128.onnx \
- *   input-mean="<127.5>" input-std="<127.5>" ! fakesink
- * ]| Runs BlazeFace on one image.
+ * gst-launch-1.0 filesrc location=video.mp4 ! decodebin ! \
+ *   onnxinfer model-location=face_detection_front_128x128.onnx \
+ *     input-mean="<127.5>" input-std="<127.5>" scale-mode=letterbox ! \
+ *   tensordecoder scheme=blazeface ! roioverlay ! videoconvert ! autovideosink
+ * ]| Faces on a decoded video, boxes drawn on the original frames.
  * |[
- * gst-launch-1.0 v4l2src ! videoconvert ! videoscale ! \
- *   onnxinfer model-location=model.onnx inference-interval=3 ! \
+ * gst-launch-1.0 v4l2src ! onnxinfer model-location=detector.onnx ! \
+ *   tensordecoder scheme=yolov8 ! \
+ *   onnxinfer name=cls model-location=classifier.onnx \
+ *     inference-region=roi-list object-class=person ! \
+ *   tensordecoder model-id=cls scheme=classify ! roioverlay ! \
  *   videoconvert ! autovideosink
- * ]| Infers one frame in three; the other two carry the last result.
+ * ]| A cascade: a classifier on every person the detector found.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -47,6 +62,7 @@
 #include "gstonnxinfer.h"
 #include "gstonnxtensormeta.h"
 #include "nn.h"
+#include "nn_image.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_onnx_infer_debug);
 #define GST_CAT_DEFAULT gst_onnx_infer_debug
@@ -63,6 +79,21 @@ GST_DEBUG_CATEGORY_STATIC (gst_onnx_infer_debug);
 #define MIN_OUTPUT_POOL_SIZE 2
 #define MAX_OUTPUT_POOL_SIZE 1024
 #define DEFAULT_POST_MESSAGES FALSE
+#define DEFAULT_SCALE_MODE GST_ONNX_INFER_SCALE_MODE_STRETCH
+#define DEFAULT_PAD_VALUE 0.0f
+#define DEFAULT_INPUT_SIZE 0
+#define MAX_INPUT_SIZE 16384
+#define DEFAULT_MAX_INPUT_SIZE 960
+#define INPUT_SIZE_MULTIPLE 32
+#define DEFAULT_REGION GST_ONNX_INFER_REGION_FULL_FRAME
+#define DEFAULT_OBJECT_CLASS NULL
+#define DEFAULT_ROI_MIN_SIZE 0
+#define DEFAULT_MAX_BATCH 1
+#define MAX_MAX_BATCH 64
+/* Regions inferred per frame at most; each holds one output buffer of the
+ * pool until the frame is gone, so the pool is sized for this many per frame
+ * in flight (bounded memory, no deadlock on a frame with many regions). */
+#define MAX_REGIONS 64
 #define SUMMARY_MAX_VALUES 16
 
 enum
@@ -77,6 +108,15 @@ enum
   PROP_INFERENCE_INTERVAL,
   PROP_OUTPUT_POOL_SIZE,
   PROP_POST_MESSAGES,
+  PROP_SCALE_MODE,
+  PROP_PAD_VALUE,
+  PROP_INPUT_WIDTH,
+  PROP_INPUT_HEIGHT,
+  PROP_MAX_INPUT_SIZE,
+  PROP_INFERENCE_REGION,
+  PROP_OBJECT_CLASS,
+  PROP_ROI_MIN_SIZE,
+  PROP_MAX_BATCH,
   PROP_WEIGHTS_BYTES,
   PROP_ARENA_BYTES,
   PROP_DEVICE_BYTES,
@@ -91,7 +131,9 @@ typedef enum
   LAYOUT_NHWC,                  /* channels last: interleaved */
 } TensorLayout;
 
-/* One model output and where it goes in a storage buffer. */
+/* One model output and where it goes in a storage buffer.  With a batch of
+ * regions, the session's output holds every slot of the batch (dims[0] ==
+ * batch) and a storage gets one slot's share (region_dims, region_nbytes). */
 typedef struct
 {
   GQuark name;
@@ -99,8 +141,19 @@ typedef struct
   int rank;
   int64_t dims[NN_MAX_RANK];
   size_t nbytes;
+  gboolean batched;             /* dims[0] is the batch: sliced per region */
+  int64_t region_dims[NN_MAX_RANK];
+  size_t region_nbytes;
   gsize offset;
 } OutputSlot;
+
+/* A region of interest picked for inference on the current frame. */
+typedef struct
+{
+  gint id;
+  nn_rect rect;
+  GstOnnxTensorGeometry geometry;
+} Region;
 
 struct _GstOnnxInfer
 {
@@ -118,7 +171,17 @@ struct _GstOnnxInfer
   guint interval;
   guint pool_size;
   gboolean post_messages;
-  gboolean preproc_dirty;       /* mean/std/order changed while streaming */
+  GstOnnxInferScaleMode scale_mode;
+  gfloat pad_value;
+  guint input_width, input_height;      /* 0: automatic (dynamic models) */
+  guint max_input_size;
+  GstOnnxInferRegion region_mode;
+  gchar *object_class;
+  GQuark object_quarks[32];     /* parsed object-class; 0 entries: all */
+  guint n_object_quarks;
+  guint roi_min_size;
+  guint max_batch;
+  gboolean preproc_dirty;       /* mean/std/order/scale changed while streaming */
   gboolean session_stale;       /* model/backend/threads changed in READY */
   guint64 weights_bytes, arena_bytes, device_bytes, peak_bytes;
   guint64 frames_inferred;
@@ -148,11 +211,16 @@ struct _GstOnnxInfer
   GstVideoInfo vinfo;
   nn_tensor *input;             /* the session's pre-allocated input tensor */
   int64_t in_shape[NN_MAX_RANK];        /* input shape in use */
-  int src_off[MAX_CHANNELS];    /* byte of each model channel in a pixel; -1: 255 */
-  int pstride;
-  gboolean gray;
-  gfloat lut_f[MAX_CHANNELS][256];
-  guint8 lut_u8[MAX_CHANNELS][256];
+  int in_w, in_h;               /* model input size in use (pixels) */
+  int batch;                    /* batch dimension in use (1 for frames) */
+  GstOnnxInferRegion active_region;     /* region mode of the session */
+  nn_image_converter *conv;     /* frame -> tensor (scratch reused) */
+  nn_pixel_format pix;
+  nn_image_params iparams;
+  nn_image_dest idest;
+  GstOnnxTensorGeometry frame_geometry; /* of the last full-frame inference */
+  Region regions[MAX_REGIONS];  /* picked on the current frame */
+  gboolean warned_regions;
   gboolean zero_copy;           /* frame layout == tensor layout */
   gboolean zero_copy_failed;
   gboolean outputs_known;       /* slots describe the current outputs */
@@ -171,7 +239,25 @@ G_DEFINE_TYPE (GstOnnxInfer, gst_onnx_infer, GST_TYPE_BASE_TRANSFORM);
 GST_ELEMENT_REGISTER_DEFINE (onnxinfer, "onnxinfer", GST_RANK_NONE,
     GST_TYPE_ONNX_INFER);
 
-#define VIDEO_FORMATS "{ RGB, BGR, RGBA, BGRA, RGBx, BGRx, GRAY8 }"
+#define VIDEO_FORMATS "{ RGB, BGR, RGBA, BGRA, RGBx, BGRx, xRGB, xBGR, ARGB, " \
+  "ABGR, GRAY8, NV12, NV21, I420, YV12, YUY2, UYVY }"
+
+/* The GStreamer formats the pixel converter takes. */
+static const struct
+{
+  GstVideoFormat gst;
+  nn_pixel_format nn;
+} format_map[] = {
+  {GST_VIDEO_FORMAT_RGB, NN_PIX_RGB}, {GST_VIDEO_FORMAT_BGR, NN_PIX_BGR},
+  {GST_VIDEO_FORMAT_RGBA, NN_PIX_RGBA}, {GST_VIDEO_FORMAT_BGRA, NN_PIX_BGRA},
+  {GST_VIDEO_FORMAT_RGBx, NN_PIX_RGBX}, {GST_VIDEO_FORMAT_BGRx, NN_PIX_BGRX},
+  {GST_VIDEO_FORMAT_xRGB, NN_PIX_XRGB}, {GST_VIDEO_FORMAT_xBGR, NN_PIX_XBGR},
+  {GST_VIDEO_FORMAT_ARGB, NN_PIX_ARGB}, {GST_VIDEO_FORMAT_ABGR, NN_PIX_ABGR},
+  {GST_VIDEO_FORMAT_GRAY8, NN_PIX_GRAY8}, {GST_VIDEO_FORMAT_NV12, NN_PIX_NV12},
+  {GST_VIDEO_FORMAT_NV21, NN_PIX_NV21}, {GST_VIDEO_FORMAT_I420, NN_PIX_I420},
+  {GST_VIDEO_FORMAT_YV12, NN_PIX_YV12}, {GST_VIDEO_FORMAT_YUY2, NN_PIX_YUY2},
+  {GST_VIDEO_FORMAT_UYVY, NN_PIX_UYVY},
+};
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
@@ -215,6 +301,46 @@ gst_onnx_infer_channel_order_get_type (void)
 
   if (g_once_init_enter (&type)) {
     GType t = g_enum_register_static ("GstOnnxInferChannelOrder", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+GType
+gst_onnx_infer_scale_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_ONNX_INFER_SCALE_MODE_STRETCH,
+        "Fill the model input, aspect ratio not kept", "stretch"},
+    {GST_ONNX_INFER_SCALE_MODE_LETTERBOX,
+        "Keep the aspect ratio, fit inside, pad with pad-value", "letterbox"},
+    {GST_ONNX_INFER_SCALE_MODE_CROP,
+        "Keep the aspect ratio, cover, cut the overflow (centred)", "crop"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstOnnxInferScaleMode", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+GType
+gst_onnx_infer_region_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_ONNX_INFER_REGION_FULL_FRAME, "The whole frame", "full-frame"},
+    {GST_ONNX_INFER_REGION_ROI_LIST,
+        "Each region of interest (GstVideoRegionOfInterestMeta) of the frame",
+        "roi-list"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstOnnxInferRegion", values);
     g_once_init_leave (&type, t);
   }
   return type;
@@ -376,6 +502,123 @@ gst_onnx_infer_class_init (GstOnnxInferClass * klass)
           "tensors after each inference (for inspection; allocates)",
           DEFAULT_POST_MESSAGES, rw | GST_PARAM_MUTABLE_PLAYING));
 
+  /**
+   * GstOnnxInfer:scale-mode:
+   *
+   * How the frame (or region) is fitted into the model's input size:
+   * stretched, letterboxed (aspect kept, padded with #GstOnnxInfer:pad-value)
+   * or cropped (aspect kept, centred, the overflow cut).  The mapping is
+   * stored in the tensor meta's geometry; `tensordecoder` reads it.
+   */
+  g_object_class_install_property (gobject_class, PROP_SCALE_MODE,
+      g_param_spec_enum ("scale-mode", "Scale mode",
+          "How the frame or region is fitted into the model input: stretch, "
+          "letterbox (keep aspect, pad) or crop (keep aspect, cut)",
+          GST_TYPE_ONNX_INFER_SCALE_MODE, DEFAULT_SCALE_MODE,
+          rw | GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstOnnxInfer:pad-value:
+   *
+   * Pixel value (0..255, before input-mean/input-std) of the letterbox
+   * borders, in every channel.
+   */
+  g_object_class_install_property (gobject_class, PROP_PAD_VALUE,
+      g_param_spec_float ("pad-value", "Pad value",
+          "Pixel value (0-255, before mean/std) of the letterbox padding",
+          0.0f, 255.0f, DEFAULT_PAD_VALUE, rw | GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstOnnxInfer:input-width:
+   *
+   * Model input width for models whose width is dynamic; 0 derives it
+   * from the frame: the frame size scaled down (aspect kept) so that its
+   * longer side is at most #GstOnnxInfer:max-input-size, then rounded to a
+   * multiple of 32.  Ignored (must be 0 or equal) when the model fixes its
+   * width.
+   */
+  g_object_class_install_property (gobject_class, PROP_INPUT_WIDTH,
+      g_param_spec_uint ("input-width", "Input width",
+          "Model input width for models with a dynamic width (0 = from the "
+          "frame: capped by max-input-size, rounded to a multiple of 32)",
+          0, MAX_INPUT_SIZE, DEFAULT_INPUT_SIZE, rw | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstOnnxInfer:input-height:
+   *
+   * Model input height for models whose height is dynamic; 0: see
+   * #GstOnnxInfer:input-width.
+   */
+  g_object_class_install_property (gobject_class, PROP_INPUT_HEIGHT,
+      g_param_spec_uint ("input-height", "Input height",
+          "Model input height for models with a dynamic height (0 = from the "
+          "frame: capped by max-input-size, rounded to a multiple of 32)",
+          0, MAX_INPUT_SIZE, DEFAULT_INPUT_SIZE, rw | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstOnnxInfer:max-input-size:
+   *
+   * For models with dynamic height/width and no input-width/input-height:
+   * the longer side of the input derived from the frame is at most this
+   * (default 960, PaddleOCR's detector limit).
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_INPUT_SIZE,
+      g_param_spec_uint ("max-input-size", "Max input size",
+          "Longest side of an input size derived from the frame (dynamic "
+          "models without input-width/input-height)", INPUT_SIZE_MULTIPLE,
+          MAX_INPUT_SIZE, DEFAULT_MAX_INPUT_SIZE, rw | GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstOnnxInfer:inference-region:
+   *
+   * `full-frame` runs the model on each frame; `roi-list` runs it on each
+   * #GstVideoRegionOfInterestMeta of the frame (filtered by
+   * #GstOnnxInfer:object-class and #GstOnnxInfer:roi-min-size, at most 64
+   * per frame), each region cropped and scaled per #GstOnnxInfer:scale-mode,
+   * and attaches one #GstOnnxTensorMeta per region whose `roi_id` is the
+   * region's `id`.  Frames without regions pass without tensors.
+   */
+  g_object_class_install_property (gobject_class, PROP_INFERENCE_REGION,
+      g_param_spec_enum ("inference-region", "Inference region",
+          "Run on the full frame, or on each region of interest (roi-list)",
+          GST_TYPE_ONNX_INFER_REGION, DEFAULT_REGION,
+          rw | GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstOnnxInfer:object-class:
+   *
+   * With inference-region=roi-list: comma-separated labels (the regions'
+   * `roi_type`, e.g. "face,person") the model runs on; empty: every region.
+   */
+  g_object_class_install_property (gobject_class, PROP_OBJECT_CLASS,
+      g_param_spec_string ("object-class", "Object class",
+          "roi-list mode: comma-separated region labels to run on (empty = "
+          "all)", DEFAULT_OBJECT_CLASS, rw | GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstOnnxInfer:roi-min-size:
+   *
+   * With inference-region=roi-list: regions narrower or lower than this
+   * many pixels are skipped.
+   */
+  g_object_class_install_property (gobject_class, PROP_ROI_MIN_SIZE,
+      g_param_spec_uint ("roi-min-size", "ROI minimum size",
+          "roi-list mode: skip regions whose width or height is below this "
+          "(pixels)", 0, G_MAXINT, DEFAULT_ROI_MIN_SIZE,
+          rw | GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstOnnxInfer:max-batch:
+   *
+   * With inference-region=roi-list and a model whose batch dimension is
+   * dynamic: up to this many regions go into one run.  The session is
+   * planned once for this batch and always runs it whole (unused slots
+   * are computed and dropped), so pick it near the usual number of regions
+   * per frame.  A model with a fixed batch N takes N regions a run.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_BATCH,
+      g_param_spec_uint ("max-batch", "Max batch",
+          "roi-list mode, dynamic batch: regions per run", 1, MAX_MAX_BATCH,
+          DEFAULT_MAX_BATCH, rw | GST_PARAM_MUTABLE_READY));
+
   g_object_class_install_property (gobject_class, PROP_WEIGHTS_BYTES,
       g_param_spec_uint64 ("weights-bytes", "Weights bytes",
           "Bytes of model constants owned by the session (0 without session)",
@@ -424,6 +667,8 @@ gst_onnx_infer_class_init (GstOnnxInferClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_ONNX_INFER_BACKEND, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_ONNX_INFER_CHANNEL_ORDER, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_ONNX_INFER_SCALE_MODE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_ONNX_INFER_REGION, 0);
 }
 
 static void
@@ -435,7 +680,16 @@ gst_onnx_infer_init (GstOnnxInfer * self)
   self->channel_order = DEFAULT_CHANNEL_ORDER;
   self->interval = DEFAULT_INFERENCE_INTERVAL;
   self->pool_size = DEFAULT_OUTPUT_POOL_SIZE;
+  self->scale_mode = DEFAULT_SCALE_MODE;
+  self->pad_value = DEFAULT_PAD_VALUE;
+  self->input_width = self->input_height = DEFAULT_INPUT_SIZE;
+  self->max_input_size = DEFAULT_MAX_INPUT_SIZE;
+  self->region_mode = DEFAULT_REGION;
+  self->object_class = g_strdup (DEFAULT_OBJECT_CLASS);
+  self->roi_min_size = DEFAULT_ROI_MIN_SIZE;
+  self->max_batch = DEFAULT_MAX_BATCH;
   self->input_index = -1;
+  self->batch = 1;
 
   /* The video passes unchanged; the buffer is only made writable (no copy
    * when we hold the only reference) to attach the meta. */
@@ -456,6 +710,7 @@ gst_onnx_infer_finalize (GObject * object)
   if (self->session)
     close_session (self);
   g_free (self->model_location);
+  g_free (self->object_class);
   g_free (self->model_desc);
   gst_clear_caps (&self->model_caps);
 
@@ -515,7 +770,13 @@ gst_onnx_infer_set_property (GObject * object, guint prop_id,
     case PROP_BACKEND:
     case PROP_THREADS:
     case PROP_OUTPUT_POOL_SIZE:
-      /* These need a new session: refuse while streaming. */
+    case PROP_INPUT_WIDTH:
+    case PROP_INPUT_HEIGHT:
+    case PROP_MAX_INPUT_SIZE:
+    case PROP_INFERENCE_REGION:
+    case PROP_MAX_BATCH:
+      /* These need a new session (or new input shape): refuse while
+       * streaming. */
       if (GST_STATE (self) > GST_STATE_READY ||
           GST_STATE_PENDING (self) > GST_STATE_READY) {
         refused = TRUE;
@@ -528,12 +789,59 @@ gst_onnx_infer_set_property (GObject * object, guint prop_id,
         self->backend = g_value_get_enum (value);
       } else if (prop_id == PROP_THREADS) {
         self->threads = g_value_get_uint (value);
+      } else if (prop_id == PROP_INPUT_WIDTH) {
+        self->input_width = g_value_get_uint (value);
+      } else if (prop_id == PROP_INPUT_HEIGHT) {
+        self->input_height = g_value_get_uint (value);
+      } else if (prop_id == PROP_MAX_INPUT_SIZE) {
+        self->max_input_size = g_value_get_uint (value);
+      } else if (prop_id == PROP_INFERENCE_REGION) {
+        self->region_mode = g_value_get_enum (value);
+      } else if (prop_id == PROP_MAX_BATCH) {
+        self->max_batch = g_value_get_uint (value);
       } else {
         self->pool_size = g_value_get_uint (value);
       }
-      /* In READY the session exists: rebuild it at READY->PAUSED. */
-      if (prop_id != PROP_OUTPUT_POOL_SIZE && GST_STATE (self) == GST_STATE_READY)
+      /* In READY the session exists: rebuild it at READY->PAUSED.  (The
+       * input size properties only matter at caps time.) */
+      if ((prop_id == PROP_MODEL_LOCATION || prop_id == PROP_BACKEND ||
+              prop_id == PROP_THREADS || prop_id == PROP_INFERENCE_REGION ||
+              prop_id == PROP_MAX_BATCH) && GST_STATE (self) == GST_STATE_READY)
         self->session_stale = TRUE;
+      break;
+    case PROP_SCALE_MODE:
+      self->scale_mode = g_value_get_enum (value);
+      self->preproc_dirty = TRUE;
+      break;
+    case PROP_PAD_VALUE:
+      self->pad_value = g_value_get_float (value);
+      self->preproc_dirty = TRUE;
+      break;
+    case PROP_OBJECT_CLASS:{
+      gchar **parts;
+      guint i;
+      g_free (self->object_class);
+      self->object_class = g_value_dup_string (value);
+      self->n_object_quarks = 0;
+      parts = g_strsplit (self->object_class ? self->object_class : "", ",",
+          -1);
+      for (i = 0; parts[i]; i++) {
+        gchar *label = g_strstrip (parts[i]);
+        if (*label == '\0')
+          continue;
+        if (self->n_object_quarks == G_N_ELEMENTS (self->object_quarks)) {
+          GST_WARNING_OBJECT (self, "object-class: more than %u labels, "
+              "ignoring the rest", (guint) G_N_ELEMENTS (self->object_quarks));
+          break;
+        }
+        self->object_quarks[self->n_object_quarks++] =
+            g_quark_from_string (label);
+      }
+      g_strfreev (parts);
+      break;
+    }
+    case PROP_ROI_MIN_SIZE:
+      self->roi_min_size = g_value_get_uint (value);
       break;
     case PROP_INPUT_MEAN:{
       gfloat m[MAX_CHANNELS];
@@ -620,6 +928,33 @@ gst_onnx_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_POST_MESSAGES:
       g_value_set_boolean (value, self->post_messages);
+      break;
+    case PROP_SCALE_MODE:
+      g_value_set_enum (value, self->scale_mode);
+      break;
+    case PROP_PAD_VALUE:
+      g_value_set_float (value, self->pad_value);
+      break;
+    case PROP_INPUT_WIDTH:
+      g_value_set_uint (value, self->input_width);
+      break;
+    case PROP_INPUT_HEIGHT:
+      g_value_set_uint (value, self->input_height);
+      break;
+    case PROP_MAX_INPUT_SIZE:
+      g_value_set_uint (value, self->max_input_size);
+      break;
+    case PROP_INFERENCE_REGION:
+      g_value_set_enum (value, self->region_mode);
+      break;
+    case PROP_OBJECT_CLASS:
+      g_value_set_string (value, self->object_class);
+      break;
+    case PROP_ROI_MIN_SIZE:
+      g_value_set_uint (value, self->roi_min_size);
+      break;
+    case PROP_MAX_BATCH:
+      g_value_set_uint (value, self->max_batch);
       break;
     case PROP_WEIGHTS_BYTES:
       g_value_set_uint64 (value, self->weights_bytes);
@@ -828,11 +1163,20 @@ analyze_input (GstOnnxInfer * self, const gchar * location)
   self->channels = (int) info.dims[c_axis];
   memcpy (self->model_dims, info.dims, sizeof info.dims);
 
-  if (self->n_axis >= 0 && info.dims[0] > 1) {
+  if (self->n_axis >= 0 && info.dims[0] > 1 &&
+      self->active_region == GST_ONNX_INFER_REGION_FULL_FRAME) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("Model \"%s\" wants a batch of %" G_GINT64_FORMAT " images; "
-            "onnxinfer feeds one frame at a time (batch 1 or dynamic).",
+            "onnxinfer feeds one frame at a time (batch 1 or dynamic), or "
+            "batches of regions with inference-region=roi-list.",
             location, info.dims[0]), (NULL));
+    return FALSE;
+  }
+  if (self->n_axis >= 0 && info.dims[0] > MAX_MAX_BATCH) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Model \"%s\" wants a batch of %" G_GINT64_FORMAT " regions; at "
+            "most %d are supported.", location, info.dims[0], MAX_MAX_BATCH),
+        (NULL));
     return FALSE;
   }
   if (info.dims[self->h_axis] == 0 || info.dims[self->w_axis] == 0)
@@ -871,48 +1215,56 @@ runtime_error:
   return FALSE;
 }
 
+/* The formats the element takes, those that feed the model in place (or
+ * with the least work) first: upstream picks the first it can produce. */
 static GstCaps *
 build_model_caps (GstOnnxInfer * self, GstOnnxInferChannelOrder order)
 {
   static const gchar *rgb3[] = { "RGB", "BGR", "RGBx", "BGRx", "RGBA", "BGRA",
-    "GRAY8", NULL
+    NULL
   };
   static const gchar *bgr3[] = { "BGR", "RGB", "BGRx", "RGBx", "BGRA", "RGBA",
-    "GRAY8", NULL
+    NULL
   };
   static const gchar *rgb4[] = { "RGBA", "BGRA", "RGBx", "BGRx", NULL };
   static const gchar *bgr4[] = { "BGRA", "RGBA", "BGRx", "RGBx", NULL };
   static const gchar *gray[] = { "GRAY8", NULL };
-  const gchar **formats;
+  const gchar **first;
   GValue list = G_VALUE_INIT;
   GstStructure *s;
-  int64_t h = self->model_dims[self->h_axis], w = self->model_dims[self->w_axis];
-  guint i;
+  guint i, j;
 
   if (self->channels == 1)
-    formats = gray;
+    first = gray;
   else if (self->channels == 3)
-    formats = order == GST_ONNX_INFER_CHANNEL_ORDER_BGR ? bgr3 : rgb3;
+    first = order == GST_ONNX_INFER_CHANNEL_ORDER_BGR ? bgr3 : rgb3;
   else
-    formats = order == GST_ONNX_INFER_CHANNEL_ORDER_BGR ? bgr4 : rgb4;
+    first = order == GST_ONNX_INFER_CHANNEL_ORDER_BGR ? bgr4 : rgb4;
 
   g_value_init (&list, GST_TYPE_LIST);
-  for (i = 0; formats[i]; i++) {
+  for (i = 0; first[i]; i++) {
     GValue v = G_VALUE_INIT;
     g_value_init (&v, G_TYPE_STRING);
-    g_value_set_static_string (&v, formats[i]);
+    g_value_set_static_string (&v, first[i]);
+    gst_value_list_append_and_take_value (&list, &v);
+  }
+  for (i = 0; i < G_N_ELEMENTS (format_map); i++) {
+    const gchar *name = gst_video_format_to_string (format_map[i].gst);
+    gboolean listed = FALSE;
+    GValue v = G_VALUE_INIT;
+    for (j = 0; first[j]; j++)
+      if (strcmp (first[j], name) == 0)
+        listed = TRUE;
+    if (listed)
+      continue;
+    g_value_init (&v, G_TYPE_STRING);
+    g_value_set_static_string (&v, name);
     gst_value_list_append_and_take_value (&list, &v);
   }
   s = gst_structure_new_empty ("video/x-raw");
   gst_structure_take_value (s, "format", &list);
-  if (w > 0 && w <= G_MAXINT)
-    gst_structure_set (s, "width", G_TYPE_INT, (gint) w, NULL);
-  else
-    gst_structure_set (s, "width", GST_TYPE_INT_RANGE, 1, G_MAXINT, NULL);
-  if (h > 0 && h <= G_MAXINT)
-    gst_structure_set (s, "height", G_TYPE_INT, (gint) h, NULL);
-  else
-    gst_structure_set (s, "height", GST_TYPE_INT_RANGE, 1, G_MAXINT, NULL);
+  gst_structure_set (s, "width", GST_TYPE_INT_RANGE, 1, G_MAXINT,
+      "height", GST_TYPE_INT_RANGE, 1, G_MAXINT, NULL);
 
   return gst_caps_new_full (s, NULL);
 }
@@ -933,6 +1285,7 @@ close_session (GstOnnxInfer * self)
   g_clear_pointer (&self->out_sizes, g_free);
   g_clear_pointer (&self->out_offsets, g_free);
   self->n_outputs = 0;
+  g_clear_pointer (&self->conv, nn_image_converter_free);
 
   GST_OBJECT_LOCK (self);
   gst_clear_caps (&self->model_caps);
@@ -958,7 +1311,7 @@ open_session (GstOnnxInfer * self)
   gchar *location;
   GstOnnxInferBackend backend_prop;
   GstOnnxInferChannelOrder order;
-  guint threads;
+  guint threads, max_batch;
   nn_options opt;
   nn_error err;
   nn_status st;
@@ -970,6 +1323,8 @@ open_session (GstOnnxInfer * self)
   backend_prop = self->backend;
   threads = self->threads;
   order = self->channel_order;
+  self->active_region = self->region_mode;
+  max_batch = self->max_batch;
   self->frames_inferred = 0;
   self->last_latency_us = 0;
   GST_OBJECT_UNLOCK (self);
@@ -1046,18 +1401,33 @@ open_session (GstOnnxInfer * self)
   if (!analyze_input (self, location))
     goto fail;
 
-  /* A dynamic batch is fixed to one frame now; dynamic height/width wait
-   * for the caps. */
+  /* Frames go one at a time; regions up to max-batch a run (a fixed batch
+   * takes as many as it has slots). */
+  if (self->n_axis < 0)
+    self->batch = 1;
+  else if (self->model_dims[0] > 0)
+    self->batch = (int) self->model_dims[0];
+  else
+    self->batch = self->active_region == GST_ONNX_INFER_REGION_ROI_LIST ?
+        (int) max_batch : 1;
+
+  if (nn_image_converter_new (&self->conv) != NN_OK) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+        ("Out of memory creating the frame converter."), (NULL));
+    goto fail;
+  }
+
+  /* A dynamic batch is fixed now; dynamic height/width wait for the caps. */
   if (self->n_axis == 0 && self->model_dims[0] < 0 &&
       self->model_dims[self->h_axis] > 0 && self->model_dims[self->w_axis] > 0) {
     int64_t dims[NN_MAX_RANK];
     memcpy (dims, self->model_dims, sizeof dims);
-    dims[0] = 1;
+    dims[0] = self->batch;
     st = nn_session_set_input_shape (self->session, self->input_index,
         self->rank, dims);
     if (st != NN_OK) {
       GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-          ("Could not set the model's batch size to 1: %s",
+          ("Could not set the model's batch size to %d: %s", self->batch,
               nn_session_last_error (self->session)), (NULL));
       goto fail;
     }
@@ -1143,7 +1513,7 @@ setup_pool (GstOnnxInfer * self)
   int i;
 
   for (i = 0; i < self->n_outputs; i++)
-    self->out_sizes[i] = self->outputs[i].nbytes;
+    self->out_sizes[i] = self->outputs[i].region_nbytes;
   gst_onnx_tensor_storage_layout_init (&self->storage_layout,
       (guint) self->n_outputs, self->out_sizes, self->out_offsets);
   for (i = 0; i < self->n_outputs; i++)
@@ -1154,6 +1524,11 @@ setup_pool (GstOnnxInfer * self)
   GST_OBJECT_LOCK (self);
   max = self->pool_size;
   GST_OBJECT_UNLOCK (self);
+  /* every region of a frame holds a storage as long as the frame: room for
+   * the most regions a frame gets, times the frames in flight (buffers are
+   * allocated on demand, so this bounds memory, it does not reserve it) */
+  if (self->active_region == GST_ONNX_INFER_REGION_ROI_LIST)
+    max *= MAX_REGIONS;
 
   pool = gst_buffer_pool_new ();
   config = gst_buffer_pool_get_config (pool);
@@ -1238,8 +1613,8 @@ describe_mismatch (GstOnnxInfer * self, GstCaps * caps)
   want = self->model_caps ? gst_caps_to_string (self->model_caps) : NULL;
   if (want)
     reason = g_strdup_printf ("the video caps (%s) do not fit the model "
-        "input %s, which needs %s. Put 'videoconvert ! videoscale' in front "
-        "of onnxinfer.", have, self->model_desc ? self->model_desc : "",
+        "input %s, which takes %s. Put 'videoconvert' in front of "
+        "onnxinfer.", have, self->model_desc ? self->model_desc : "",
         want);
   else
     reason = g_strdup_printf ("the video caps (%s) are not supported", have);
@@ -1302,12 +1677,15 @@ sink_caps_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 static gboolean
 recompute_preproc (GstOnnxInfer * self)
 {
-  const GstVideoFormatInfo *finfo = self->vinfo.finfo;
   gfloat mean[MAX_CHANNELS], std[MAX_CHANNELS];
   guint n_mean, n_std;
   GstOnnxInferChannelOrder order;
+  GstOnnxInferScaleMode mode;
+  gfloat pad;
   gboolean identity = TRUE;
-  int C = self->channels, k, v;
+  nn_image_params *p = &self->iparams;
+  nn_image_dest *d = &self->idest;
+  int C = self->channels, k;
 
   GST_OBJECT_LOCK (self);
   memcpy (mean, self->mean, sizeof mean);
@@ -1315,6 +1693,8 @@ recompute_preproc (GstOnnxInfer * self)
   n_mean = self->n_mean;
   n_std = self->n_std;
   order = self->channel_order;
+  mode = self->scale_mode;
+  pad = self->pad_value;
   self->preproc_dirty = FALSE;
   GST_OBJECT_UNLOCK (self);
 
@@ -1325,47 +1705,104 @@ recompute_preproc (GstOnnxInfer * self)
     return FALSE;
   }
 
-  self->gray = GST_VIDEO_FORMAT_INFO_IS_GRAY (finfo);
-  self->pstride = GST_VIDEO_FORMAT_INFO_PSTRIDE (finfo, 0);
+  nn_image_params_init (p);
+  p->mode = mode == GST_ONNX_INFER_SCALE_MODE_LETTERBOX ? NN_RESIZE_LETTERBOX :
+      mode == GST_ONNX_INFER_SCALE_MODE_CROP ? NN_RESIZE_CROP :
+      NN_RESIZE_STRETCH;
+  p->pad_value = pad;
+  p->bgr = order == GST_ONNX_INFER_CHANNEL_ORDER_BGR;
   for (k = 0; k < C; k++) {
-    int comp;
-    if (self->gray)
-      comp = 0;
-    else if (k < 3)
-      comp = order == GST_ONNX_INFER_CHANNEL_ORDER_BGR ? 2 - k : k;
-    else
-      comp = GST_VIDEO_FORMAT_INFO_HAS_ALPHA (finfo) ? 3 : -1;
-    if (self->gray && C == 4 && k == 3)
-      comp = -1;
-    self->src_off[k] = comp >= 0 ?
-        (int) GST_VIDEO_FORMAT_INFO_POFFSET (finfo, comp) : -1;
-  }
-
-  for (k = 0; k < C; k++) {
-    gfloat m = n_mean == 0 ? 0.0f : mean[n_mean == 1 ? 0 : k];
-    gfloat s = n_std == 0 ? 1.0f : std[n_std == 1 ? 0 : k];
-    if (m != 0.0f || s != 1.0f)
+    p->mean[k] = n_mean == 0 ? 0.0f : mean[n_mean == 1 ? 0 : k];
+    p->std[k] = n_std == 0 ? 1.0f : std[n_std == 1 ? 0 : k];
+    if (p->mean[k] != 0.0f || p->std[k] != 1.0f)
       identity = FALSE;
-    for (v = 0; v < 256; v++) {
-      gfloat f = ((gfloat) v - m) / s;
-      self->lut_f[k][v] = f;
-      self->lut_u8[k][v] = (guint8) CLAMP (lrintf (f), 0, 255);
-    }
   }
 
-  /* The frame can be read in place when its bytes are the tensor's bytes. */
-  self->zero_copy = self->in_dtype == NN_DTYPE_UINT8 && identity &&
-      (self->layout == LAYOUT_NHWC || C == 1) && self->pstride == C &&
-      !self->zero_copy_failed;
-  for (k = 0; k < C && self->zero_copy; k++)
-    if (self->src_off[k] != k)
-      self->zero_copy = FALSE;
+  memset (d, 0, sizeof *d);
+  d->data = self->input->data;
+  d->nbytes = self->input->nbytes;
+  d->dtype = self->in_dtype;
+  d->layout = self->layout == LAYOUT_NCHW ? NN_LAYOUT_NCHW : NN_LAYOUT_NHWC;
+  d->channels = C;
+  d->width = self->in_w;
+  d->height = self->in_h;
 
-  GST_DEBUG_OBJECT (self, "preprocessing: %s, channel bytes %d %d %d %d, "
-      "pstride %d, %s", identity ? "identity" : "mean/std",
-      self->src_off[0], C > 1 ? self->src_off[1] : -9,
-      C > 2 ? self->src_off[2] : -9, C > 3 ? self->src_off[3] : -9,
-      self->pstride, self->zero_copy ? "zero-copy" : "convert");
+  /* The frame can be read in place when its bytes are the tensor's bytes:
+   * same size, uint8, interleaved, the model's channels in the model's
+   * order and nothing else in a pixel. */
+  self->zero_copy = self->in_dtype == NN_DTYPE_UINT8 && identity &&
+      (self->layout == LAYOUT_NHWC || C == 1) && self->batch == 1 &&
+      self->active_region == GST_ONNX_INFER_REGION_FULL_FRAME &&
+      GST_VIDEO_INFO_WIDTH (&self->vinfo) == self->in_w &&
+      GST_VIDEO_INFO_HEIGHT (&self->vinfo) == self->in_h &&
+      !self->zero_copy_failed &&
+      ((C == 1 && self->pix == NN_PIX_GRAY8) ||
+      (C == 3 && self->pix == (p->bgr ? NN_PIX_BGR : NN_PIX_RGB)) ||
+      (C == 4 && self->pix == (p->bgr ? NN_PIX_BGRA : NN_PIX_RGBA)));
+
+  GST_DEBUG_OBJECT (self, "preprocessing: %s %dx%d -> %dx%d %s, %s, %s%s",
+      nn_pixel_format_name (self->pix), GST_VIDEO_INFO_WIDTH (&self->vinfo),
+      GST_VIDEO_INFO_HEIGHT (&self->vinfo), self->in_w, self->in_h,
+      self->model_desc, mode == GST_ONNX_INFER_SCALE_MODE_LETTERBOX ?
+      "letterbox" : mode == GST_ONNX_INFER_SCALE_MODE_CROP ? "crop" :
+      "stretch", identity ? "identity" : "mean/std",
+      self->zero_copy ? ", zero-copy" : "");
+  return TRUE;
+}
+
+static gint
+round_to_multiple (gdouble v)
+{
+  gint r = (gint) (v / INPUT_SIZE_MULTIPLE + 0.5) * INPUT_SIZE_MULTIPLE;
+  return MAX (r, INPUT_SIZE_MULTIPLE);
+}
+
+/* The model input size for frames of fw x fh: the model's own where it
+ * fixes it, else input-width/input-height, else the frame's, capped by
+ * max-input-size and rounded to a multiple of 32.  FALSE after posting an
+ * error. */
+static gboolean
+choose_input_size (GstOnnxInfer * self, gint fw, gint fh, gint * w, gint * h)
+{
+  int64_t mw = self->model_dims[self->w_axis], mh = self->model_dims[self->h_axis];
+  guint iw, ih, max_side;
+  gdouble scale;
+
+  GST_OBJECT_LOCK (self);
+  iw = self->input_width;
+  ih = self->input_height;
+  max_side = self->max_input_size;
+  GST_OBJECT_UNLOCK (self);
+
+  if ((mw > 0 && iw != 0 && (int64_t) iw != mw) ||
+      (mh > 0 && ih != 0 && (int64_t) ih != mh)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("input-width/input-height (%ux%u) differ from the model's fixed "
+            "input size %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT "; leave them "
+            "at 0 for this model.", iw, ih, mw, mh), (NULL));
+    return FALSE;
+  }
+  *w = mw > 0 ? (gint) mw : (gint) iw;
+  *h = mh > 0 ? (gint) mh : (gint) ih;
+  if (*w > 0 && *h > 0)
+    return TRUE;
+
+  /* Derive what is missing from the frame, keeping its aspect ratio. */
+  if (*w > 0) {
+    *h = round_to_multiple ((gdouble) *w * fh / fw);
+  } else if (*h > 0) {
+    *w = round_to_multiple ((gdouble) *h * fw / fh);
+  } else {
+    scale = MIN (1.0, (gdouble) max_side / MAX (fw, fh));
+    *w = round_to_multiple (fw * scale);
+    *h = round_to_multiple (fh * scale);
+  }
+  if (*w > MAX_INPUT_SIZE || *h > MAX_INPUT_SIZE) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("The model input derived from the frame (%dx%d) exceeds %d pixels; "
+            "set input-width/input-height.", *w, *h, MAX_INPUT_SIZE), (NULL));
+    return FALSE;
+  }
   return TRUE;
 }
 
@@ -1377,7 +1814,8 @@ gst_onnx_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   GstVideoInfo vinfo;
   int64_t dims[NN_MAX_RANK];
   nn_status st;
-  int i;
+  gint w = 0, h = 0;
+  guint i;
 
   self->negotiated = FALSE;
   if (self->session == NULL) {
@@ -1390,29 +1828,31 @@ gst_onnx_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
         ("Invalid video caps %" GST_PTR_FORMAT, incaps), (NULL));
     return FALSE;
   }
+  for (i = 0; i < G_N_ELEMENTS (format_map); i++)
+    if (format_map[i].gst == GST_VIDEO_INFO_FORMAT (&vinfo))
+      break;
+  if (i == G_N_ELEMENTS (format_map)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("onnxinfer does not take %s video; put 'videoconvert' in front.",
+            GST_VIDEO_INFO_NAME (&vinfo)), (NULL));
+    return FALSE;
+  }
+  self->pix = format_map[i].nn;
+
+  if (!choose_input_size (self, GST_VIDEO_INFO_WIDTH (&vinfo),
+          GST_VIDEO_INFO_HEIGHT (&vinfo), &w, &h))
+    return FALSE;
 
   memcpy (dims, self->model_dims, sizeof dims);
   if (self->n_axis == 0)
-    dims[0] = 1;
-  dims[self->h_axis] = GST_VIDEO_INFO_HEIGHT (&vinfo);
-  dims[self->w_axis] = GST_VIDEO_INFO_WIDTH (&vinfo);
-  if ((self->model_dims[self->h_axis] > 0 &&
-          self->model_dims[self->h_axis] != dims[self->h_axis]) ||
-      (self->model_dims[self->w_axis] > 0 &&
-          self->model_dims[self->w_axis] != dims[self->w_axis])) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Video is %dx%d but the model input %s needs %" G_GINT64_FORMAT "x%"
-            G_GINT64_FORMAT ". Put 'videoscale' in front of onnxinfer.",
-            GST_VIDEO_INFO_WIDTH (&vinfo), GST_VIDEO_INFO_HEIGHT (&vinfo),
-            self->model_desc, self->model_dims[self->w_axis],
-            self->model_dims[self->h_axis]), (NULL));
-    return FALSE;
-  }
+    dims[0] = self->batch;
+  dims[self->h_axis] = h;
+  dims[self->w_axis] = w;
 
   if (self->input == NULL || memcmp (dims, self->in_shape,
           sizeof (int64_t) * self->rank) != 0) {
     gboolean dynamic = FALSE;
-    for (i = 0; i < self->rank; i++)
+    for (i = 0; i < (guint) self->rank; i++)
       if (self->model_dims[i] < 0)
         dynamic = TRUE;
 
@@ -1427,8 +1867,7 @@ gst_onnx_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
           self->rank, dims);
       if (st != NN_OK) {
         GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-            ("The model cannot take %dx%d frames: %s",
-                GST_VIDEO_INFO_WIDTH (&vinfo), GST_VIDEO_INFO_HEIGHT (&vinfo),
+            ("The model cannot take a %dx%d input: %s", w, h,
                 nn_session_last_error (self->session)), (NULL));
         return FALSE;
       }
@@ -1454,15 +1893,18 @@ gst_onnx_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     }
     memcpy (self->in_shape, dims, sizeof dims);
   }
+  self->in_w = w;
+  self->in_h = h;
 
   self->vinfo = vinfo;
   if (!recompute_preproc (self))
     return FALSE;
 
-  GST_INFO_OBJECT (self, "negotiated %s %dx%d for input %s%s",
-      GST_VIDEO_INFO_NAME (&vinfo), GST_VIDEO_INFO_WIDTH (&vinfo),
-      GST_VIDEO_INFO_HEIGHT (&vinfo), self->model_desc,
-      self->zero_copy ? " (zero-copy)" : "");
+  GST_INFO_OBJECT (self, "negotiated %s %dx%d for input %s (%dx%d, batch %d,"
+      " %s)%s", GST_VIDEO_INFO_NAME (&vinfo), GST_VIDEO_INFO_WIDTH (&vinfo),
+      GST_VIDEO_INFO_HEIGHT (&vinfo), self->model_desc, w, h, self->batch,
+      self->active_region == GST_ONNX_INFER_REGION_ROI_LIST ? "regions" :
+      "full frame", self->zero_copy ? " (zero-copy)" : "");
   self->negotiated = TRUE;
   return TRUE;
 }
@@ -1502,6 +1944,7 @@ gst_onnx_infer_start (GstBaseTransform * trans)
   self->frame_count = 0;
   self->negotiated = FALSE;
   self->zero_copy_failed = FALSE;
+  self->warned_regions = FALSE;
   self->model_id = g_quark_from_string (GST_OBJECT_NAME (self));
   return TRUE;
 }
@@ -1568,82 +2011,76 @@ gst_onnx_infer_change_state (GstElement * element, GstStateChange transition)
 
 /* ---- streaming ----------------------------------------------------------- */
 
-/* Converts the frame into the pre-allocated input tensor, stride-aware. */
+/* A borrowed view of a mapped frame for the pixel converter. */
 static void
-convert_frame (GstOnnxInfer * self, const GstVideoFrame * frame)
+frame_to_image (GstOnnxInfer * self, const GstVideoFrame * frame,
+    nn_image * img)
 {
-  const int W = GST_VIDEO_FRAME_WIDTH (frame);
-  const int H = GST_VIDEO_FRAME_HEIGHT (frame);
-  const int C = self->channels;
-  const int ps = self->pstride;
-  const int stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
-  const guint8 *base = GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
-  const gboolean nchw = self->layout == LAYOUT_NCHW;
-  const gsize plane = (gsize) W * H;
-  int x, y, k;
+  const GstVideoColorimetry *cm = &frame->info.colorimetry;
+  guint i;
 
-  if (self->in_dtype == NN_DTYPE_FLOAT) {
-    float *dst = self->input->data;
-    for (y = 0; y < H; y++) {
-      const guint8 *row = base + (gsize) y * stride;
-      if (nchw) {
-        for (k = 0; k < C; k++) {
-          float *d = dst + k * plane + (gsize) y * W;
-          const float *lut = self->lut_f[k];
-          const int off = self->src_off[k];
-          if (off < 0) {
-            for (x = 0; x < W; x++)
-              d[x] = lut[255];
-          } else {
-            const guint8 *p = row + off;
-            for (x = 0; x < W; x++, p += ps)
-              d[x] = lut[*p];
-          }
-        }
-      } else if (C == 3 && self->src_off[0] >= 0) {
-        float *d = dst + (gsize) y * W * 3;
-        const float *l0 = self->lut_f[0], *l1 = self->lut_f[1],
-            *l2 = self->lut_f[2];
-        const guint8 *p = row;
-        const int o0 = self->src_off[0], o1 = self->src_off[1],
-            o2 = self->src_off[2];
-        for (x = 0; x < W; x++, p += ps, d += 3) {
-          d[0] = l0[p[o0]];
-          d[1] = l1[p[o1]];
-          d[2] = l2[p[o2]];
-        }
-      } else {
-        float *d = dst + (gsize) y * W * C;
-        const guint8 *p = row;
-        for (x = 0; x < W; x++, p += ps, d += C)
-          for (k = 0; k < C; k++)
-            d[k] = self->lut_f[k][self->src_off[k] < 0 ? 255 :
-                p[self->src_off[k]]];
-      }
-    }
-  } else {
-    guint8 *dst = self->input->data;
-    for (y = 0; y < H; y++) {
-      const guint8 *row = base + (gsize) y * stride;
-      if (nchw) {
-        for (k = 0; k < C; k++) {
-          guint8 *d = dst + k * plane + (gsize) y * W;
-          const guint8 *lut = self->lut_u8[k];
-          const int off = self->src_off[k];
-          const guint8 *p = row + MAX (off, 0);
-          for (x = 0; x < W; x++, p += ps)
-            d[x] = lut[off < 0 ? 255 : *p];
-        }
-      } else {
-        guint8 *d = dst + (gsize) y * W * C;
-        const guint8 *p = row;
-        for (x = 0; x < W; x++, p += ps, d += C)
-          for (k = 0; k < C; k++)
-            d[k] = self->lut_u8[k][self->src_off[k] < 0 ? 255 :
-                p[self->src_off[k]]];
-      }
-    }
+  memset (img, 0, sizeof *img);
+  img->format = self->pix;
+  img->width = GST_VIDEO_FRAME_WIDTH (frame);
+  img->height = GST_VIDEO_FRAME_HEIGHT (frame);
+  for (i = 0; i < GST_VIDEO_FRAME_N_PLANES (frame) && i < 3; i++) {
+    img->planes[i] = GST_VIDEO_FRAME_PLANE_DATA (frame, i);
+    img->strides[i] = GST_VIDEO_FRAME_PLANE_STRIDE (frame, i);
   }
+  switch (cm->matrix) {
+    case GST_VIDEO_COLOR_MATRIX_BT709:
+      img->matrix = NN_YUV_BT709;
+      break;
+    case GST_VIDEO_COLOR_MATRIX_BT2020:
+      img->matrix = NN_YUV_BT2020;
+      break;
+    default:
+      img->matrix = NN_YUV_BT601;
+      break;
+  }
+  img->range = cm->range == GST_VIDEO_COLOR_RANGE_0_255 ? NN_YUV_FULL :
+      NN_YUV_LIMITED;
+}
+
+/* Maps the source rectangle (NULL: the whole frame) of img into batch slot
+ * `slot` of the input tensor and records the geometry.  No allocation once
+ * the converter has seen the sizes.  FALSE after posting an error. */
+static gboolean
+convert_into_input (GstOnnxInfer * self, const nn_image * img,
+    const nn_rect * rect, int slot, GstOnnxTensorGeometry * geo)
+{
+  nn_image_params p = self->iparams;
+  nn_image_dest d = self->idest;
+  nn_image_geometry g;
+  nn_error err;
+  nn_status st;
+
+  if (rect)
+    p.src = *rect;
+  d.batch_index = slot;
+  err.msg[0] = '\0';
+  st = nn_image_convert (self->conv, img, &p, &d, self->session, &g, &err);
+  if (st != NN_OK) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED,
+        ("Could not map the frame into the model input: %s",
+            err.msg[0] ? err.msg : nn_status_str (st)),
+        ("%s %dx%d -> %dx%d", nn_pixel_format_name (img->format), img->width,
+            img->height, d.width, d.height));
+    return FALSE;
+  }
+  geo->frame_width = img->width;
+  geo->frame_height = img->height;
+  geo->input_width = d.width;
+  geo->input_height = d.height;
+  geo->src_x = g.src_x;
+  geo->src_y = g.src_y;
+  geo->src_width = g.src_width;
+  geo->src_height = g.src_height;
+  geo->scale_x = g.scale_x;
+  geo->scale_y = g.scale_y;
+  geo->offset_x = g.offset_x;
+  geo->offset_y = g.offset_y;
+  return TRUE;
 }
 
 static gboolean
@@ -1654,37 +2091,94 @@ slot_matches (const OutputSlot * slot, const nn_tensor * t)
       memcmp (slot->dims, t->dims, sizeof (int64_t) * t->rank) == 0;
 }
 
-/* Runs the session and leaves the outputs in a storage buffer from the pool
- * (written in place by the runtime when it accepts bound outputs, copied
- * otherwise).  Steady state: no allocation. */
 static GstFlowReturn
-run_inference (GstOnnxInfer * self, GstBuffer ** storage_out)
+acquire_storage (GstOnnxInfer * self, GstBuffer ** storage, GstMapInfo * map)
+{
+  GstBufferPool *pool;
+  GstFlowReturn ret;
+
+  GST_OBJECT_LOCK (self);
+  pool = self->pool ? gst_object_ref (self->pool) : NULL;
+  GST_OBJECT_UNLOCK (self);
+  if (pool == NULL)
+    return GST_FLOW_FLUSHING;
+  ret = gst_buffer_pool_acquire_buffer (pool, storage, NULL);
+  gst_object_unref (pool);
+  if (ret != GST_FLOW_OK)
+    return ret;
+  if (!gst_buffer_map (*storage, map, GST_MAP_WRITE)) {
+    gst_clear_buffer (storage);
+    return GST_FLOW_ERROR;
+  }
+  return GST_FLOW_OK;
+}
+
+/* First run, or the outputs changed: describe them and size the pool. */
+static gboolean
+describe_outputs (GstOnnxInfer * self)
+{
+  int i;
+
+  for (i = 0; i < self->n_outputs; i++) {
+    const nn_tensor *t = NULL;
+    OutputSlot *slot = &self->outputs[i];
+    if (nn_session_output_tensor (self->session, i, &t) != NN_OK || !t) {
+      GST_ELEMENT_ERROR (self, LIBRARY, FAILED,
+          ("Could not read output %d: %s", i,
+              nn_session_last_error (self->session)), (NULL));
+      return FALSE;
+    }
+    slot->dtype = t->dtype;
+    slot->rank = t->rank;
+    memset (slot->dims, 0, sizeof slot->dims);
+    memcpy (slot->dims, t->dims, sizeof (int64_t) * t->rank);
+    slot->nbytes = t->nbytes;
+    /* with a batch of regions, an output whose first dim is the batch is
+     * split; any other output is the same for every region */
+    slot->batched = self->batch > 1 && t->rank >= 1 && t->dims[0] == self->batch;
+    memcpy (slot->region_dims, slot->dims, sizeof slot->dims);
+    slot->region_nbytes = slot->nbytes;
+    if (slot->batched) {
+      slot->region_dims[0] = 1;
+      slot->region_nbytes = slot->nbytes / (size_t) self->batch;
+    }
+    GST_DEBUG_OBJECT (self, "output %d '%s': %s, rank %d, %" G_GSIZE_FORMAT
+        " bytes%s", i, g_quark_to_string (slot->name),
+        nn_dtype_name (slot->dtype), slot->rank, slot->nbytes,
+        slot->batched ? " (split per region)" : "");
+  }
+  if (!setup_pool (self))
+    return FALSE;
+  self->outputs_known = TRUE;
+  /* zero-copy outputs from now on, unless a batch is split */
+  self->bind_outputs = self->batch == 1;
+  return TRUE;
+}
+
+/* Runs the session on the input as filled and leaves the outputs of the
+ * first n_used batch slots in storage buffers from the pool (one each),
+ * written in place by the runtime when it accepts bound outputs (batch 1),
+ * copied otherwise.  Steady state: no allocation.  On failure every storage
+ * is released (storages[] all NULL). */
+static GstFlowReturn
+run_inference (GstOnnxInfer * self, guint n_used, GstBuffer ** storages)
 {
   GstBuffer *storage = NULL;
-  GstBufferPool *pool;
   GstMapInfo map;
   gboolean mapped = FALSE;
   GstOnnxTensor *desc;
   GstFlowReturn ret;
   nn_status st;
+  guint k;
   int i;
 
-  *storage_out = NULL;
+  for (k = 0; k < n_used; k++)
+    storages[k] = NULL;
 
   if (self->outputs_known && self->bind_outputs) {
-    GST_OBJECT_LOCK (self);
-    pool = self->pool ? gst_object_ref (self->pool) : NULL;
-    GST_OBJECT_UNLOCK (self);
-    if (pool == NULL)
-      return GST_FLOW_FLUSHING;
-    ret = gst_buffer_pool_acquire_buffer (pool, &storage, NULL);
-    gst_object_unref (pool);
+    ret = acquire_storage (self, &storage, &map);
     if (ret != GST_FLOW_OK)
       return ret;
-    if (!gst_buffer_map (storage, &map, GST_MAP_WRITE)) {
-      gst_buffer_unref (storage);
-      return GST_FLOW_ERROR;
-    }
     mapped = TRUE;
     for (i = 0; i < self->n_outputs; i++) {
       OutputSlot *slot = &self->outputs[i];
@@ -1710,7 +2204,8 @@ run_inference (GstOnnxInfer * self, GstBuffer ** storage_out)
 
   st = nn_session_run (self->session);
   if (st != NN_OK) {
-    const gchar *msg = nn_session_last_error (self->session);
+    /* the message lives in the session and the unbind below clears it */
+    gchar *msg = g_strdup (nn_session_last_error (self->session));
     if (mapped)
       gst_buffer_unmap (storage, &map);
     gst_clear_buffer (&storage);
@@ -1720,85 +2215,70 @@ run_inference (GstOnnxInfer * self, GstBuffer ** storage_out)
     GST_ELEMENT_ERROR (self, STREAM, FAILED,
         ("Inference failed: %s", msg[0] ? msg : nn_status_str (st)),
         ("%s", nn_status_str (st)));
+    g_free (msg);
     return GST_FLOW_ERROR;
   }
 
-  /* First run, or the outputs changed: describe them and size the pool. */
-  if (!self->outputs_known) {
-    for (i = 0; i < self->n_outputs; i++) {
-      const nn_tensor *t = NULL;
-      OutputSlot *slot = &self->outputs[i];
-      if (nn_session_output_tensor (self->session, i, &t) != NN_OK || !t) {
-        GST_ELEMENT_ERROR (self, LIBRARY, FAILED,
-            ("Could not read output %d: %s", i,
-                nn_session_last_error (self->session)), (NULL));
-        return GST_FLOW_ERROR;
-      }
-      slot->dtype = t->dtype;
-      slot->rank = t->rank;
-      memset (slot->dims, 0, sizeof slot->dims);
-      memcpy (slot->dims, t->dims, sizeof (int64_t) * t->rank);
-      slot->nbytes = t->nbytes;
-    }
-    if (!setup_pool (self))
-      return GST_FLOW_ERROR;
-    self->outputs_known = TRUE;
-    self->bind_outputs = TRUE;      /* try zero-copy outputs from now on */
-  }
-
-  if (!mapped) {
-    GST_OBJECT_LOCK (self);
-    pool = self->pool ? gst_object_ref (self->pool) : NULL;
-    GST_OBJECT_UNLOCK (self);
-    if (pool == NULL)
-      return GST_FLOW_FLUSHING;
-    ret = gst_buffer_pool_acquire_buffer (pool, &storage, NULL);
-    gst_object_unref (pool);
-    if (ret != GST_FLOW_OK)
-      return ret;
-    if (!gst_buffer_map (storage, &map, GST_MAP_WRITE)) {
-      gst_buffer_unref (storage);
-      return GST_FLOW_ERROR;
-    }
-    mapped = TRUE;
-  }
-
-  desc = gst_onnx_tensor_storage_init (map.data, map.size,
-      (guint) self->n_outputs);
-  for (i = 0; i < self->n_outputs; i++) {
-    const OutputSlot *slot = &self->outputs[i];
-    const nn_tensor *t = NULL;
-    guint8 *dst = map.data + slot->offset;
-
-    if (nn_session_output_tensor (self->session, i, &t) != NN_OK || !t ||
-        !slot_matches (slot, t)) {
-      /* Shapes moved under us (data-dependent output shapes): start over
-       * with copies next time. */
+  if (!self->outputs_known && !describe_outputs (self)) {
+    if (mapped)
       gst_buffer_unmap (storage, &map);
-      gst_buffer_unref (storage);
-      unbind_outputs (self);
-      self->outputs_known = FALSE;
-      GST_ELEMENT_ERROR (self, STREAM, FAILED,
-          ("Output %d changed shape between frames; outputs with "
-              "data-dependent shapes are not supported.", i), (NULL));
-      return GST_FLOW_ERROR;
-    }
-    if (t->data != (void *) dst && t->nbytes)
-      memcpy (dst, t->data, t->nbytes);
-
-    desc[i].name = slot->name;
-    desc[i].data_type = (GstOnnxTensorDataType) slot->dtype;
-    desc[i].n_dims = (guint) slot->rank;
-    memset (desc[i].dims, 0, sizeof desc[i].dims);
-    memcpy (desc[i].dims, slot->dims, sizeof (int64_t) * slot->rank);
-    desc[i].size = slot->nbytes;
-    desc[i].offset = slot->offset;
-    desc[i].data = dst;
+    gst_clear_buffer (&storage);
+    return GST_FLOW_ERROR;
   }
-  gst_buffer_unmap (storage, &map);
 
-  *storage_out = storage;
+  for (k = 0; k < n_used; k++) {
+    if (!mapped) {
+      ret = acquire_storage (self, &storage, &map);
+      if (ret != GST_FLOW_OK)
+        goto fail;
+      mapped = TRUE;
+    }
+    desc = gst_onnx_tensor_storage_init (map.data, map.size,
+        (guint) self->n_outputs);
+    for (i = 0; i < self->n_outputs; i++) {
+      const OutputSlot *slot = &self->outputs[i];
+      const nn_tensor *t = NULL;
+      guint8 *dst = map.data + slot->offset;
+      const guint8 *src;
+
+      if (nn_session_output_tensor (self->session, i, &t) != NN_OK || !t ||
+          !slot_matches (slot, t)) {
+        /* Shapes moved under us (data-dependent output shapes). */
+        gst_buffer_unmap (storage, &map);
+        gst_clear_buffer (&storage);
+        unbind_outputs (self);
+        self->outputs_known = FALSE;
+        GST_ELEMENT_ERROR (self, STREAM, FAILED,
+            ("Output %d changed shape between frames; outputs with "
+                "data-dependent shapes are not supported.", i), (NULL));
+        ret = GST_FLOW_ERROR;
+        goto fail;
+      }
+      src = (const guint8 *) t->data +
+          (slot->batched ? k * slot->region_nbytes : 0);
+      if (src != dst && slot->region_nbytes)
+        memcpy (dst, src, slot->region_nbytes);
+
+      desc[i].name = slot->name;
+      desc[i].data_type = (GstOnnxTensorDataType) slot->dtype;
+      desc[i].n_dims = (guint) slot->rank;
+      memset (desc[i].dims, 0, sizeof desc[i].dims);
+      memcpy (desc[i].dims, slot->region_dims, sizeof (int64_t) * slot->rank);
+      desc[i].size = slot->region_nbytes;
+      desc[i].offset = slot->offset;
+      desc[i].data = dst;
+    }
+    gst_buffer_unmap (storage, &map);
+    mapped = FALSE;
+    storages[k] = storage;
+    storage = NULL;
+  }
   return GST_FLOW_OK;
+
+fail:
+  for (k = 0; k < n_used; k++)
+    gst_clear_buffer (&storages[k]);
+  return ret;
 }
 
 static gdouble
@@ -1835,21 +2315,17 @@ tensor_value (const GstOnnxTensor * t, gint64 i)
  * onnxinfer, frame=(guint64)0, ..., output-0=(string)"scores float32 1x896x1
  *   min=... max=... mean=... argmax=...", output-1=... */
 static void
-post_summary (GstOnnxInfer * self, GstBuffer * buf, guint64 frame,
-    guint64 latency_us)
+post_summary (GstOnnxInfer * self, GstBuffer * buf,
+    const GstOnnxTensorMeta * meta, guint64 frame, guint64 latency_us)
 {
-  GstOnnxTensorMeta *meta;
   GstStructure *s;
   guint i;
-
-  meta = gst_buffer_get_onnx_tensor_meta (buf, GST_OBJECT_NAME (self));
-  if (meta == NULL)
-    return;
 
   s = gst_structure_new ("onnxinfer",
       "frame", G_TYPE_UINT64, frame,
       "pts", G_TYPE_UINT64, GST_BUFFER_PTS (buf),
       "inference-id", G_TYPE_UINT64, meta->inference_id,
+      "roi-id", G_TYPE_INT, meta->roi_id,
       "latency-us", G_TYPE_UINT64, latency_us,
       "n-outputs", G_TYPE_UINT, meta->n_tensors, NULL);
   for (i = 0; i < meta->n_tensors; i++) {
@@ -1892,17 +2368,125 @@ post_summary (GstOnnxInfer * self, GstBuffer * buf, guint64 frame,
       gst_message_new_element (GST_OBJECT (self), s));
 }
 
+/* Picks the regions of interest of buf the model runs on (object-class,
+ * roi-min-size; at most MAX_REGIONS, ids unique).  No allocation. */
+static guint
+collect_regions (GstOnnxInfer * self, GstBuffer * buf)
+{
+  GstVideoRegionOfInterestMeta *roi;
+  gpointer state = NULL;
+  GQuark classes[G_N_ELEMENTS (self->object_quarks)];
+  guint n_classes, min_size, n = 0, i;
+  gboolean dup;
+
+  GST_OBJECT_LOCK (self);
+  n_classes = self->n_object_quarks;
+  memcpy (classes, self->object_quarks, sizeof classes);
+  min_size = self->roi_min_size;
+  GST_OBJECT_UNLOCK (self);
+
+  while ((roi = (GstVideoRegionOfInterestMeta *)
+          gst_buffer_iterate_meta_filtered (buf, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    if (roi->w == 0 || roi->h == 0 || roi->w < min_size || roi->h < min_size)
+      continue;
+    if (n_classes > 0) {
+      for (i = 0; i < n_classes; i++)
+        if (classes[i] == roi->roi_type)
+          break;
+      if (i == n_classes)
+        continue;
+    }
+    /* results are attached by region id: two regions with one id would
+     * share (and overwrite) one result */
+    dup = FALSE;
+    for (i = 0; i < n; i++)
+      if (self->regions[i].id == roi->id)
+        dup = TRUE;
+    if (dup) {
+      if (!self->warned_regions)
+        GST_ELEMENT_WARNING (self, STREAM, FORMAT, ("Several regions of "
+                "interest on a frame share id %d; only the first is "
+                "inferred (the element that added them should give each its "
+                "own id).", roi->id), (NULL));
+      self->warned_regions = TRUE;
+      continue;
+    }
+    if (n == MAX_REGIONS) {
+      if (!self->warned_regions)
+        GST_ELEMENT_WARNING (self, STREAM, FORMAT, ("More than %d regions of "
+                "interest on a frame; inferring the first %d.", MAX_REGIONS,
+                MAX_REGIONS), (NULL));
+      self->warned_regions = TRUE;
+      break;
+    }
+    self->regions[n].id = roi->id;
+    self->regions[n].rect.x = roi->x;
+    self->regions[n].rect.y = roi->y;
+    self->regions[n].rect.width = roi->w;
+    self->regions[n].rect.height = roi->h;
+    n++;
+  }
+  return n;
+}
+
+/* inference-region=roi-list: the model on every picked region, a batch of
+ * self->batch regions a run, one tensor meta per region. */
+static GstFlowReturn
+infer_regions (GstOnnxInfer * self, GstBuffer * buf, const nn_image * img,
+    guint n_regions, guint64 frame, gboolean post, gint64 t0)
+{
+  GstBuffer *storages[MAX_MAX_BATCH];
+  GstFlowReturn ret;
+  guint start, k, used;
+  gint64 t1;
+
+  for (start = 0; start < n_regions; start += used) {
+    used = MIN ((guint) self->batch, n_regions - start);
+    for (k = 0; k < used; k++)
+      if (!convert_into_input (self, img, &self->regions[start + k].rect,
+              (int) k, &self->regions[start + k].geometry))
+        return GST_FLOW_ERROR;
+    ret = run_inference (self, used, storages);
+    if (ret != GST_FLOW_OK)
+      return ret;
+    t1 = g_get_monotonic_time ();
+    update_stats (self, TRUE, (guint64) (t1 - t0));
+    for (k = 0; k < used; k++) {
+      const Region *r = &self->regions[start + k];
+      GstOnnxTensorMeta *meta;
+
+      self->inference_id++;
+      meta = gst_buffer_add_onnx_tensor_meta_full (buf, self->model_id, r->id,
+          storages[k], self->inference_id, FALSE, &r->geometry);
+      gst_buffer_unref (storages[k]);   /* the meta holds its own */
+      storages[k] = NULL;
+      if (meta == NULL) {
+        for (k = k + 1; k < used; k++)
+          gst_clear_buffer (&storages[k]);
+        return GST_FLOW_ERROR;
+      }
+      if (G_UNLIKELY (post))
+        post_summary (self, buf, meta, frame, (guint64) (t1 - t0));
+    }
+    t0 = g_get_monotonic_time ();
+  }
+  return GST_FLOW_OK;
+}
+
 static GstFlowReturn
 gst_onnx_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
 {
   GstOnnxInfer *self = GST_ONNX_INFER (trans);
   GstVideoFrame frame;
   GstBuffer *storage = NULL;
+  GstOnnxTensorMeta *meta;
   GstFlowReturn ret;
   gboolean dirty, post, bound_input = FALSE;
-  guint interval;
+  guint interval, n_regions;
   guint64 n;
   gint64 t0, t1;
+  nn_image img;
 
   if (G_UNLIKELY (self->session == NULL || self->input == NULL))
     return GST_FLOW_NOT_NEGOTIATED;
@@ -1916,17 +2500,34 @@ gst_onnx_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
     return GST_FLOW_NOT_NEGOTIATED;
 
   n = self->frame_count++;
-  if (interval > 1 && (n % interval) != 0 && self->last_storage) {
-    GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT ": reusing inference %"
-        G_GUINT64_FORMAT, n, self->inference_id);
-    if (!gst_buffer_add_onnx_tensor_meta (buf, self->model_id,
-            self->last_storage, self->inference_id, TRUE))
-      return GST_FLOW_ERROR;
-    return GST_FLOW_OK;
+  if (interval > 1 && (n % interval) != 0) {
+    /* Regions change from frame to frame (and so do their ids): a region
+     * result is never carried over; a frame result is. */
+    if (self->active_region == GST_ONNX_INFER_REGION_ROI_LIST)
+      return GST_FLOW_OK;
+    if (self->last_storage) {
+      GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT ": reusing inference %"
+          G_GUINT64_FORMAT, n, self->inference_id);
+      if (!gst_buffer_add_onnx_tensor_meta_full (buf, self->model_id, -1,
+              self->last_storage, self->inference_id, TRUE,
+              &self->frame_geometry))
+        return GST_FLOW_ERROR;
+      return GST_FLOW_OK;
+    }
+  }
+
+  n_regions = 0;
+  if (self->active_region == GST_ONNX_INFER_REGION_ROI_LIST) {
+    n_regions = collect_regions (self, buf);
+    if (n_regions == 0)
+      return GST_FLOW_OK;
   }
 
   t0 = g_get_monotonic_time ();
-  if (!gst_video_frame_map (&frame, &self->vinfo, buf, GST_MAP_READ)) {
+  /* NO_REF: region results are attached while the frame is mapped, and a
+   * second reference would make buf read-only */
+  if (!gst_video_frame_map (&frame, &self->vinfo, buf,
+          GST_MAP_READ | GST_VIDEO_FRAME_MAP_FLAG_NO_REF)) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not map the video frame."),
         (NULL));
     return GST_FLOW_ERROR;
@@ -1941,6 +2542,13 @@ gst_onnx_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
     gst_video_frame_unmap (&frame);
     return GST_FLOW_ERROR;
   }
+  frame_to_image (self, &frame, &img);
+
+  if (self->active_region == GST_ONNX_INFER_REGION_ROI_LIST) {
+    ret = infer_regions (self, buf, &img, n_regions, n, post, t0);
+    gst_video_frame_unmap (&frame);
+    return ret;
+  }
 
   if (self->zero_copy && GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0) ==
       GST_VIDEO_FRAME_WIDTH (&frame) * self->channels) {
@@ -1950,6 +2558,15 @@ gst_onnx_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
     st = nn_session_bind_input (self->session, self->input_index, &t);
     if (st == NN_OK) {
       bound_input = TRUE;
+      /* the identity mapping */
+      memset (&self->frame_geometry, 0, sizeof self->frame_geometry);
+      self->frame_geometry.frame_width = img.width;
+      self->frame_geometry.frame_height = img.height;
+      self->frame_geometry.input_width = self->in_w;
+      self->frame_geometry.input_height = self->in_h;
+      self->frame_geometry.src_width = img.width;
+      self->frame_geometry.src_height = img.height;
+      self->frame_geometry.scale_x = self->frame_geometry.scale_y = 1.0;
     } else {
       GST_INFO_OBJECT (self, "zero-copy input refused (%s: %s); converting",
           nn_status_str (st), nn_session_last_error (self->session));
@@ -1957,10 +2574,13 @@ gst_onnx_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
       self->zero_copy = FALSE;
     }
   }
-  if (!bound_input)
-    convert_frame (self, &frame);
+  if (!bound_input &&
+      !convert_into_input (self, &img, NULL, 0, &self->frame_geometry)) {
+    gst_video_frame_unmap (&frame);
+    return GST_FLOW_ERROR;
+  }
 
-  ret = run_inference (self, &storage);
+  ret = run_inference (self, 1, &storage);
 
   if (bound_input)
     nn_session_reset_input (self->session, self->input_index);
@@ -1970,8 +2590,9 @@ gst_onnx_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
     return ret;
 
   self->inference_id++;
-  if (!gst_buffer_add_onnx_tensor_meta (buf, self->model_id, storage,
-          self->inference_id, FALSE)) {
+  meta = gst_buffer_add_onnx_tensor_meta_full (buf, self->model_id, -1,
+      storage, self->inference_id, FALSE, &self->frame_geometry);
+  if (meta == NULL) {
     gst_buffer_unref (storage);
     return GST_FLOW_ERROR;
   }
@@ -1983,7 +2604,7 @@ gst_onnx_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   t1 = g_get_monotonic_time ();
   update_stats (self, TRUE, (guint64) (t1 - t0));
   if (G_UNLIKELY (post))
-    post_summary (self, buf, n, (guint64) (t1 - t0));
+    post_summary (self, buf, meta, n, (guint64) (t1 - t0));
   GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT ": inference %"
       G_GUINT64_FORMAT " took %" G_GINT64_FORMAT " us", n, self->inference_id,
       t1 - t0);

@@ -41,6 +41,39 @@ typedef enum
   GST_ONNX_INFER_CHANNEL_ORDER_BGR,
 } GstOnnxInferChannelOrder;
 
+/**
+ * GstOnnxInferScaleMode:
+ * @GST_ONNX_INFER_SCALE_MODE_STRETCH: the frame (or region) fills the model
+ *   input; the aspect ratio is not kept
+ * @GST_ONNX_INFER_SCALE_MODE_LETTERBOX: aspect ratio kept, scaled to fit,
+ *   centred, the rest padded with #GstOnnxInfer:pad-value
+ * @GST_ONNX_INFER_SCALE_MODE_CROP: aspect ratio kept, scaled to cover,
+ *   centred, what overflows cut
+ */
+typedef enum
+{
+  GST_ONNX_INFER_SCALE_MODE_STRETCH,
+  GST_ONNX_INFER_SCALE_MODE_LETTERBOX,
+  GST_ONNX_INFER_SCALE_MODE_CROP,
+} GstOnnxInferScaleMode;
+
+/**
+ * GstOnnxInferRegion:
+ * @GST_ONNX_INFER_REGION_FULL_FRAME: the model runs on the whole frame
+ * @GST_ONNX_INFER_REGION_ROI_LIST: the model runs on each region of
+ *   interest (#GstVideoRegionOfInterestMeta) of the frame
+ */
+typedef enum
+{
+  GST_ONNX_INFER_REGION_FULL_FRAME,
+  GST_ONNX_INFER_REGION_ROI_LIST,
+} GstOnnxInferRegion;
+
+#define GST_TYPE_ONNX_INFER_SCALE_MODE (gst_onnx_infer_scale_mode_get_type ())
+GType gst_onnx_infer_scale_mode_get_type (void);
+#define GST_TYPE_ONNX_INFER_REGION (gst_onnx_infer_region_get_type ())
+GType gst_onnx_infer_region_get_type (void);
+
 #define GST_TYPE_ONNX_INFER_BACKEND (gst_onnx_infer_backend_get_type ())
 GType gst_onnx_infer_backend_get_type (void);
 #define GST_TYPE_ONNX_INFER_CHANNEL_ORDER (gst_onnx_infer_channel_order_get_type ())

@@ -16,7 +16,7 @@ if ! gst-inspect-1.0 avdec_mpeg4 >/dev/null 2>&1; then
 fi
 
 gst-launch-1.0 -m \
-  filesrc location="$video" ! decodebin ! videoconvert ! videoscale ! \
+  filesrc location="$video" ! decodebin ! \
   identity eos-after="$frames" ! \
   onnxinfer model-location="$blazeface_model" inference-interval="$interval" \
     input-mean="<127.5>" input-std="<127.5>" post-messages=true ! \

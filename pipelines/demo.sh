@@ -13,13 +13,12 @@
 #
 # and prints the detections.  Running it again redoes only what is needed.
 #
-# How the pipelines work: BlazeFace wants 128x128 frames, but the boxes are
-# drawn on the original-resolution frames.  The decoded video is split
-# (tee): one branch goes straight to `compositor`; the other is letterboxed
-# to 128x128 for `onnxinfer`, scaled back to the frame size (the tensor meta
-# survives scaling), decoded by `tensordecoder` into regions of interest in
-# frame coordinates, and drawn by `roioverlay` on a transparent layer that
-# `compositor` lays over the original frames.
+# How the pipelines work: one plain line per file, the video at its own
+# size and format from the decoder to the encoder.  `onnxinfer` letterboxes
+# each frame into BlazeFace's 128x128 input itself (resize, YUV->RGB,
+# normalisation in one pass) and records that mapping in the tensor meta;
+# `tensordecoder` reads it and puts the faces as regions of interest in the
+# frame's own pixels; `roioverlay` draws them on the frame in place.
 #
 # Sub-commands (used by the tests; the plugins are found through
 # GST_PLUGIN_PATH, or in the build directory):
@@ -53,35 +52,15 @@ setup_env() {
   fi
 }
 
-# WIDTH HEIGHT of the decoded video of a file
-probe_size() {
-  gst-launch-1.0 -v filesrc location="$1" ! decodebin ! videoconvert ! \
-    video/x-raw,format=BGRA ! fakesink num-buffers=1 2>/dev/null |
-    sed -n 's/.*fakesink0.GstPad:sink: caps = video\/x-raw.* width=(int)\([0-9]*\), height=(int)\([0-9]*\).*/\1 \2/p' |
-    head -n 1
-}
-
 # run_pipeline IN OUT ENCODER...: the face pipeline (see the top comment).
 run_pipeline() {
   in=$1; out=$2; shift 2
-  size=$(probe_size "$in")
-  [ -n "$size" ] || { echo "demo: cannot decode $in" >&2; return 1; }
-  w=${size% *}; h=${size#* }
   gst-launch-1.0 -m -e \
-    filesrc location="$in" ! decodebin ! videoconvert ! video/x-raw,format=BGRA ! \
-      tee name=t \
-    t. ! queue ! mix.sink_0 \
-    t. ! queue ! \
-      videoscale add-borders=true ! \
-      video/x-raw,width=128,height=128,pixel-aspect-ratio=1/1 ! \
-      videoconvert ! video/x-raw,format=RGB ! \
-      onnxinfer model-location="$MODEL" input-mean="<127.5>" input-std="<127.5>" ! \
-      videoconvert ! video/x-raw,format=BGRA ! \
-      videoscale add-borders=false method=nearest-neighbour ! \
-      video/x-raw,width="$w",height="$h",pixel-aspect-ratio=1/1 ! \
-      tensordecoder scheme=blazeface scale-mode=letterbox ! \
-      roioverlay clear=true ! mix.sink_1 \
-    compositor name=mix ! videoconvert ! "$@" ! filesink location="$out"
+    filesrc location="$in" ! decodebin ! \
+    onnxinfer model-location="$MODEL" scale-mode=letterbox \
+      input-mean="<127.5>" input-std="<127.5>" ! \
+    tensordecoder scheme=blazeface ! roioverlay ! \
+    videoconvert ! "$@" ! filesink location="$out"
 }
 
 run_image() {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # ppocr-cls-image.sh [IMAGE.png] - the PaddleOCR text-direction classifier
 # (ch_ppocr_mobile_v2.0_cls) on the first text line of an image, upright and
-# rotated by 180 degrees: crop, scale to the model's 192x48, normalize
+# rotated by 180 degrees: crop, then onnxinfer scales to the model's 192x48,
+# normalizes
 # (x/255 - 0.5)/0.5 as PaddleOCR does, BGR channel order (PaddleOCR reads
 # images with OpenCV).
 #
@@ -20,9 +21,9 @@ for direction in identity 180; do
   # shellcheck disable=SC2086
   gst-launch-1.0 -m \
     filesrc location="$image" ! pngdec ! videocrop $crop ! \
-    videoflip video-direction=$direction ! videoconvert ! videoscale ! \
-    video/x-raw,width=192,height=48 ! \
+    videoflip video-direction=$direction ! \
     onnxinfer model-location="$ppocr_cls_model" channel-order=bgr \
+      input-width=192 input-height=48 \
       input-mean="<127.5>" input-std="<127.5>" post-messages=true ! \
     fakesink | summarize ppocr
 done

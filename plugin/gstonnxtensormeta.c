@@ -152,6 +152,8 @@ gst_onnx_tensor_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
   tmeta->n_tensors = 0;
   tmeta->tensors = NULL;
   tmeta->storage = NULL;
+  tmeta->roi_id = -1;
+  memset (&tmeta->geometry, 0, sizeof tmeta->geometry);
   memset (&tmeta->map, 0, sizeof tmeta->map);
   return TRUE;
 }
@@ -163,15 +165,16 @@ gst_onnx_tensor_meta_free (GstMeta * meta, GstBuffer * buffer)
 }
 
 static GstOnnxTensorMeta *
-find_meta_by_id (GstBuffer * buffer, GQuark model_id)
+find_meta_by_id (GstBuffer * buffer, GQuark model_id, gint roi_id)
 {
   gpointer state = NULL;
   GstMeta *m;
 
   while ((m = gst_buffer_iterate_meta_filtered (buffer, &state,
               gst_onnx_tensor_meta_api_register ()))) {
-    if (((GstOnnxTensorMeta *) m)->model_id == model_id)
-      return (GstOnnxTensorMeta *) m;
+    GstOnnxTensorMeta *tm = (GstOnnxTensorMeta *) m;
+    if (tm->model_id == model_id && tm->roi_id == roi_id)
+      return tm;
   }
   return NULL;
 }
@@ -193,8 +196,9 @@ gst_onnx_tensor_meta_transform (GstBuffer * dest, GstMeta * meta,
   if (smeta->storage == NULL)
     return TRUE;
 
-  return gst_buffer_add_onnx_tensor_meta (dest, smeta->model_id,
-      smeta->storage, smeta->inference_id, smeta->reused) != NULL;
+  return gst_buffer_add_onnx_tensor_meta_full (dest, smeta->model_id,
+      smeta->roi_id, smeta->storage, smeta->inference_id, smeta->reused,
+      &smeta->geometry) != NULL;
 }
 
 /**
@@ -245,21 +249,47 @@ gst_onnx_tensor_meta_get_info (void)
  * gst_buffer_add_onnx_tensor_meta:
  * @buffer: a writable #GstBuffer
  * @model_id: quark identifying the producer
+ * @storage: a storage buffer written with gst_onnx_tensor_storage_init()
+ * @inference_id: sequence number of the inference
+ * @reused: whether the result comes from an earlier frame
+ *
+ * gst_buffer_add_onnx_tensor_meta_full() for a whole-frame result
+ * (roi_id -1) without geometry.
+ *
+ * Returns: (transfer none) (nullable): the meta
+ */
+GstOnnxTensorMeta *
+gst_buffer_add_onnx_tensor_meta (GstBuffer * buffer, GQuark model_id,
+    GstBuffer * storage, guint64 inference_id, gboolean reused)
+{
+  return gst_buffer_add_onnx_tensor_meta_full (buffer, model_id, -1, storage,
+      inference_id, reused, NULL);
+}
+
+/**
+ * gst_buffer_add_onnx_tensor_meta_full:
+ * @buffer: a writable #GstBuffer
+ * @model_id: quark identifying the producer
+ * @roi_id: -1 for a whole-frame result, else the id of the region of
+ *   interest the model ran on
  * @storage: a storage buffer written with gst_onnx_tensor_storage_init();
  *   the meta takes its own reference and keeps it mapped for reading
  * @inference_id: sequence number of the inference
  * @reused: whether the result comes from an earlier frame
+ * @geometry: (nullable): how the model input was cut from the frame; %NULL:
+ *   unknown (all zero)
  *
  * Attaches the tensors in @storage to @buffer.  When @buffer already carries
- * a meta with the same @model_id, that meta is updated in place instead, so
- * metas never accumulate.
+ * a meta with the same @model_id and @roi_id, that meta is updated in place
+ * instead, so metas never accumulate.
  *
  * Returns: (transfer none) (nullable): the meta, or %NULL when @storage is
  *   not a valid storage buffer
  */
 GstOnnxTensorMeta *
-gst_buffer_add_onnx_tensor_meta (GstBuffer * buffer, GQuark model_id,
-    GstBuffer * storage, guint64 inference_id, gboolean reused)
+gst_buffer_add_onnx_tensor_meta_full (GstBuffer * buffer, GQuark model_id,
+    gint roi_id, GstBuffer * storage, guint64 inference_id, gboolean reused,
+    const GstOnnxTensorGeometry * geometry)
 {
   GstOnnxTensorMeta *meta;
   gboolean added = FALSE;
@@ -268,7 +298,7 @@ gst_buffer_add_onnx_tensor_meta (GstBuffer * buffer, GQuark model_id,
   g_return_val_if_fail (gst_buffer_is_writable (buffer), NULL);
   g_return_val_if_fail (GST_IS_BUFFER (storage), NULL);
 
-  meta = find_meta_by_id (buffer, model_id);
+  meta = find_meta_by_id (buffer, model_id, roi_id);
   if (meta == NULL) {
     meta = (GstOnnxTensorMeta *) gst_buffer_add_meta (buffer,
         gst_onnx_tensor_meta_get_info (), NULL);
@@ -286,7 +316,12 @@ gst_buffer_add_onnx_tensor_meta (GstBuffer * buffer, GQuark model_id,
     }
   }
   meta->model_id = model_id;
+  meta->roi_id = roi_id;
   meta->inference_id = inference_id;
   meta->reused = reused;
+  if (geometry)
+    meta->geometry = *geometry;
+  else
+    memset (&meta->geometry, 0, sizeof meta->geometry);
   return meta;
 }

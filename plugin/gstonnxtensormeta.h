@@ -117,6 +117,41 @@ typedef struct
   gconstpointer data;
 } GstOnnxTensor;
 
+/**
+ * GstOnnxTensorGeometry:
+ * @frame_width: width of the frame the model saw, in pixels (0: unknown,
+ *   the rest of the structure is then unset)
+ * @frame_height: its height
+ * @input_width: width of the model input the frame was mapped into
+ * @input_height: its height
+ * @src_x: left of the source rectangle, in frame pixels
+ * @src_y: top of the source rectangle
+ * @src_width: width of the source rectangle
+ * @src_height: its height
+ * @scale_x: model input pixels per frame pixel, horizontally
+ * @scale_y: the same, vertically
+ * @offset_x: where @src_x lands in the model input
+ * @offset_y: where @src_y lands
+ *
+ * How the model input was cut from the frame (`scale-mode`, region crops):
+ *
+ *   input_x = (frame_x - src_x) * scale_x + offset_x   (same for y)
+ *
+ * so a decoder maps a model coordinate back with
+ * `frame_x = (input_x - offset_x) / scale_x + src_x`.  The coordinates are
+ * those of the frame as it entered `onnxinfer`; a consumer that sees the
+ * frame scaled (the meta survives `videoscale`) multiplies by its own width
+ * over @frame_width.
+ */
+typedef struct
+{
+  gint frame_width, frame_height;
+  gint input_width, input_height;
+  gdouble src_x, src_y, src_width, src_height;
+  gdouble scale_x, scale_y;
+  gdouble offset_x, offset_y;
+} GstOnnxTensorGeometry;
+
 typedef struct _GstOnnxTensorMeta GstOnnxTensorMeta;
 
 /**
@@ -129,6 +164,10 @@ typedef struct _GstOnnxTensorMeta GstOnnxTensorMeta;
  *   attached again to this one (`inference-interval` > 1)
  * @n_tensors: number of tensors
  * @tensors: (array length=n_tensors): the tensors, in the model's output order
+ * @roi_id: -1 when the model ran on the whole frame; otherwise the `id` of
+ *   the #GstVideoRegionOfInterestMeta of this frame the model ran on
+ *   (`inference-region=roi-list`: one meta per region)
+ * @geometry: how the model input was cut from the frame (or the region)
  *
  * The output tensors of one inference.  All fields are read-only.
  */
@@ -141,6 +180,8 @@ struct _GstOnnxTensorMeta
   gboolean reused;
   guint n_tensors;
   const GstOnnxTensor *tensors;
+  gint roi_id;
+  GstOnnxTensorGeometry geometry;
 
   /*< private >*/
   GstBuffer *storage;
@@ -208,6 +249,40 @@ gst_buffer_get_onnx_tensor_meta (GstBuffer * buffer, const gchar * model_id)
   while ((meta = gst_buffer_iterate_meta_filtered (buffer, &state, api))) {
     GstOnnxTensorMeta *tmeta = (GstOnnxTensorMeta *) meta;
     if (id == 0 || tmeta->model_id == id)
+      return tmeta;
+  }
+  return NULL;
+}
+
+/**
+ * gst_buffer_get_onnx_tensor_meta_for_roi:
+ * @buffer: a #GstBuffer
+ * @model_id: (nullable): name of the producing `onnxinfer` element, or %NULL
+ *   for any producer
+ * @roi_id: the `id` of a #GstVideoRegionOfInterestMeta of @buffer, or -1 for
+ *   the whole-frame result
+ *
+ * Returns: (transfer none) (nullable): the tensors computed on that region
+ */
+static inline GstOnnxTensorMeta *
+gst_buffer_get_onnx_tensor_meta_for_roi (GstBuffer * buffer,
+    const gchar * model_id, gint roi_id)
+{
+  GType api = gst_onnx_tensor_meta_api_get_type ();
+  GQuark id = 0;
+  gpointer state = NULL;
+  GstMeta *meta;
+
+  if (api == 0)
+    return NULL;
+  if (model_id != NULL) {
+    id = g_quark_try_string (model_id);
+    if (id == 0)
+      return NULL;
+  }
+  while ((meta = gst_buffer_iterate_meta_filtered (buffer, &state, api))) {
+    GstOnnxTensorMeta *tmeta = (GstOnnxTensorMeta *) meta;
+    if ((id == 0 || tmeta->model_id == id) && tmeta->roi_id == roi_id)
       return tmeta;
   }
   return NULL;
@@ -349,6 +424,11 @@ extern
 GstOnnxTensorMeta *gst_buffer_add_onnx_tensor_meta (GstBuffer * buffer,
     GQuark model_id, GstBuffer * storage, guint64 inference_id,
     gboolean reused);
+
+extern
+GstOnnxTensorMeta *gst_buffer_add_onnx_tensor_meta_full (GstBuffer * buffer,
+    GQuark model_id, gint roi_id, GstBuffer * storage, guint64 inference_id,
+    gboolean reused, const GstOnnxTensorGeometry * geometry);
 
 G_END_DECLS
 

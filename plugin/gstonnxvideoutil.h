@@ -20,7 +20,9 @@ gst_onnx_video_frame_in_bounds (const GstVideoFrame * frame)
 
   for (comp = 0; comp < GST_VIDEO_FORMAT_INFO_N_COMPONENTS (finfo); comp++) {
     guint plane = GST_VIDEO_FORMAT_INFO_PLANE (finfo, comp);
-    const GstMapInfo *map = &frame->map[plane];
+    /* Without a GstVideoMeta, gst_video_frame_map() maps the buffer once
+     * into map[0] and every plane points into it; map[1..] stay unset. */
+    const GstMapInfo *map = frame->meta ? &frame->map[plane] : &frame->map[0];
     const guint8 *base = map->data;
     const guint8 *data = GST_VIDEO_FRAME_PLANE_DATA (frame, plane);
     gint stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, plane);

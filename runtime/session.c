@@ -882,6 +882,28 @@ nn_status nn_session_output_tensor(nn_session *s, int index, const nn_tensor **t
   return NN_OK;
 }
 
+nn_status nn_session_parallel_for(nn_session *s, int64_t n, int64_t grain,
+                                  nn_task_fn fn, void *arg) {
+  CHECK_SESSION(s);
+  if (!fn || n < 0)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "parallel_for: %s",
+                        fn ? "negative count" : "no function");
+  /* the same pool as the kernels: no run is in progress (one thread per
+   * session), so the workers are free */
+  nn_parallel_for(&s->ctx, n, grain, fn, arg);
+  return NN_OK;
+}
+
+int nn_session_parallel_width(const nn_session *s) {
+  if (!s || s->disposed)
+    return 0;
+  return nn_parallel_width(&s->ctx);
+}
+
+int nn_session_worker_index(void) {
+  return nn_parallel_worker();
+}
+
 nn_status nn_session_stats(const nn_session *s, nn_stats *st) {
   if (!s || !st)
     return NN_ERR_INVALID_ARG;

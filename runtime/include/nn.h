@@ -212,6 +212,21 @@ nn_status nn_session_run(nn_session *s);
  * caller's memory. */
 nn_status nn_session_output_tensor(nn_session *s, int index, const nn_tensor **t);
 
+/* Work on the session's worker threads (the CPU kernels' pool), e.g. the
+ * pixel conversion in front of a run (nn_image.h).  fn(arg, begin, end) is
+ * called over chunks covering [0, n), each at least `grain` items, and this
+ * returns when all are done; serially on the calling thread when the session
+ * has no workers.  fn must not allocate nor call into the session.
+ * NN_ERR_DISPOSED after dispose (fn is not called). */
+typedef void (*nn_task_fn)(void *arg, int64_t begin, int64_t end);
+nn_status nn_session_parallel_for(nn_session *s, int64_t n, int64_t grain,
+                                  nn_task_fn fn, void *arg);
+/* Threads taking part in nn_session_parallel_for (1 when serial; 0 for NULL
+ * or a disposed session), and, inside fn, the index of the calling thread
+ * in [0, that number): callers use it to pick per-thread scratch. */
+int nn_session_parallel_width(const nn_session *s);
+int nn_session_worker_index(void);
+
 typedef struct nn_stats {
   size_t weights_bytes;          /* constants owned by the session (after folding) */
   size_t arena_bytes;            /* planned intermediate arena */

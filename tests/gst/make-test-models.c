@@ -88,6 +88,20 @@ main (int argc, char **argv)
   mb_output (&m, "z");
   rc |= write_model (&m, dir, "cast-u8-nchw-8x8.onnx");
 
+  /* The mean colour of the input (region tests: each crop can be checked
+   * exactly, since shrinking by the area filter keeps the mean): dynamic
+   * batch, and batch 1. */
+  mb_init (&m, 13);
+  mb_input (&m, "x", NN_DTYPE_FLOAT, 4, (int64_t[]) {-1, 3, 16, 16});
+  mb_node (&m, "GlobalAveragePool", "gap0", "x", "y");
+  mb_output (&m, "y");
+  rc |= write_model (&m, dir, "mean-colour-dyn.onnx");
+  mb_init (&m, 13);
+  mb_input (&m, "x", NN_DTYPE_FLOAT, 4, (int64_t[]) {1, 3, 16, 16});
+  mb_node (&m, "GlobalAveragePool", "gap0", "x", "y");
+  mb_output (&m, "y");
+  rc |= write_model (&m, dir, "mean-colour-b1.onnx");
+
   /* An operator nobody implements. */
   mb_init (&m, 13);
   mb_input (&m, "x", NN_DTYPE_FLOAT, 4, (int64_t[]) {1, 3, 8, 8});

@@ -203,6 +203,26 @@ leave_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   return GST_PAD_PROBE_OK;
 }
 
+/* Region mode: this many regions of interest are put on every frame before
+ * it reaches onnxinfer (outside the measured window). */
+static gint rois_per_frame;
+
+static GstPadProbeReturn
+add_rois_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  GstBuffer *buf = gst_buffer_make_writable (GST_PAD_PROBE_INFO_BUFFER (info));
+  gint i;
+
+  for (i = 0; i < rois_per_frame; i++) {
+    GstVideoRegionOfInterestMeta *roi =
+        gst_buffer_add_video_region_of_interest_meta (buf, "face",
+        10 + 37 * i, 20 + 11 * i, 40 + 9 * i, 50 + 5 * i);
+    roi->id = i + 1;
+  }
+  GST_PAD_PROBE_INFO_DATA (info) = buf;
+  return GST_PAD_PROBE_OK;
+}
+
 static void
 measure (const gchar * label, const gchar * model, const gchar * caps,
     const gchar * props, gint frames)
@@ -225,6 +245,9 @@ measure (const gchar * label, const gchar * model, const gchar * caps,
   nn = gst_bin_get_by_name (GST_BIN (p), "nn");
   sinkpad = gst_element_get_static_pad (nn, "sink");
   srcpad = gst_element_get_static_pad (nn, "src");
+  if (rois_per_frame > 0)
+    gst_pad_add_probe (sinkpad, GST_PAD_PROBE_TYPE_BUFFER, add_rois_probe,
+        NULL, NULL);
   gst_pad_add_probe (sinkpad, GST_PAD_PROBE_TYPE_BUFFER, enter_probe, &w,
       NULL);
   gst_pad_add_probe (srcpad, GST_PAD_PROBE_TYPE_BUFFER, leave_probe, &w, NULL);
@@ -311,6 +334,49 @@ GST_START_TEST (test_zero_alloc_zero_copy)
 
 GST_END_TEST;
 
+/* Real video in: decoder formats at their own size, resized and converted
+ * inside the element. */
+GST_START_TEST (test_zero_alloc_yuv)
+{
+  gchar *model = real_case_model ("blazeface_front_128");
+
+  SKIP_IF_NULL (model, "blazeface_front_128");
+  setup ();
+  measure ("blazeface, NV12 1280x720 -> 128x128 float", model,
+      "video/x-raw,width=1280,height=720,format=NV12",
+      "input-mean=\"<127.5>\" input-std=\"<127.5>\"", 30);
+  measure ("blazeface, I420 640x360 letterbox", model,
+      "video/x-raw,width=640,height=360,format=I420",
+      "scale-mode=letterbox input-mean=\"<127.5>\" input-std=\"<127.5>\"",
+      30);
+  measure ("blazeface, YUY2 320x240 crop", model,
+      "video/x-raw,width=320,height=240,format=YUY2",
+      "scale-mode=crop input-mean=\"<127.5>\" input-std=\"<127.5>\"", 30);
+  g_free (model);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_zero_alloc_regions)
+{
+  gchar *b1 = test_model ("mean-colour-b1.onnx");
+  gchar *dyn = test_model ("mean-colour-dyn.onnx");
+
+  setup ();
+  rois_per_frame = 6;
+  measure ("regions: 6 per NV12 frame, batch 1", b1,
+      "video/x-raw,width=640,height=360,format=NV12",
+      "inference-region=roi-list", 30);
+  measure ("regions: 6 per I420 frame, dynamic batch, max-batch 4", dyn,
+      "video/x-raw,width=640,height=360,format=I420",
+      "inference-region=roi-list max-batch=4 scale-mode=letterbox", 30);
+  rois_per_frame = 0;
+  g_free (b1);
+  g_free (dyn);
+}
+
+GST_END_TEST;
+
 static Suite *
 alloc_suite (void)
 {
@@ -322,6 +388,8 @@ alloc_suite (void)
   tcase_add_test (tc, test_zero_alloc_blazeface);
   tcase_add_test (tc, test_zero_alloc_ppocr_interval);
   tcase_add_test (tc, test_zero_alloc_zero_copy);
+  tcase_add_test (tc, test_zero_alloc_yuv);
+  tcase_add_test (tc, test_zero_alloc_regions);
   return s;
 }
 

@@ -415,12 +415,12 @@ GST_END_TEST;
 
 /* ---- negotiation --------------------------------------------------------- */
 
-/* Upstream insists on caps the model cannot take: the element says why. */
+/* Upstream insists on a format the element cannot read: it says why. */
 GST_START_TEST (test_caps_mismatch_error)
 {
   gchar *m = test_model ("relu-f32-nhwc-6x4.onnx");
   gchar *desc = g_strdup_printf ("appsrc name=src format=time caps="
-      "video/x-raw,format=RGB,width=320,height=240,framerate=30/1 ! "
+      "video/x-raw,format=GRAY16_LE,width=320,height=240,framerate=30/1 ! "
       "onnxinfer name=nn backend=cpu threads=1 model-location=%s ! fakesink",
       m);
   GstElement *p = launch (desc);
@@ -429,11 +429,11 @@ GST_START_TEST (test_caps_mismatch_error)
   GstVideoInfo info;
   GstBus *bus = gst_element_get_bus (p);
   GstMessage *msg;
-  const gchar *needles[] = { "320", "width=(int)6", "height=(int)4",
-    "videoconvert ! videoscale", NULL
+  const gchar *needles[] = { "GRAY16_LE", "NV12", "I420", "'videoconvert'",
+    NULL
   };
 
-  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGB, 320, 240);
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_GRAY16_LE, 320, 240);
   fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
       GST_STATE_CHANGE_FAILURE);
   gst_app_src_push_buffer (GST_APP_SRC (src), make_frame (&info, 0, 0));
@@ -456,41 +456,38 @@ GST_START_TEST (test_caps_mismatch_error)
 
 GST_END_TEST;
 
-/* A capsfilter that contradicts the model: negotiation fails, the pipeline
- * errors out (not-negotiated) instead of running. */
+/* A capsfilter with a format the element cannot read: gst-launch refuses
+ * to link, naming the caps (no pipeline that runs and then hangs). */
 GST_START_TEST (test_caps_mismatch_capsfilter)
 {
   gchar *m = test_model ("relu-f32-nhwc-6x4.onnx");
   gchar *desc = g_strdup_printf ("videotestsrc num-buffers=3 ! "
-      "video/x-raw,width=320,height=240 ! onnxinfer name=nn backend=cpu "
-      "threads=1 model-location=%s ! fakesink", m);
-  GstElement *p = launch (desc);
-  GstElement *nn = gst_bin_get_by_name (GST_BIN (p), "nn");
-  GstMessage *msg = run_pipeline (p, TIMEOUT);
+      "video/x-raw,format=Y444,width=320,height=240 ! "
+      "onnxinfer name=nn backend=cpu threads=1 model-location=%s ! fakesink",
+      m);
   GError *err = NULL;
+  GstElement *p = gst_parse_launch (desc, &err);
 
-  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR);
-  gst_message_parse_error (msg, &err, NULL);
-  g_print ("  error from %s: %s\n", GST_OBJECT_NAME (GST_MESSAGE_SRC (msg)),
-      err->message);
+  fail_unless (err != NULL, "Y444 linked");
+  g_print ("  %s\n", err->message);
+  fail_unless (strstr (err->message, "Y444") != NULL, "%s", err->message);
   g_error_free (err);
-  gst_message_unref (msg);
-  fail_unless_equals_uint64 (get_u64 (nn, "frames-inferred"), 0);
-  gst_object_unref (nn);
-  stop_and_unref (p);
+  if (p)
+    gst_object_unref (p);
   g_free (desc);
   g_free (m);
 }
 
 GST_END_TEST;
 
-/* With videoconvert ! videoscale in front, any source fits the model. */
+/* Any size and format goes straight in and passes through untouched; the
+ * tensors have the model's size and the geometry says how it was mapped. */
 GST_START_TEST (test_negotiates_model_size)
 {
   gchar *m = test_model ("relu-f32-nhwc-6x4.onnx");
   gchar *desc = g_strdup_printf ("videotestsrc num-buffers=3 ! "
-      "video/x-raw,format=I420,width=320,height=240 ! videoconvert ! "
-      "videoscale ! onnxinfer name=nn backend=cpu threads=1 "
+      "video/x-raw,format=I420,width=320,height=240 ! "
+      "onnxinfer name=nn backend=cpu threads=1 "
       "model-location=%s ! appsink name=sink sync=false", m);
   GstElement *p = launch (desc);
   GstElement *sink = gst_bin_get_by_name (GST_BIN (p), "sink");
@@ -498,6 +495,7 @@ GST_START_TEST (test_negotiates_model_size)
   GstStructure *s;
   gint w = 0, h = 0;
   const GstOnnxTensor *t;
+  GstOnnxTensorMeta *meta;
 
   fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
       GST_STATE_CHANGE_FAILURE);
@@ -506,16 +504,22 @@ GST_START_TEST (test_negotiates_model_size)
   s = gst_caps_get_structure (gst_sample_get_caps (sample), 0);
   gst_structure_get_int (s, "width", &w);
   gst_structure_get_int (s, "height", &h);
-  fail_unless_equals_int (w, 6);
-  fail_unless_equals_int (h, 4);
-  /* One of the model's formats (videoconvert picks the closest to I420). */
-  fail_unless (strstr ("RGB BGR RGBx BGRx RGBA BGRA GRAY8",
-          gst_structure_get_string (s, "format")) != NULL);
-  t = sample_tensor (sample, "nn", "y", NULL);
+  fail_unless_equals_int (w, 320);
+  fail_unless_equals_int (h, 240);
+  fail_unless_equals_string (gst_structure_get_string (s, "format"), "I420");
+  t = sample_tensor (sample, "nn", "y", &meta);
   fail_unless_equals_int (t->n_dims, 4);
   fail_unless_equals_int (t->dims[1], 4);
   fail_unless_equals_int (t->dims[2], 6);
   fail_unless_equals_int (t->dims[3], 3);
+  fail_unless_equals_int (meta->roi_id, -1);
+  fail_unless_equals_int (meta->geometry.frame_width, 320);
+  fail_unless_equals_int (meta->geometry.frame_height, 240);
+  fail_unless_equals_int (meta->geometry.input_width, 6);
+  fail_unless_equals_int (meta->geometry.input_height, 4);
+  fail_unless_equals_float (meta->geometry.scale_x, 6.0 / 320);
+  fail_unless_equals_float (meta->geometry.scale_y, 4.0 / 240);
+  fail_unless_equals_float (meta->geometry.offset_x, 0.0);
   gst_sample_unref (sample);
   gst_object_unref (sink);
   stop_and_unref (p);
@@ -562,10 +566,15 @@ check_conversion (const ModelDesc * md, GstVideoFormat format, gint W, gint H,
   caps = gst_video_info_to_caps (&info);
   gst_caps_set_simple (caps, "framerate", GST_TYPE_FRACTION, 30, 1, NULL);
   caps_str = gst_caps_to_string (caps);
+  /* dynamic models get the frame's own size (else it would be rounded to
+   * a multiple of 32): the tensor is the frame, pixel for pixel */
   desc = g_strdup_printf ("appsrc name=src format=time caps=\"%s\" ! "
       "onnxinfer name=nn backend=cpu threads=1 model-location=%s "
+      "input-width=%d input-height=%d "
       "channel-order=%s input-mean=\"%s\" input-std=\"%s\" ! "
-      "appsink name=sink sync=false", caps_str, m, bgr ? "bgr" : "rgb",
+      "appsink name=sink sync=false", caps_str, m,
+      g_str_has_suffix (md->model, "dyn.onnx") ? W : 0,
+      g_str_has_suffix (md->model, "dyn.onnx") ? H : 0, bgr ? "bgr" : "rgb",
       md->channels == 3 ? "<0, 0.5, 1>" : "<1>",
       md->channels == 3 ? "<1, 2, 4>" : "<2>");
   p = launch (desc);
@@ -599,7 +608,10 @@ check_conversion (const ModelDesc * md, GstVideoFormat format, gint W, gint H,
                   mn, sd));
           gsize idx = md->nchw ? ((gsize) k * H + y) * W + x :
               ((gsize) y * W + x) * md->channels + k;
-          if (out[idx] != want && bad++ < 5)
+          /* 1:1 resampling is exact; only the order of the float
+           * normalisation may differ by an ulp */
+          if (fabsf (out[idx] - want) > 1e-5f * MAX (1.0f, fabsf (want)) &&
+              bad++ < 5)
             g_print ("  %s %dx%d %s: (%d,%d,c%d) got %g want %g\n",
                 gst_video_format_to_string (format), W, H, md->model, x, y,
                 k, out[idx], want);
@@ -1091,8 +1103,9 @@ check_real_case (const RealCase * rc)
   desc = g_strdup_printf ("%s ! videoconvert ! videoscale ! "
       "video/x-raw,format=RGB,width=%d,height=%d ! onnxinfer name=nn "
       "backend=cpu threads=1 input-mean=\"<127.5>\" input-std=\"<127.5>\" "
+      "input-width=%d input-height=%d "
       "model-location=%s ! appsink name=sink sync=false", src_desc,
-      rc->width, rc->height, model);
+      rc->width, rc->height, rc->width, rc->height, model);
   p = launch (desc);
   sink = gst_bin_get_by_name (GST_BIN (p), "sink");
   fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
@@ -1176,16 +1189,21 @@ check_real_case (const RealCase * rc)
       n = gst_onnx_tensor_get_n_elements (t);
       fail_unless_equals_int (n, nn_tensor_numel (ref));
       fail_unless (file != NULL && (gint64) n_file == n, "%s", opath);
+      /* relative to max(1, |x|): the element normalises the pixels in its
+       * own order of float operations (an ulp apart), which a deep
+       * network carries into large logits */
       for (j = 0; j < n; j++) {
         gfloat a = ((const gfloat *) t->data)[j];
-        diff_rt = MAX (diff_rt, fabs (a - ((const gfloat *) ref->data)[j]));
-        diff_file = MAX (diff_file, fabs (a - file[j]));
+        gfloat r = ((const gfloat *) ref->data)[j];
+        diff_rt = MAX (diff_rt, fabs (a - r) / MAX (1.0, fabs (r)));
+        diff_file = MAX (diff_file, fabs (a - file[j]) / MAX (1.0,
+                fabs (file[j])));
       }
       g_print ("  %s output %s (%" G_GINT64_FORMAT " values): max |element - "
           "session| = %g, max |element - nn-run| = %g\n", rc->case_name,
           oi.name, n, diff_rt, diff_file);
-      fail_unless (diff_rt <= 1e-5);
-      fail_unless (diff_file <= 1e-5);
+      fail_unless (diff_rt <= 1e-4);
+      fail_unless (diff_file <= 1e-4);
       g_free (file);
       g_free (opath);
     }
@@ -1281,6 +1299,326 @@ GST_START_TEST (test_stats)
 
 GST_END_TEST;
 
+/* ---- real video in: YUV, letterbox, regions ------------------------------ */
+
+/* Pushes one frame through "appsrc ! onnxinfer <props> ! appsink" and
+ * returns the sample (caller unrefs). */
+static GstSample *
+infer_one (const gchar * model, const gchar * caps_str, const gchar * props,
+    GstBuffer * frame)
+{
+  gchar *m = test_model (model);
+  gchar *desc = g_strdup_printf ("appsrc name=src format=time caps=\"%s\" ! "
+      "onnxinfer name=nn backend=cpu threads=1 model-location=%s %s ! "
+      "appsink name=sink sync=false", caps_str, m, props);
+  GstElement *p = launch (desc);
+  GstElement *src = gst_bin_get_by_name (GST_BIN (p), "src");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  GstSample *sample;
+
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  gst_app_src_push_buffer (GST_APP_SRC (src), frame);
+  sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), TIMEOUT);
+  fail_unless (sample != NULL, "no output for %s", desc);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  stop_and_unref (p);
+  g_free (desc);
+  g_free (m);
+  return sample;
+}
+
+/* A solid frame of one YUV colour, in a planar/semi-planar/packed format. */
+static GstBuffer *
+solid_yuv (const GstVideoInfo * info, guint8 Y, guint8 U, guint8 V)
+{
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (info),
+      NULL);
+  GstVideoFrame f;
+  guint c, x, y;
+
+  fail_unless (gst_video_frame_map (&f, (GstVideoInfo *) info, buf,
+          GST_MAP_WRITE));
+  for (c = 0; c < GST_VIDEO_FRAME_N_COMPONENTS (&f); c++) {
+    guint8 val = c == 0 ? Y : c == 1 ? U : V;
+    guint8 *d = GST_VIDEO_FRAME_COMP_DATA (&f, c);
+    gint st = GST_VIDEO_FRAME_COMP_STRIDE (&f, c);
+    gint ps = GST_VIDEO_FRAME_COMP_PSTRIDE (&f, c);
+    for (y = 0; y < (guint) GST_VIDEO_FRAME_COMP_HEIGHT (&f, c); y++)
+      for (x = 0; x < (guint) GST_VIDEO_FRAME_COMP_WIDTH (&f, c); x++)
+        d[y * st + x * ps] = val;
+  }
+  gst_video_frame_unmap (&f);
+  GST_BUFFER_PTS (buf) = 0;
+  return buf;
+}
+
+/* Decoder output goes straight in: a pure red in BT.601 limited range
+ * (Y 81, U 90, V 240) is R 255, G 0, B 0 in every YUV format; the same
+ * bytes flagged BT.709 are another colour, so the colorimetry is used. */
+GST_START_TEST (test_yuv_formats_direct)
+{
+  static const GstVideoFormat formats[] = { GST_VIDEO_FORMAT_NV12,
+    GST_VIDEO_FORMAT_NV21, GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_YV12,
+    GST_VIDEO_FORMAT_YUY2, GST_VIDEO_FORMAT_UYVY
+  };
+  guint i, j;
+
+  for (i = 0; i < G_N_ELEMENTS (formats); i++) {
+    for (j = 0; j < 2; j++) {
+      GstVideoInfo info;
+      GstCaps *caps;
+      gchar *cs;
+      GstSample *sample;
+      const GstOnnxTensor *t;
+      const gfloat *y;
+      gint k;
+
+      gst_video_info_set_format (&info, formats[i], 38, 22);
+      gst_video_colorimetry_from_string (&info.colorimetry,
+          j == 0 ? "bt601" : "bt709");
+      caps = gst_video_info_to_caps (&info);
+      gst_caps_set_simple (caps, "framerate", GST_TYPE_FRACTION, 30, 1, NULL);
+      cs = gst_caps_to_string (caps);
+      sample = infer_one ("relu-f32-nhwc-6x4.onnx", cs, "",
+          solid_yuv (&info, 81, 90, 240));
+      t = sample_tensor (sample, "nn", "y", NULL);
+      y = t->data;
+      if (j == 0) {
+        for (k = 0; k < 24; k++) {
+          fail_unless (fabsf (y[k * 3] - 255.0f) < 1.5f &&
+              y[k * 3 + 1] < 1.5f && y[k * 3 + 2] < 1.5f,
+              "%s bt601 pixel %d: %g %g %g", gst_video_format_to_string
+              (formats[i]), k, y[k * 3], y[k * 3 + 1], y[k * 3 + 2]);
+        }
+      } else {
+        /* BT.709: R = 1.164*65 + 1.793*112 > 255, B = 1.164*65 +
+         * 2.112*(-38) < 0, G = 1.16438*65 + 0.21325*38 - 0.53291*112 */
+        for (k = 0; k < 24; k++)
+          fail_unless (fabsf (y[k * 3] - 255.0f) < 1.5f &&
+              fabsf (y[k * 3 + 1] - 24.10f) < 0.6f && y[k * 3 + 2] < 1.5f,
+              "%s bt709 pixel %d: %g %g %g", gst_video_format_to_string
+              (formats[i]), k, y[k * 3], y[k * 3 + 1], y[k * 3 + 2]);
+      }
+      gst_sample_unref (sample);
+      gst_caps_unref (caps);
+      g_free (cs);
+    }
+  }
+  /* mid grey with colour: BT.601 and BT.709 give different green */
+  {
+    gfloat g[2];
+    for (j = 0; j < 2; j++) {
+      GstVideoInfo info;
+      GstCaps *caps;
+      gchar *cs;
+      GstSample *sample;
+      const GstOnnxTensor *t;
+
+      gst_video_info_set_format (&info, GST_VIDEO_FORMAT_NV12, 16, 16);
+      gst_video_colorimetry_from_string (&info.colorimetry,
+          j == 0 ? "bt601" : "bt709");
+      caps = gst_video_info_to_caps (&info);
+      gst_caps_set_simple (caps, "framerate", GST_TYPE_FRACTION, 30, 1, NULL);
+      cs = gst_caps_to_string (caps);
+      sample = infer_one ("relu-f32-nhwc-6x4.onnx", cs, "",
+          solid_yuv (&info, 126, 100, 160));
+      t = sample_tensor (sample, "nn", "y", NULL);
+      g[j] = ((const gfloat *) t->data)[1];
+      gst_sample_unref (sample);
+      gst_caps_unref (caps);
+      g_free (cs);
+    }
+    /* G = 1.164 (Y-16) - 0.392 (U-128) - 0.813 (V-128)  (601)
+     *   = 1.164 (Y-16) - 0.213 (U-128) - 0.533 (V-128)  (709) */
+    g_print ("  NV12 (126,100,160): G bt601 %.2f, bt709 %.2f\n", g[0], g[1]);
+    fail_unless (fabsf (g[0] - (1.16438f * 110 - 0.39176f * -28 -
+                0.81297f * 32)) < 0.6f);
+    fail_unless (fabsf (g[1] - (1.16438f * 110 - 0.21325f * -28 -
+                0.53291f * 32)) < 0.6f);
+  }
+}
+
+GST_END_TEST;
+
+/* 64x16 into the 6x4 model letterboxed: scale 6/64, content 6 x 1.5 rows
+ * centred (rows 1.25..2.75: rows 1 and 2 carry the picture), the rest is
+ * pad-value; the geometry says so. */
+GST_START_TEST (test_letterbox)
+{
+  GstVideoInfo info;
+  GstCaps *caps;
+  gchar *cs;
+  GstSample *sample;
+  GstOnnxTensorMeta *meta;
+  const GstOnnxTensor *t;
+  const gfloat *y;
+  GstBuffer *buf;
+  GstMapInfo map;
+  gint x;
+
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_GRAY8, 64, 16);
+  buf = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (&info), NULL);
+  gst_buffer_map (buf, &map, GST_MAP_WRITE);
+  memset (map.data, 200, map.size);
+  gst_buffer_unmap (buf, &map);
+  GST_BUFFER_PTS (buf) = 0;
+  caps = gst_video_info_to_caps (&info);
+  gst_caps_set_simple (caps, "framerate", GST_TYPE_FRACTION, 30, 1, NULL);
+  cs = gst_caps_to_string (caps);
+  sample = infer_one ("relu-f32-nhwc-6x4.onnx", cs,
+      "scale-mode=letterbox pad-value=7", buf);
+  t = sample_tensor (sample, "nn", "y", &meta);
+  y = t->data;
+  fail_unless_equals_float (meta->geometry.scale_x, 6.0 / 64);
+  fail_unless_equals_float (meta->geometry.scale_y, 6.0 / 64);
+  fail_unless_equals_float (meta->geometry.offset_x, 0.0);
+  fail_unless_equals_float (meta->geometry.offset_y, 1.25);
+  for (x = 0; x < 6; x++) {
+    fail_unless_equals_float (y[(0 * 6 + x) * 3], 7.0f);
+    fail_unless_equals_float (y[(1 * 6 + x) * 3], 200.0f);
+    fail_unless_equals_float (y[(2 * 6 + x) * 3 + 2], 200.0f);
+    fail_unless_equals_float (y[(3 * 6 + x) * 3 + 1], 7.0f);
+  }
+  gst_sample_unref (sample);
+  gst_caps_unref (caps);
+  g_free (cs);
+}
+
+GST_END_TEST;
+
+#define RW 80
+#define RH 60
+
+static guint8
+region_pix (gint x, gint y, gint c)
+{
+  return (guint8) ((x * 7 + y * 13 + c * 50) % 256);
+}
+
+/* Mean of channel c over the rectangle, the image extended by its edges
+ * (what the converter samples for a region reaching outside the frame). */
+static gdouble
+region_mean (gint rx, gint ry, gint rw, gint rh, gint c)
+{
+  gdouble s = 0;
+  gint x, y;
+  for (y = ry; y < ry + rh; y++)
+    for (x = rx; x < rx + rw; x++)
+      s += region_pix (CLAMP (x, 0, RW - 1), CLAMP (y, 0, RH - 1), c);
+  return s / ((gdouble) rw * rh);
+}
+
+typedef struct
+{
+  const gchar *label;
+  guint id, x, y, w, h;
+} TestRoi;
+
+static const TestRoi test_rois[] = {
+  {"face", 4, 0, 0, 32, 32},
+  {"car", 5, 10, 10, 40, 40},
+  {"face", 9, 40, 20, 48, 48},  /* reaches past the right/bottom edges */
+  {"face", 11, 30, 5, 17, 35},
+  {"face", 12, 1, 1, 5, 5},     /* below roi-min-size */
+};
+
+/* The model's output on every region is the mean colour of the region's
+ * crop: checks which regions ran, that each result carries its region's id
+ * and that each crop is the right pixels.  With a dynamic batch, max-batch
+ * 1, 2 and 3 (3 regions: one full and one partial batch, or one). */
+static void
+check_regions (const gchar * model, guint max_batch)
+{
+  GstVideoInfo info;
+  GstCaps *caps;
+  gchar *cs, *props;
+  GstSample *sample;
+  GstBuffer *buf, *out;
+  GstMapInfo map;
+  gint x, y, c;
+  guint i, n_metas = 0;
+  gpointer state = NULL;
+  GstMeta *gm;
+
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGB, RW, RH);
+  buf = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (&info), NULL);
+  gst_buffer_map (buf, &map, GST_MAP_WRITE);
+  for (y = 0; y < RH; y++)
+    for (x = 0; x < RW; x++)
+      for (c = 0; c < 3; c++)
+        map.data[y * GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) + x * 3 + c] =
+            region_pix (x, y, c);
+  gst_buffer_unmap (buf, &map);
+  for (i = 0; i < G_N_ELEMENTS (test_rois); i++) {
+    const TestRoi *r = &test_rois[i];
+    GstVideoRegionOfInterestMeta *roi =
+        gst_buffer_add_video_region_of_interest_meta (buf, r->label, r->x,
+        r->y, r->w, r->h);
+    roi->id = (gint) r->id;
+  }
+  GST_BUFFER_PTS (buf) = 0;
+  caps = gst_video_info_to_caps (&info);
+  gst_caps_set_simple (caps, "framerate", GST_TYPE_FRACTION, 30, 1, NULL);
+  cs = gst_caps_to_string (caps);
+  props = g_strdup_printf ("inference-region=roi-list object-class=\"face, "
+      "person\" roi-min-size=16 max-batch=%u", max_batch);
+  sample = infer_one (model, cs, props, buf);
+  out = gst_sample_get_buffer (sample);
+
+  while ((gm = gst_buffer_iterate_meta_filtered (out, &state,
+              GST_ONNX_TENSOR_META_API_TYPE)))
+    n_metas++;
+  fail_unless_equals_int (n_metas, 3);
+  fail_unless (gst_buffer_get_onnx_tensor_meta_for_roi (out, "nn", 5) == NULL,
+      "the car was inferred");
+  fail_unless (gst_buffer_get_onnx_tensor_meta_for_roi (out, "nn", 12) ==
+      NULL, "the small region was inferred");
+  fail_unless (gst_buffer_get_onnx_tensor_meta_for_roi (out, "nn", -1) ==
+      NULL, "a whole-frame result in roi-list mode");
+  for (i = 0; i < G_N_ELEMENTS (test_rois); i++) {
+    const TestRoi *r = &test_rois[i];
+    GstOnnxTensorMeta *meta;
+    const GstOnnxTensor *t;
+    const gfloat *v;
+
+    if (strcmp (r->label, "face") != 0 || r->w < 16)
+      continue;
+    meta = gst_buffer_get_onnx_tensor_meta_for_roi (out, "nn", (gint) r->id);
+    fail_unless (meta != NULL, "no result for region %u", r->id);
+    t = gst_onnx_tensor_meta_get_by_name (meta, "y");
+    fail_unless (t != NULL);
+    fail_unless_equals_int (t->n_dims, 4);
+    fail_unless_equals_int (t->dims[0], 1);
+    fail_unless_equals_int (t->dims[1], 3);
+    v = t->data;
+    fail_unless_equals_float (meta->geometry.src_x, r->x);
+    fail_unless_equals_float (meta->geometry.src_width, r->w);
+    fail_unless_equals_float (meta->geometry.scale_y, 16.0 / r->h);
+    for (c = 0; c < 3; c++) {
+      gdouble want = region_mean (r->x, r->y, r->w, r->h, c);
+      fail_unless (fabs (v[c] - want) < 1e-3,
+          "region %u channel %d (max-batch %u): mean %g, expected %g", r->id,
+          c, max_batch, v[c], want);
+    }
+  }
+  gst_sample_unref (sample);
+  gst_caps_unref (caps);
+  g_free (cs);
+  g_free (props);
+}
+
+GST_START_TEST (test_regions)
+{
+  check_regions ("mean-colour-b1.onnx", 1);
+  check_regions ("mean-colour-dyn.onnx", 1);
+  check_regions ("mean-colour-dyn.onnx", 2);
+  check_regions ("mean-colour-dyn.onnx", 3);
+}
+
+GST_END_TEST;
+
 static Suite *
 onnxinfer_suite (void)
 {
@@ -1335,6 +1673,9 @@ onnxinfer_suite (void)
   tcase_add_test (tc, test_real_blazeface);
   tcase_add_test (tc, test_real_ppocr_cls);
   tcase_add_test (tc, test_stats);
+  tcase_add_test (tc, test_yuv_formats_direct);
+  tcase_add_test (tc, test_letterbox);
+  tcase_add_test (tc, test_regions);
   return s;
 }
 

@@ -1,0 +1,918 @@
+/* image.c - pixels -> tensor (nn_image.h): validation, geometry, filter
+ * tables, the row driver and the portable row kernels.
+ *
+ * How a conversion runs.  Every image component (R, G, B, A or Y, U, V) is
+ * described as (plane, byte offset, pixel stride, subsampling), so one
+ * resampler serves packed RGB, semi-planar and planar YUV and packed 4:2:2
+ * alike.  Per destination row:
+ *   1. vertical pass, per plane: the weighted sum of the source rows the
+ *      row's taps name, over the byte span the row's horizontal taps need,
+ *      into a float accumulator row.  All components of a packed plane are
+ *      summed together (the row of bytes is linear), so this touches every
+ *      needed source byte once per tap with a u8->f32 multiply-add: the hot
+ *      loop of strong downscaling, SIMD in image_avx2.c;
+ *   2. horizontal taps from the accumulator into one float row per
+ *      component;
+ *   3. colour (YUV->RGB, gray, alpha), clamp, channel order, mean/std;
+ *   4. store in the tensor's layout and data type.
+ * Vertical first, because a downscale then does its horizontal work only
+ * for the destination rows, and the vertical work is the contiguous,
+ * FMA-friendly one.
+ *
+ * Filters (the definition of nn_image.h): a tensor pixel's extent [x, x+1)
+ * maps back to [a, b) on a component's grid.  b - a <= 1: bilinear between
+ * the samples around the footprint's centre (centres at i + 0.5); b - a > 1:
+ * exact area average.  Samples outside the image are the edge sample, which
+ * the table builder folds into the edge weight, so every tap names an
+ * in-image sample and the taps of one output are consecutive.
+ *
+ * Memory: the converter owns the filter tables and the per-worker row
+ * scratch; both grow only when a conversion needs more, so converting the
+ * same sizes again allocates nothing.  Rows are independent, so threads
+ * split them and the result does not depend on how.
+ */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image/image_internal.h"
+#include "image/image_tmpl.h"
+#include "nn_internal.h"
+
+/* Limits: beyond them a conversion is refused (NN_ERR_INVALID_ARG), which
+ * also keeps every index below in int range and every table bounded by
+ * image + tensor size. */
+#define IMG_MAX_SRC 65536        /* image width / height */
+#define IMG_MAX_DST 32768        /* tensor width / height */
+#define IMG_MAX_COORD 1073741824.0   /* |rect.x|, |rect.y|, rect size */
+#define IMG_MIN_RECT (1.0 / 1024.0)  /* smallest rect side, pixels */
+/* Floats past every accumulator row: hpass1 reads weights 4 at a time
+ * (up to 3 zero-weight taps past the last real one) and hpass4 reads 4
+ * floats from the last pixel's first component. */
+#define IMG_ACC_SLACK 16
+/* Taps whose weight is below this (relative) at either end of an output's
+ * range are dropped and the rest renormalised: it keeps rounding noise from
+ * adding taps (1:1 stays a copy), and changes results by < 255 * 1e-9. */
+#define IMG_TRIM 1e-9
+
+/* ---- formats ----------------------------------------------------------------- */
+
+enum { IMG_RGB, IMG_GRAY, IMG_YUV };
+
+typedef struct img_comp {
+  int8_t plane, off, ps, subx, suby;
+} img_comp;
+
+typedef struct img_fmt {
+  const char *name;
+  int8_t kind, nplanes, has_alpha;
+  /* plane p holds rows of row_bytes[p] * ceil(width / row_sub[p]) bytes,
+   * ceil(height / plane_suby[p]) of them */
+  int8_t row_bytes[3], row_sub[3], plane_suby[3];
+  /* slots: R, G, B, A (IMG_RGB); Y, U, V (IMG_YUV); gray (IMG_GRAY) */
+  img_comp comp[4];
+} img_fmt;
+
+#define C1(o, ps) {0, o, ps, 1, 1}
+static const img_fmt g_fmts[NN_PIX_COUNT] = {
+  [NN_PIX_RGB] = {"RGB", IMG_RGB, 1, 0, {3}, {1}, {1}, {C1(0, 3), C1(1, 3), C1(2, 3)}},
+  [NN_PIX_BGR] = {"BGR", IMG_RGB, 1, 0, {3}, {1}, {1}, {C1(2, 3), C1(1, 3), C1(0, 3)}},
+  [NN_PIX_RGBA] = {"RGBA", IMG_RGB, 1, 1, {4}, {1}, {1}, {C1(0, 4), C1(1, 4), C1(2, 4), C1(3, 4)}},
+  [NN_PIX_BGRA] = {"BGRA", IMG_RGB, 1, 1, {4}, {1}, {1}, {C1(2, 4), C1(1, 4), C1(0, 4), C1(3, 4)}},
+  [NN_PIX_RGBX] = {"RGBx", IMG_RGB, 1, 0, {4}, {1}, {1}, {C1(0, 4), C1(1, 4), C1(2, 4)}},
+  [NN_PIX_BGRX] = {"BGRx", IMG_RGB, 1, 0, {4}, {1}, {1}, {C1(2, 4), C1(1, 4), C1(0, 4)}},
+  [NN_PIX_XRGB] = {"xRGB", IMG_RGB, 1, 0, {4}, {1}, {1}, {C1(1, 4), C1(2, 4), C1(3, 4)}},
+  [NN_PIX_XBGR] = {"xBGR", IMG_RGB, 1, 0, {4}, {1}, {1}, {C1(3, 4), C1(2, 4), C1(1, 4)}},
+  [NN_PIX_ARGB] = {"ARGB", IMG_RGB, 1, 1, {4}, {1}, {1}, {C1(1, 4), C1(2, 4), C1(3, 4), C1(0, 4)}},
+  [NN_PIX_ABGR] = {"ABGR", IMG_RGB, 1, 1, {4}, {1}, {1}, {C1(3, 4), C1(2, 4), C1(1, 4), C1(0, 4)}},
+  [NN_PIX_GRAY8] = {"GRAY8", IMG_GRAY, 1, 0, {1}, {1}, {1}, {C1(0, 1)}},
+  [NN_PIX_NV12] = {"NV12", IMG_YUV, 2, 0, {1, 2}, {1, 2}, {1, 2},
+                   {C1(0, 1), {1, 0, 2, 2, 2}, {1, 1, 2, 2, 2}}},
+  [NN_PIX_NV21] = {"NV21", IMG_YUV, 2, 0, {1, 2}, {1, 2}, {1, 2},
+                   {C1(0, 1), {1, 1, 2, 2, 2}, {1, 0, 2, 2, 2}}},
+  [NN_PIX_I420] = {"I420", IMG_YUV, 3, 0, {1, 1, 1}, {1, 2, 2}, {1, 2, 2},
+                   {C1(0, 1), {1, 0, 1, 2, 2}, {2, 0, 1, 2, 2}}},
+  [NN_PIX_YV12] = {"YV12", IMG_YUV, 3, 0, {1, 1, 1}, {1, 2, 2}, {1, 2, 2},
+                   {C1(0, 1), {2, 0, 1, 2, 2}, {1, 0, 1, 2, 2}}},
+  [NN_PIX_YUY2] = {"YUY2", IMG_YUV, 1, 0, {4}, {2}, {1},
+                   {C1(0, 2), {0, 1, 4, 2, 1}, {0, 3, 4, 2, 1}}},
+  [NN_PIX_UYVY] = {"UYVY", IMG_YUV, 1, 0, {4}, {2}, {1},
+                   {C1(1, 2), {0, 0, 4, 2, 1}, {0, 2, 4, 2, 1}}},
+};
+#undef C1
+
+static bool fmt_valid(nn_pixel_format f) { return (int)f >= 0 && f < NN_PIX_COUNT; }
+
+const char *nn_pixel_format_name(nn_pixel_format f) { return fmt_valid(f) ? g_fmts[f].name : "?"; }
+
+int nn_pixel_format_planes(nn_pixel_format f) { return fmt_valid(f) ? g_fmts[f].nplanes : 0; }
+
+void nn_image_params_init(nn_image_params *p) {
+  if (!p)
+    return;
+  memset(p, 0, sizeof *p);
+  p->mode = NN_RESIZE_STRETCH;
+  for (int i = 0; i < 4; i++)
+    p->std[i] = 1.0f;
+}
+
+static inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+static inline int round16(int n) { return (n + 15) & ~15; }
+static inline int round4(int n) { return (n + 3) & ~3; }
+
+/* ---- dispatch ------------------------------------------------------------------ */
+
+static atomic_int g_simd = -1;   /* -1: not resolved yet */
+
+static bool cpu_has_avx2(void) {
+#if NN_IMAGE_HAVE_AVX2
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+int nn_image_simd_get(void) {
+  int v = atomic_load_explicit(&g_simd, memory_order_acquire);
+  if (v >= 0)
+    return v;
+  /* the runtime's one switch (as the CPU kernels read it): NN_CPU=portable
+   * forces the baseline; any other value leaves the best path */
+  const char *env = getenv("NN_CPU");
+  v = cpu_has_avx2() && !(env && strcmp(env, "portable") == 0);
+  atomic_store_explicit(&g_simd, v, memory_order_release);
+  return v;
+}
+
+int nn_image_simd_set(int simd) {
+  int prev = nn_image_simd_get();
+  atomic_store_explicit(&g_simd, simd && cpu_has_avx2() ? 1 : 0, memory_order_release);
+  return prev;
+}
+
+static const nn_image_kernels *kernels(void) {
+#if NN_IMAGE_HAVE_AVX2
+  if (nn_image_simd_get())
+    return &nn_image_kernels_avx2;
+#endif
+  return &nn_image_kernels_portable;
+}
+
+/* ---- portable row kernels --------------------------------------------------------- */
+
+/* Rows (and taps) summed from zero per block before the block's sum is
+ * added: the rounding error then grows with the block plus the number of
+ * blocks, not with the filter length (a 2160-row column into one pixel).
+ * The same blocks as image_avx2.c. */
+#define IMG_VP_ROWS 12
+#define IMG_HP_TAPS 32
+#define IMG_VP_COLS 64
+
+static void vpass_portable(float *acc, const uint8_t *src, ptrdiff_t stride, const float *w,
+                           int n, int len) {
+  /* columns in chunks, so a block's sums stay in a small local row that the
+   * compiler keeps vectorized for the baseline ISA */
+  for (int j0 = 0; j0 < len; j0 += IMG_VP_COLS) {
+    const int m = len - j0 < IMG_VP_COLS ? len - j0 : IMG_VP_COLS;
+    for (int k0 = 0; k0 < n; k0 += IMG_VP_ROWS) {
+      const int kn = n - k0 < IMG_VP_ROWS ? n - k0 : IMG_VP_ROWS;
+      float b[IMG_VP_COLS];
+      const uint8_t *restrict r = src + (ptrdiff_t)k0 * stride + j0;
+      for (int j = 0; j < m; j++)
+        b[j] = w[k0] * (float)r[j];
+      for (int k = 1; k < kn; k++) {
+        const uint8_t *restrict rk = r + (ptrdiff_t)k * stride;
+        const float wk = w[k0 + k];
+        for (int j = 0; j < m; j++)
+          b[j] = b[j] + wk * (float)rk[j];
+      }
+      float *restrict a = acc + j0;
+      if (k0 == 0)
+        memcpy(a, b, (size_t)m * sizeof(float));
+      else
+        for (int j = 0; j < m; j++)
+          a[j] = a[j] + b[j];
+    }
+  }
+}
+
+/* sum_k w[k] * a[k * ps] over n taps, blocked like the SIMD kernels */
+static inline float dot_blocked(const float *a, int ps, const float *w, int n, int block) {
+  float s = 0.0f;
+  for (int k0 = 0; k0 < n; k0 += block) {
+    const int end = n - k0 < block ? n : k0 + block;
+    float b = 0.0f;
+    for (int k = k0; k < end; k++)
+      b += w[k] * a[(ptrdiff_t)k * ps];
+    s = k0 == 0 ? b : s + b;
+  }
+  return s;
+}
+
+static void hpass1_portable(float *out, const float *acc, int bias, const nn_image_taps *t,
+                            int count) {
+  for (int i = 0; i < count; i++)
+    out[i] = dot_blocked(acc + bias + t->first[i], 1, t->w + t->woff[i], round4(t->n[i]),
+                         IMG_HP_TAPS);
+}
+
+static void hpass4_portable(const nn_image_hgroup4 *g, const float *acc, const nn_image_taps *t,
+                            int count) {
+  const int ps = g->ps;
+  for (int i = 0; i < count; i++) {
+    const float *a = acc + g->bias + (ptrdiff_t)t->first[i] * ps;
+    const float *w = t->w + t->woff[i];
+    for (int c = 0; c < g->n_out; c++)
+      g->out[c][i] = dot_blocked(a + g->lane[c], ps, w, t->n[i], IMG_HP_TAPS / 4);
+  }
+}
+
+static void colour_portable(float *out, const float *const *comp, int K, const nn_image_chan *ch,
+                            int n) {
+  nn_img_colour(out, comp, K, ch, n);
+}
+static void store_f32_nhwc_portable(float *dst, const float *const *chan, int C, int n) {
+  nn_img_store_f32_nhwc(dst, chan, C, n);
+}
+static void store_u8_nhwc_portable(uint8_t *dst, const float *const *chan, int C, int n) {
+  nn_img_store_u8_nhwc(dst, chan, C, n);
+}
+static void store_u8_portable(uint8_t *dst, const float *src, int n) { nn_img_store_u8(dst, src, n); }
+
+const nn_image_kernels nn_image_kernels_portable = {
+  vpass_portable, hpass1_portable, hpass4_portable, colour_portable,
+  store_f32_nhwc_portable, store_u8_nhwc_portable, store_u8_portable,
+};
+
+/* ---- validation and geometry ------------------------------------------------------ */
+
+static const char *mode_name_ok(nn_resize_mode m) {
+  switch (m) {
+  case NN_RESIZE_STRETCH: return "stretch";
+  case NN_RESIZE_LETTERBOX: return "letterbox";
+  case NN_RESIZE_CROP: return "crop";
+  }
+  return NULL;
+}
+
+/* The image header (format, size); with `planes`, also the planes, strides
+ * and colorimetry a conversion reads. */
+static nn_status check_image(const nn_image *img, bool planes, nn_error *err) {
+  if (!img)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: img is NULL");
+  if (!fmt_valid(img->format))
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: img.format %d is not a known format",
+                        (int)img->format);
+  if (img->width < 1 || img->width > IMG_MAX_SRC || img->height < 1 || img->height > IMG_MAX_SRC)
+    return nn_error_set(err, NN_ERR_INVALID_ARG,
+                        "nn_image: img.width x img.height %d x %d out of range 1..%d",
+                        img->width, img->height, IMG_MAX_SRC);
+  if (!planes)
+    return NN_OK;
+  const img_fmt *f = &g_fmts[img->format];
+  for (int p = 0; p < f->nplanes; p++) {
+    if (!img->planes[p])
+      return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: img.planes[%d] is NULL (%s has %d)",
+                          p, f->name, f->nplanes);
+    int row = f->row_bytes[p] * ceil_div(img->width, f->row_sub[p]);
+    if (img->strides[p] < row)
+      return nn_error_set(err, NN_ERR_INVALID_ARG,
+                          "nn_image: img.strides[%d] = %d is shorter than a %s row (%d bytes)", p,
+                          img->strides[p], f->name, row);
+  }
+  if (f->kind == IMG_YUV) {
+    if ((int)img->matrix < NN_YUV_BT601 || img->matrix > NN_YUV_BT2020)
+      return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: img.matrix %d is not a known matrix",
+                          (int)img->matrix);
+    if ((int)img->range < NN_YUV_LIMITED || img->range > NN_YUV_FULL)
+      return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: img.range %d is not a known range",
+                          (int)img->range);
+  }
+  return NN_OK;
+}
+
+/* The parameters; `channels` > 0 also checks mean/std of that many. */
+static nn_status check_params(const nn_image_params *p, int channels, nn_error *err) {
+  if (!mode_name_ok(p->mode))
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: params.mode %d is not a resize mode",
+                        (int)p->mode);
+  const nn_rect *r = &p->src;
+  if (!isfinite(r->x) || !isfinite(r->y) || !isfinite(r->width) || !isfinite(r->height))
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: params.src is not finite");
+  if (r->width > 0 && r->height > 0) {
+    if (fabs(r->x) > IMG_MAX_COORD || fabs(r->y) > IMG_MAX_COORD || r->width > IMG_MAX_COORD ||
+        r->height > IMG_MAX_COORD)
+      return nn_error_set(err, NN_ERR_INVALID_ARG,
+                          "nn_image: params.src (%g, %g, %g x %g) beyond +-2^30 pixels", r->x,
+                          r->y, r->width, r->height);
+    if (r->width < IMG_MIN_RECT || r->height < IMG_MIN_RECT)
+      return nn_error_set(err, NN_ERR_INVALID_ARG,
+                          "nn_image: params.src %g x %g is smaller than 1/1024 pixel", r->width,
+                          r->height);
+  }
+  if (!isfinite(p->pad_value))
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: params.pad_value is not finite");
+  for (int c = 0; c < channels; c++) {
+    if (!isfinite(p->mean[c]))
+      return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: params.mean[%d] is not finite", c);
+    /* 1/std must be a finite number too (a denormal std is as useless as 0) */
+    if (!isfinite(p->std[c]) || p->std[c] == 0.0f || !isfinite(1.0f / p->std[c]))
+      return nn_error_set(err, NN_ERR_INVALID_ARG,
+                          "nn_image: params.std[%d] = %g (must be finite and not 0)", c,
+                          (double)p->std[c]);
+  }
+  return NN_OK;
+}
+
+/* Geometry plus the inverse scales the tables use (source pixels per tensor
+ * pixel): computed directly, so exact ratios (1920 -> 640) stay exact. */
+typedef struct img_geo {
+  nn_image_geometry g;
+  double inv_x, inv_y;
+} img_geo;
+
+static void compute_geo(const nn_image *img, const nn_image_params *p, int dw, int dh,
+                        img_geo *out) {
+  nn_image_geometry *g = &out->g;
+  memset(out, 0, sizeof *out);
+  if (p->src.width > 0 && p->src.height > 0) {
+    g->src_x = p->src.x;
+    g->src_y = p->src.y;
+    g->src_width = p->src.width;
+    g->src_height = p->src.height;
+  } else {
+    g->src_width = img->width;
+    g->src_height = img->height;
+  }
+  const double rx = g->src_width / dw, ry = g->src_height / dh;
+  g->content_width = dw;
+  g->content_height = dh;
+  if (p->mode == NN_RESIZE_STRETCH) {
+    out->inv_x = rx;
+    out->inv_y = ry;
+    g->scale_x = dw / g->src_width;
+    g->scale_y = dh / g->src_height;
+  } else {
+    /* letterbox fits the larger ratio, crop covers with the smaller; the
+     * axis that decides keeps its exact size and a zero offset */
+    const bool x_binds = p->mode == NN_RESIZE_LETTERBOX ? rx >= ry : rx <= ry;
+    const double inv = x_binds ? rx : ry;
+    out->inv_x = out->inv_y = inv;
+    g->scale_x = g->scale_y = x_binds ? dw / g->src_width : dh / g->src_height;
+    if (x_binds)
+      g->offset_y = (dh - g->src_height / inv) * 0.5;
+    else
+      g->offset_x = (dw - g->src_width / inv) * 0.5;
+    if (p->mode == NN_RESIZE_LETTERBOX) {
+      g->content_x = g->offset_x;
+      g->content_y = g->offset_y;
+      g->content_width = x_binds ? dw : g->src_width / inv;
+      g->content_height = x_binds ? g->src_height / inv : dh;
+    }
+  }
+}
+
+/* Tensor pixels [*lo, *hi) whose centre lies in [c, c + len). */
+static void content_range(double c, double len, int n, int *lo, int *hi) {
+  double a = ceil(c - 0.5), b = ceil(c + len - 0.5);
+  *lo = a < 0 ? 0 : a > n ? n : (int)a;
+  *hi = b < 0 ? 0 : b > n ? n : (int)b;
+  if (*hi < *lo)
+    *hi = *lo;
+}
+
+nn_status nn_image_geometry_compute(const nn_image *img, const nn_image_params *p,
+                                    int dst_width, int dst_height, nn_image_geometry *geo) {
+  nn_image_params defaults;
+  if (!p) {
+    nn_image_params_init(&defaults);
+    p = &defaults;
+  }
+  if (!geo || check_image(img, false, NULL) != NN_OK || check_params(p, 0, NULL) != NN_OK ||
+      dst_width < 1 || dst_width > IMG_MAX_DST || dst_height < 1 || dst_height > IMG_MAX_DST)
+    return NN_ERR_INVALID_ARG;
+  img_geo g;
+  compute_geo(img, p, dst_width, dst_height, &g);
+  *geo = g.g;
+  return NN_OK;
+}
+
+/* ---- filter tables ------------------------------------------------------------------ */
+
+typedef struct img_tab {
+  nn_image_taps t;
+  void *mem;
+  size_t cap;       /* bytes at mem */
+} img_tab;
+
+/* One output's footprint [a, b) on a grid of n samples, as the samples
+ * first .. last it touches and the weight of each (unnormalised). */
+typedef struct img_fp {
+  double a, b, c, f;
+  int first, last, bilinear;
+} img_fp;
+
+static void fp_init(img_fp *fp, double a, double b, int n) {
+  fp->a = a;
+  fp->b = b;
+  fp->bilinear = b - a <= 1.0;
+  if (fp->bilinear) {
+    /* between the two samples around the centre; beyond the first or last
+     * centre both taps clamp to that sample */
+    fp->c = 0.5 * (a + b) - 0.5;
+    if (!(fp->c > 0.0)) {
+      fp->first = fp->last = 0;
+    } else if (fp->c >= n - 1) {
+      fp->first = fp->last = n - 1;
+    } else {
+      fp->first = (int)floor(fp->c);
+      fp->last = fp->first + 1;
+    }
+    fp->f = fp->last > fp->first ? fp->c - fp->first : 0.0;
+  } else {
+    /* doubles clamped before the conversion: a rect far outside the image
+     * gives huge coordinates */
+    const double lo = floor(a), hi = ceil(b) - 1.0;
+    fp->first = lo < 0 ? 0 : lo > n - 1 ? n - 1 : (int)lo;
+    fp->last = hi < 0 ? 0 : hi > n - 1 ? n - 1 : (int)hi;
+  }
+}
+
+/* Weight of sample s: the tent for bilinear, else the overlap of the
+ * footprint with the sample, the edge samples extending to infinity (clamp
+ * to edge). */
+static double fp_weight(const img_fp *fp, int s, int n) {
+  if (fp->bilinear)
+    return s == fp->first ? 1.0 - fp->f : fp->f;
+  const double l = s == 0 ? -INFINITY : s;
+  const double r = s == n - 1 ? INFINITY : s + 1.0;
+  const double ov = (fp->b < r ? fp->b : r) - (fp->a > l ? fp->a : l);
+  return ov > 0 ? ov : 0.0;
+}
+
+/* Build the taps of `count` outputs on a grid of n_src samples: output i
+ * covers image coordinates [s0 + (x0 + i - off) * inv, ... + inv) divided by
+ * sub.  Both ends of a footprint come from the same expression, so
+ * neighbouring footprints meet exactly and the tap ranges of neighbours
+ * overlap in at most one sample: the weights fit n_src + 5 * count floats
+ * (bilinear: 2 a tap; each output's padding to 4 included). */
+static nn_status taps_build(img_tab *tab, double s0, double off, double inv, int sub, int x0,
+                            int count, int n_src, nn_error *err) {
+  const size_t cap_w = (size_t)n_src + 5 * (size_t)count + 4;
+  const size_t need = cap_w * sizeof(float) + 3 * (size_t)count * sizeof(int32_t);
+  if (need > tab->cap) {
+    /* grow only: the next conversion of these sizes reuses the block */
+    void *m = nn_malloc(need);
+    if (!m)
+      return nn_error_set(err, NN_ERR_NOMEM, "nn_image: out of memory for %zu bytes of filter",
+                          need);
+    nn_free(tab->mem);
+    tab->mem = m;
+    tab->cap = need;
+  }
+  nn_image_taps *t = &tab->t;
+  t->w = tab->mem;   /* floats first: the block is max-aligned */
+  t->first = (int32_t *)(t->w + cap_w);
+  t->n = t->first + count;
+  t->woff = t->n + count;
+  t->count = count;
+  t->max_n = 0;
+  t->lo = n_src;
+  t->hi = 0;
+
+  size_t wpos = 0;
+  for (int i = 0; i < count; i++) {
+    img_fp fp;
+    fp_init(&fp, (s0 + (x0 + i - off) * inv) / sub, (s0 + (x0 + i + 1 - off) * inv) / sub, n_src);
+    double sum = 0.0;
+    for (int s = fp.first; s <= fp.last; s++)
+      sum += fp_weight(&fp, s, n_src);
+    /* drop negligible ends (rounding noise of the footprint), renormalise
+     * what is left in double, then round to float */
+    int s0i = fp.first, s1i = fp.last;
+    while (s1i > s0i && fp_weight(&fp, s0i, n_src) <= IMG_TRIM * sum)
+      s0i++;
+    while (s1i > s0i && fp_weight(&fp, s1i, n_src) <= IMG_TRIM * sum)
+      s1i--;
+    double kept = 0.0;
+    for (int s = s0i; s <= s1i; s++)
+      kept += fp_weight(&fp, s, n_src);
+    const int n = s1i - s0i + 1;
+    if (wpos + (size_t)round4(n) > cap_w)   /* cannot happen (see above): refuse, never overrun */
+      return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: filter table overflow");
+    float *w = t->w + wpos;
+    for (int k = 0; k < n; k++)
+      w[k] = kept > 0.0 ? (float)(fp_weight(&fp, s0i + k, n_src) / kept) : (k == 0 ? 1.0f : 0.0f);
+    for (int k = n; k < round4(n); k++)
+      w[k] = 0.0f;
+    t->first[i] = s0i;
+    t->n[i] = n;
+    t->woff[i] = (int32_t)wpos;
+    wpos += (size_t)round4(n);
+    if (n > t->max_n)
+      t->max_n = n;
+    if (s0i < t->lo)
+      t->lo = s0i;
+    if (s0i + n > t->hi)
+      t->hi = s0i + n;
+  }
+  return NN_OK;
+}
+
+/* ---- converter ----------------------------------------------------------------------- */
+
+struct nn_image_converter {
+  img_tab tx[2], ty[2];   /* horizontal / vertical tables, by subsampling 1, 2 */
+  float *scratch;         /* per-worker rows (nn_aligned_alloc) */
+  size_t scratch_cap;     /* floats */
+};
+
+nn_status nn_image_converter_new(nn_image_converter **out) {
+  if (!out)
+    return NN_ERR_INVALID_ARG;
+  *out = nn_calloc(1, sizeof **out);
+  return *out ? NN_OK : NN_ERR_NOMEM;
+}
+
+void nn_image_converter_free(nn_image_converter *c) {
+  if (!c)
+    return;
+  for (int i = 0; i < 2; i++) {
+    nn_free(c->tx[i].mem);
+    nn_free(c->ty[i].mem);
+  }
+  nn_aligned_free(c->scratch);
+  nn_free(c);
+}
+
+/* ---- the plan of one conversion ------------------------------------------------------- */
+
+typedef struct img_plane {
+  const uint8_t *base;    /* first byte of the span in row 0 */
+  ptrdiff_t stride;
+  const nn_image_taps *ty;
+  int len;                /* span bytes */
+  int acc_off;            /* floats into a worker's scratch */
+} img_plane;
+
+typedef struct img_group {
+  int plane;
+  const nn_image_taps *tx;
+  int planar;             /* hpass1: one component, ps = 1 */
+  int ps, bias, n_out;
+  int lane[4], slot[4];   /* lane of the 4-float load, component slot */
+} img_group;
+
+typedef struct img_plan {
+  const nn_image_kernels *k;
+  int W, H, C, K;         /* tensor size, channels, components */
+  int cx0, cx1, cy0, cy1; /* content pixels */
+  int n_planes, n_groups;
+  img_plane planes[3];
+  img_group groups[3];
+  nn_image_chan chan[4];
+  float pad[4];           /* normalised padding per channel */
+  int comp_off[4];        /* component rows in a worker's scratch */
+  int chan_off[4];        /* channel rows (when not written in place) */
+  size_t per_worker;      /* floats */
+  float *scratch;
+  /* destination */
+  void *data;             /* batch slot start */
+  nn_dtype dtype;
+  nn_tensor_layout layout;
+  int direct;             /* float NCHW: channels computed in the tensor */
+} img_plan;
+
+static void fill_f32(float *p, float v, int n) {
+  for (int i = 0; i < n; i++)
+    p[i] = v;
+}
+
+static void row_run(const img_plan *P, int y, float *ws) {
+  const nn_image_kernels *k = P->k;
+  const int W = P->W, C = P->C, ncx = P->cx1 - P->cx0;
+  float *chan[4];
+  for (int c = 0; c < C; c++)
+    chan[c] = P->direct ? (float *)P->data + ((size_t)c * P->H + y) * W : ws + P->chan_off[c];
+
+  if (ncx > 0 && y >= P->cy0 && y < P->cy1) {
+    for (int p = 0; p < P->n_planes; p++) {
+      const img_plane *pl = &P->planes[p];
+      const nn_image_taps *ty = pl->ty;
+      const int t = y - P->cy0;
+      float *acc = ws + pl->acc_off;
+      k->vpass(acc, pl->base + (ptrdiff_t)ty->first[t] * pl->stride, pl->stride,
+               ty->w + ty->woff[t], ty->n[t], pl->len);
+      /* the slack past the span is read with zero weights: keep it finite */
+      memset(acc + pl->len, 0, IMG_ACC_SLACK * sizeof(float));
+    }
+    for (int g = 0; g < P->n_groups; g++) {
+      const img_group *gr = &P->groups[g];
+      const float *acc = ws + P->planes[gr->plane].acc_off;
+      if (gr->planar) {
+        k->hpass1(ws + P->comp_off[gr->slot[0]], acc, gr->bias, gr->tx, ncx);
+      } else {
+        nn_image_hgroup4 h = {gr->ps, gr->bias, gr->n_out, {0}, {NULL}};
+        for (int c = 0; c < gr->n_out; c++) {
+          h.lane[c] = gr->lane[c];
+          h.out[c] = ws + P->comp_off[gr->slot[c]];
+        }
+        k->hpass4(&h, acc, gr->tx, ncx);
+      }
+    }
+    const float *comp[4];
+    for (int s = 0; s < P->K; s++)
+      comp[s] = ws + P->comp_off[s];
+    for (int c = 0; c < C; c++) {
+      k->colour(chan[c] + P->cx0, comp, P->K, &P->chan[c], ncx);
+      fill_f32(chan[c], P->pad[c], P->cx0);
+      fill_f32(chan[c] + P->cx1, P->pad[c], W - P->cx1);
+    }
+  } else {
+    for (int c = 0; c < C; c++)
+      fill_f32(chan[c], P->pad[c], W);
+  }
+
+  if (P->direct)
+    return;
+  const float *const *cc = (const float *const *)chan;
+  if (P->dtype == NN_DTYPE_FLOAT) {
+    k->store_f32_nhwc((float *)P->data + (size_t)y * W * C, cc, C, W);
+  } else if (P->layout == NN_LAYOUT_NHWC) {
+    k->store_u8_nhwc((uint8_t *)P->data + (size_t)y * W * C, cc, C, W);
+  } else {
+    for (int c = 0; c < C; c++)
+      k->store_u8((uint8_t *)P->data + ((size_t)c * P->H + y) * W, chan[c], W);
+  }
+}
+
+static void rows_task(void *arg, int64_t begin, int64_t end) {
+  const img_plan *P = arg;
+  float *ws = P->scratch + (size_t)nn_session_worker_index() * P->per_worker;
+  for (int64_t y = begin; y < end; y++)
+    row_run(P, (int)y, ws);
+}
+
+/* Colour of every tensor channel (see nn_image_chan). */
+static void setup_channels(img_plan *P, const img_fmt *f, const nn_image *img,
+                           const nn_image_params *p) {
+  /* tensor channel -> colour: 0 R, 1 G, 2 B, 3 A, 4 gray */
+  int want[4];
+  if (P->C == 1) {
+    want[0] = 4;
+  } else {
+    want[0] = p->bgr ? 2 : 0;
+    want[1] = 1;
+    want[2] = p->bgr ? 0 : 2;
+    want[3] = 3;
+  }
+  /* YUV -> R'G'B' (Kr, Kb of the matrix; limited range expands Y by
+   * 255/219 about 16 and chroma by 255/224 about 128) */
+  double kr = 0.299, kb = 0.114;
+  if (img->matrix == NN_YUV_BT709) {
+    kr = 0.2126;
+    kb = 0.0722;
+  } else if (img->matrix == NN_YUV_BT2020) {
+    kr = 0.2627;
+    kb = 0.0593;
+  }
+  const double kg = 1.0 - kr - kb;
+  const bool full = img->range == NN_YUV_FULL;
+  const float ys = full ? 1.0f : 255.0f / 219.0f, yb = full ? 0.0f : 16.0f;
+  const double cs = full ? 1.0 : 255.0 / 224.0;
+
+  for (int c = 0; c < P->C; c++) {
+    nn_image_chan *ch = &P->chan[c];
+    memset(ch, 0, sizeof *ch);
+    ch->mean = p->mean[c];
+    ch->inv_std = 1.0f / p->std[c];
+    P->pad[c] = (p->pad_value - ch->mean) * ch->inv_std;
+    const int col = want[c];
+    if (col == 3) {
+      if (f->kind == IMG_RGB && f->has_alpha)
+        ch->m[3] = 1.0f;
+      else
+        ch->o = 255.0f;   /* opaque */
+      continue;
+    }
+    switch (f->kind) {
+    case IMG_GRAY:
+      ch->m[0] = 1.0f;
+      break;
+    case IMG_RGB:
+      if (col == 4) {
+        ch->m[0] = 0.299f;
+        ch->m[1] = 0.587f;
+        ch->m[2] = 0.114f;
+      } else {
+        ch->m[col] = 1.0f;
+      }
+      break;
+    default:
+      ch->m[0] = ys;
+      ch->b[0] = yb;
+      ch->b[1] = ch->b[2] = 128.0f;
+      if (col == 0) {
+        ch->m[2] = (float)(cs * 2.0 * (1.0 - kr));
+      } else if (col == 1) {
+        ch->m[1] = (float)(-cs * 2.0 * kb * (1.0 - kb) / kg);
+        ch->m[2] = (float)(-cs * 2.0 * kr * (1.0 - kr) / kg);
+      } else if (col == 2) {
+        ch->m[1] = (float)(cs * 2.0 * (1.0 - kb));
+      }
+      break;
+    }
+  }
+}
+
+nn_status nn_image_convert(nn_image_converter *cv, const nn_image *img,
+                           const nn_image_params *p, const nn_image_dest *dst,
+                           nn_session *workers, nn_image_geometry *geo, nn_error *err) {
+  nn_image_params defaults;
+  nn_status st;
+  if (!p) {
+    nn_image_params_init(&defaults);
+    p = &defaults;
+  }
+  if (!cv)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: converter is NULL");
+  if (!dst)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: dst is NULL");
+  if ((st = check_image(img, true, err)) != NN_OK)
+    return st;
+
+  /* destination */
+  if (dst->dtype != NN_DTYPE_FLOAT && dst->dtype != NN_DTYPE_UINT8)
+    return nn_error_set(err, NN_ERR_INVALID_ARG,
+                        "nn_image: dst.dtype %s not supported (float32 or uint8)",
+                        nn_dtype_name(dst->dtype));
+  if (dst->layout != NN_LAYOUT_NCHW && dst->layout != NN_LAYOUT_NHWC)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: dst.layout %d is not NCHW or NHWC",
+                        (int)dst->layout);
+  if (dst->channels != 1 && dst->channels != 3 && dst->channels != 4)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: dst.channels %d (must be 1, 3 or 4)",
+                        dst->channels);
+  if (dst->width < 1 || dst->width > IMG_MAX_DST || dst->height < 1 || dst->height > IMG_MAX_DST)
+    return nn_error_set(err, NN_ERR_INVALID_ARG,
+                        "nn_image: dst.width x dst.height %d x %d out of range 1..%d", dst->width,
+                        dst->height, IMG_MAX_DST);
+  if (dst->batch_index < 0)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: dst.batch_index %d is negative",
+                        dst->batch_index);
+  if (!dst->data)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: dst.data is NULL");
+  const size_t slot = (size_t)dst->channels * (size_t)dst->width * (size_t)dst->height *
+                      nn_dtype_size(dst->dtype);
+  size_t end;
+  if (nn_mul_overflow_size(slot, (size_t)dst->batch_index + 1, &end) || end > dst->nbytes)
+    return nn_error_set(err, NN_ERR_INVALID_ARG,
+                        "nn_image: dst.nbytes %zu too small for batch slot %d of %zu bytes",
+                        dst->nbytes, dst->batch_index, slot);
+  if ((st = check_params(p, dst->channels, err)) != NN_OK)
+    return st;
+  int width = 1;
+  if (workers) {
+    width = nn_session_parallel_width(workers);
+    if (width < 1)
+      return nn_error_set(err, NN_ERR_DISPOSED, "nn_image: the workers' session is disposed");
+  }
+
+  const img_fmt *f = &g_fmts[img->format];
+  img_geo g;
+  compute_geo(img, p, dst->width, dst->height, &g);
+  img_plan P;
+  memset(&P, 0, sizeof P);
+  P.k = kernels();
+  P.W = dst->width;
+  P.H = dst->height;
+  P.C = dst->channels;
+  P.dtype = dst->dtype;
+  P.layout = dst->layout;
+  P.direct = dst->dtype == NN_DTYPE_FLOAT && (dst->layout == NN_LAYOUT_NCHW || P.C == 1);
+  P.data = (uint8_t *)dst->data + slot * (size_t)dst->batch_index;
+  content_range(g.g.content_x, g.g.content_width, P.W, &P.cx0, &P.cx1);
+  content_range(g.g.content_y, g.g.content_height, P.H, &P.cy0, &P.cy1);
+  const int ncx = P.cx1 - P.cx0, ncy = P.cy1 - P.cy0;
+  if (f->kind == IMG_YUV)
+    P.K = P.C == 1 ? 1 : 3;
+  else if (f->kind == IMG_RGB)
+    P.K = P.C == 4 && f->has_alpha ? 4 : 3;
+  else
+    P.K = 1;
+  setup_channels(&P, f, img, p);
+
+  size_t ws = 0;   /* floats per worker */
+  if (ncx > 0 && ncy > 0) {
+    /* tables: horizontal by subx, vertical by suby, those the slots use */
+    bool need_x[2] = {false, false}, need_y[2] = {false, false};
+    for (int s = 0; s < P.K; s++) {
+      need_x[f->comp[s].subx - 1] = true;
+      need_y[f->comp[s].suby - 1] = true;
+    }
+    for (int i = 0; i < 2 && st == NN_OK; i++) {
+      if (need_x[i])
+        st = taps_build(&cv->tx[i], g.g.src_x, g.g.offset_x, g.inv_x, i + 1, P.cx0, ncx,
+                        ceil_div(img->width, i + 1), err);
+      if (need_y[i] && st == NN_OK)
+        st = taps_build(&cv->ty[i], g.g.src_y, g.g.offset_y, g.inv_y, i + 1, P.cy0, ncy,
+                        ceil_div(img->height, i + 1), err);
+    }
+    if (st != NN_OK)
+      return st;
+
+    /* groups: the slots of one plane with one horizontal grid */
+    int plane_of[3] = {-1, -1, -1};
+    for (int s = 0; s < P.K; s++) {
+      const img_comp *d = &f->comp[s];
+      if (plane_of[d->plane] < 0) {
+        plane_of[d->plane] = P.n_planes;
+        P.planes[P.n_planes].ty = &cv->ty[f->plane_suby[d->plane] - 1].t;
+        P.n_planes++;
+      }
+      img_group *gr = NULL;
+      for (int i = 0; i < P.n_groups; i++)
+        if (P.groups[i].plane == plane_of[d->plane] && P.groups[i].tx == &cv->tx[d->subx - 1].t)
+          gr = &P.groups[i];
+      if (!gr) {
+        gr = &P.groups[P.n_groups++];
+        gr->plane = plane_of[d->plane];
+        gr->tx = &cv->tx[d->subx - 1].t;
+        gr->ps = d->ps;
+        gr->bias = d->off;   /* the group's base offset for now */
+      }
+      gr->lane[gr->n_out] = d->off;
+      gr->slot[gr->n_out] = s;
+      gr->n_out++;
+      if (d->off < gr->bias)
+        gr->bias = d->off;
+    }
+    /* byte span of each plane: union over its groups */
+    int lo[3] = {INT32_MAX, INT32_MAX, INT32_MAX}, hi[3] = {0, 0, 0};
+    for (int i = 0; i < P.n_groups; i++) {
+      img_group *gr = &P.groups[i];
+      int maxlane = 0;
+      for (int c = 0; c < gr->n_out; c++) {
+        gr->lane[c] -= gr->bias;
+        if (gr->lane[c] > maxlane)
+          maxlane = gr->lane[c];
+      }
+      gr->planar = gr->ps == 1;
+      const int l = gr->tx->lo * gr->ps + gr->bias;
+      const int h = (gr->tx->hi - 1) * gr->ps + gr->bias + maxlane + 1;
+      if (l < lo[gr->plane])
+        lo[gr->plane] = l;
+      if (h > hi[gr->plane])
+        hi[gr->plane] = h;
+    }
+    for (int i = 0; i < P.n_groups; i++)
+      P.groups[i].bias -= lo[P.groups[i].plane];
+    for (int s = 0; s < 3; s++) {
+      if (plane_of[s] < 0)
+        continue;
+      img_plane *pl = &P.planes[plane_of[s]];
+      pl->stride = img->strides[s];
+      pl->base = img->planes[s] + lo[plane_of[s]];
+      pl->len = hi[plane_of[s]] - lo[plane_of[s]];
+      pl->acc_off = (int)ws;
+      ws += round16(pl->len + IMG_ACC_SLACK);
+    }
+    for (int s = 0; s < P.K; s++) {
+      P.comp_off[s] = (int)ws;
+      ws += round16(ncx);
+    }
+  }
+  if (!P.direct)
+    for (int c = 0; c < P.C; c++) {
+      P.chan_off[c] = (int)ws;
+      ws += round16(P.W);
+    }
+  if (ws == 0)
+    ws = 16;
+  P.per_worker = ws;
+  const size_t total = ws * (size_t)width;
+  if (total > cv->scratch_cap) {
+    float *m = nn_aligned_alloc(total * sizeof(float));
+    if (!m)
+      return nn_error_set(err, NN_ERR_NOMEM, "nn_image: out of memory for %zu bytes of rows",
+                          total * sizeof(float));
+    nn_aligned_free(cv->scratch);
+    cv->scratch = m;
+    cv->scratch_cap = total;
+  }
+  P.scratch = cv->scratch;
+
+  if (workers && width > 1) {
+    int64_t grain = P.H / (8 * width);
+    st = nn_session_parallel_for(workers, P.H, grain < 1 ? 1 : grain, rows_task, &P);
+    if (st != NN_OK)
+      return nn_error_set(err, st, "nn_image: %s", nn_session_last_error(workers));
+  } else {
+    for (int y = 0; y < P.H; y++)
+      row_run(&P, y, P.scratch);
+  }
+  if (geo)
+    *geo = g.g;
+  return NN_OK;
+}
