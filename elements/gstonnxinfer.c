@@ -75,7 +75,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_onnx_infer_debug);
 #define MAX_THREADS 256
 #define DEFAULT_CHANNEL_ORDER GST_ONNX_INFER_CHANNEL_ORDER_RGB
 #define DEFAULT_INFERENCE_INTERVAL 1
-#define DEFAULT_OUTPUT_POOL_SIZE 8
+#define DEFAULT_OUTPUT_POOL_SIZE 32
 #define MIN_OUTPUT_POOL_SIZE 2
 #define MAX_OUTPUT_POOL_SIZE 1024
 #define DEFAULT_POST_MESSAGES FALSE
@@ -123,6 +123,7 @@ enum
   PROP_PEAK_BYTES,
   PROP_FRAMES_INFERRED,
   PROP_LAST_LATENCY_US,
+  PROP_POOL_OVERFLOWS,
 };
 
 typedef enum
@@ -186,6 +187,7 @@ struct _GstOnnxInfer
   guint64 weights_bytes, arena_bytes, device_bytes, peak_bytes;
   guint64 frames_inferred;
   guint64 last_latency_us;
+  guint64 pool_overflows;
   GstCaps *model_caps;          /* what the model's input accepts */
   gchar *model_desc;            /* e.g. "'x' 1x3x48x192 float32 NCHW" */
   GstBufferPool *pool;          /* also read by change_state (flushing) */
@@ -221,6 +223,8 @@ struct _GstOnnxInfer
   GstOnnxTensorGeometry frame_geometry; /* of the last full-frame inference */
   Region regions[MAX_REGIONS];  /* picked on the current frame */
   gboolean warned_regions;
+  gboolean warned_overflow;
+  guint pool_size_active;       /* buffers the pool recycles */
   gboolean zero_copy;           /* frame layout == tensor layout */
   gboolean zero_copy_failed;
   gboolean outputs_known;       /* slots describe the current outputs */
@@ -477,14 +481,17 @@ gst_onnx_infer_class_init (GstOnnxInferClass * klass)
   /**
    * GstOnnxInfer:output-pool-size:
    *
-   * Most results alive at once (frames downstream holding a result, plus
-   * the one kept for inference-interval).  When all are in use the element
-   * waits for downstream to release one.
+   * Output tensor sets the element recycles (frames downstream holding a
+   * result, plus the one kept for inference-interval; times 64 in
+   * roi-list mode, one per region).  When downstream holds all of them (an
+   * encoder's look-ahead, a long queue) the element does not wait, which
+   * could deadlock, but allocates another set and counts it in
+   * #GstOnnxInfer:pool-overflows: raise this when that count grows.
    */
   g_object_class_install_property (gobject_class, PROP_OUTPUT_POOL_SIZE,
       g_param_spec_uint ("output-pool-size", "Output pool size",
-          "Maximum number of output tensor sets alive at once (bounded pool; "
-          "the element waits when all are held downstream)",
+          "Output tensor sets recycled without allocation (when downstream "
+          "holds them all, more are allocated, see pool-overflows)",
           MIN_OUTPUT_POOL_SIZE, MAX_OUTPUT_POOL_SIZE, DEFAULT_OUTPUT_POOL_SIZE,
           rw | GST_PARAM_MUTABLE_READY));
 
@@ -643,6 +650,10 @@ gst_onnx_infer_class_init (GstOnnxInferClass * klass)
       g_param_spec_uint64 ("last-latency-us", "Last latency",
           "Microseconds the last inference took (input conversion, run and "
           "output collection)", 0, G_MAXUINT64, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_POOL_OVERFLOWS,
+      g_param_spec_uint64 ("pool-overflows", "Pool overflows",
+          "Output buffers allocated because downstream held every pooled one "
+          "(raise output-pool-size when this grows)", 0, G_MAXUINT64, 0, ro));
 
   gst_element_class_set_static_metadata (element_class,
       "ONNX inference", "Filter/Analyzer/Video",
@@ -973,6 +984,9 @@ gst_onnx_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_LAST_LATENCY_US:
       g_value_set_uint64 (value, self->last_latency_us);
+      break;
+    case PROP_POOL_OVERFLOWS:
+      g_value_set_uint64 (value, self->pool_overflows);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1327,6 +1341,7 @@ open_session (GstOnnxInfer * self)
   max_batch = self->max_batch;
   self->frames_inferred = 0;
   self->last_latency_us = 0;
+  self->pool_overflows = 0;
   GST_OBJECT_UNLOCK (self);
 
   if (location == NULL || location[0] == '\0') {
@@ -1529,6 +1544,7 @@ setup_pool (GstOnnxInfer * self)
    * allocated on demand, so this bounds memory, it does not reserve it) */
   if (self->active_region == GST_ONNX_INFER_REGION_ROI_LIST)
     max *= MAX_REGIONS;
+  self->pool_size_active = max;
 
   pool = gst_buffer_pool_new ();
   config = gst_buffer_pool_get_config (pool);
@@ -1945,6 +1961,7 @@ gst_onnx_infer_start (GstBaseTransform * trans)
   self->negotiated = FALSE;
   self->zero_copy_failed = FALSE;
   self->warned_regions = FALSE;
+  self->warned_overflow = FALSE;
   self->model_id = g_quark_from_string (GST_OBJECT_NAME (self));
   return TRUE;
 }
@@ -2091,9 +2108,16 @@ slot_matches (const OutputSlot * slot, const nn_tensor * t)
       memcmp (slot->dims, t->dims, sizeof (int64_t) * t->rank) == 0;
 }
 
+/* A storage buffer from the pool.  When downstream holds every one (an
+ * encoder with a look-ahead, a long queue), waiting would deadlock: those
+ * frames are only released once later frames arrive.  So the pool never
+ * blocks: an extra buffer is allocated instead (counted, logged once), and
+ * the pool's size is only what the steady state recycles without
+ * allocating. */
 static GstFlowReturn
 acquire_storage (GstOnnxInfer * self, GstBuffer ** storage, GstMapInfo * map)
 {
+  GstBufferPoolAcquireParams params = { 0, };
   GstBufferPool *pool;
   GstFlowReturn ret;
 
@@ -2102,8 +2126,29 @@ acquire_storage (GstOnnxInfer * self, GstBuffer ** storage, GstMapInfo * map)
   GST_OBJECT_UNLOCK (self);
   if (pool == NULL)
     return GST_FLOW_FLUSHING;
-  ret = gst_buffer_pool_acquire_buffer (pool, storage, NULL);
+  params.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT;
+  ret = gst_buffer_pool_acquire_buffer (pool, storage, &params);
   gst_object_unref (pool);
+  if (ret == GST_FLOW_EOS) {
+    GstAllocationParams ap;
+
+    gst_allocation_params_init (&ap);
+    ap.align = 63;
+    *storage = gst_buffer_new_allocate (NULL,
+        self->storage_layout.total_size, &ap);
+    if (*storage == NULL)
+      return GST_FLOW_ERROR;
+    GST_OBJECT_LOCK (self);
+    self->pool_overflows++;
+    GST_OBJECT_UNLOCK (self);
+    if (!self->warned_overflow)
+      GST_WARNING_OBJECT (self, "downstream holds all %u output buffers "
+          "(an encoder's look-ahead or a queue): allocating more instead of "
+          "waiting; raise output-pool-size to keep the per-frame path "
+          "allocation-free", self->pool_size_active);
+    self->warned_overflow = TRUE;
+    ret = GST_FLOW_OK;
+  }
   if (ret != GST_FLOW_OK)
     return ret;
   if (!gst_buffer_map (*storage, map, GST_MAP_WRITE)) {

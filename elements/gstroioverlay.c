@@ -14,8 +14,10 @@
  * `roioverlay` draws each #GstVideoRegionOfInterestMeta of a frame: the box
  * outline, a label with the score (from the ROI's `detection` parameter
  * structure, `confidence` field) and, when the ROI has a `keypoints`
- * parameter structure, its points.  ROIs with a `classification` parameter
- * (whole-frame results) are listed as labels in the top-left corner.
+ * parameter structure, its points.  Whole-frame ROIs with only a
+ * `classification` parameter are listed as labels in the top-left corner;
+ * a region that a classifier labelled (`tensordecoder` in region mode) is
+ * drawn as a box with its class appended to its label.
  * It works on the frame in place, in RGB, BGR, RGBA, BGRA, RGBx, BGRx, I420
  * and NV12, so it usually needs no conversion around it.
  *
@@ -472,6 +474,7 @@ gst_roi_overlay_transform_frame_ip (GstVideoFilter * filter,
               GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
     const gchar *label = g_quark_to_string (roi->roi_type);
     GstStructure *det, *cls, *kp;
+    gboolean whole_frame;
     gdouble conf = -1.0;
     gint class_id = -1;
     gchar text[128];
@@ -481,7 +484,9 @@ gst_roi_overlay_transform_frame_ip (GstVideoFilter * filter,
     det = gst_video_region_of_interest_meta_get_param (roi, "detection");
     cls = gst_video_region_of_interest_meta_get_param (roi, "classification");
     kp = gst_video_region_of_interest_meta_get_param (roi, "keypoints");
-    if (det || cls) {
+    whole_frame = cls && !det && roi->x == 0 && roi->y == 0 &&
+        (gint) roi->w >= f.width && (gint) roi->h >= f.height;
+    if (det || whole_frame) {
       const GstStructure *s = det ? det : cls;
       if (!gst_structure_get_double (s, "confidence", &conf))
         conf = -1.0;
@@ -499,8 +504,22 @@ gst_roi_overlay_transform_frame_ip (GstVideoFilter * filter,
       g_snprintf (text, sizeof text, "%s %.0f%%", label, conf * 100.0);
     else
       g_snprintf (text, sizeof text, "%s", label ? label : "");
+    if (cls && !whole_frame) {
+      /* a labelled region: "face 91%: smiling 80%" */
+      const gchar *cl = gst_structure_get_string (cls, "label");
+      gdouble cc = -1.0;
+      gsize len = strlen (text);
 
-    if (cls) {
+      if (cl && len < sizeof text - 1) {
+        if (scores && gst_structure_get_double (cls, "confidence", &cc))
+          g_snprintf (text + len, sizeof text - len, ": %s %.0f%%", cl,
+              cc * 100.0);
+        else
+          g_snprintf (text + len, sizeof text - len, ": %s", cl);
+      }
+    }
+
+    if (whole_frame) {
       /* whole-frame classes: a list of labels, top left */
       if (have_text) {
         gint tw = 0, th = 0;

@@ -17,32 +17,68 @@
  * #GstVideoRegionOfInterestMeta per result, in the pixel coordinates of the
  * frame it decorates.  Each ROI carries:
  *
+ * - `id`: unique on the frame, from 1 + the largest id of the ROIs already
+ *   there (at least 1), increasing in result order; `parent_id`: -1 for
+ *   results on the whole frame, the id of the region the model ran on in
+ *   region mode;
  * - `roi_type`: the label (from #GstTensorDecoder:labels-file, else "face"
  *   for BlazeFace and "class-N" otherwise);
  * - a `detection` parameter structure: `label`, `class-id`, `confidence`
- *   (0..1); for classification the structure is named `classification` and
- *   the ROI covers the whole frame;
+ *   (0..1), `model-id`; for whole-frame classification the structure is
+ *   named `classification` and the ROI covers the whole frame;
  * - for BlazeFace a `keypoints` parameter structure with one field per
  *   keypoint (`right-eye`, `left-eye`, `nose-tip`, `mouth-center`,
  *   `right-ear-tragion`, `left-ear-tragion`), each an array `<x, y>` in
  *   frame pixels.
  *
+ * Region mode: when `onnxinfer` ran on the frame's regions of interest, it
+ * left one tensor meta per region (#GstOnnxTensorMeta.roi_id), all with the
+ * same model id, and each of them is decoded.  `scheme=classify` labels the
+ * region it ran on: a `classification` structure (`label`, `class-id`,
+ * `confidence` of the best class, `labels`, `class-ids`, `confidences` of
+ * the top-k, `model-id`) is added to that ROI and no ROI is created.  The
+ * detection schemes add their results as new ROIs whose `parent_id` is the
+ * region's id.
+ *
  * With #GstTensorDecoder:post-messages (the default) it also posts one
- * `tensordecoder` element message per frame listing the detections, so
- * `gst-launch-1.0 -m` prints them.
+ * `tensordecoder` element message per frame listing the results (with the
+ * `roi-ids` of the ROIs that carry them and the `parent-ids` of the regions
+ * they were computed on), so `gst-launch-1.0 -m` prints them.
  *
  * One element serves every scheme rather than one element per model
  * family: the schemes share all their settings (thresholds, NMS, labels,
  * the mapping back to the frame) and differ only in how the tensors are
  * laid out, so switching models is a property change, not a new pipeline.
  *
- * Coordinates: the model saw the frame scaled to its input size (see
- * #GstTensorDecoder:scale-mode).  The decoder maps boxes back to the frame
- * it decorates, whose size it takes from its caps -- the tensor meta
- * survives `videoscale`, so the decoder may sit after the frames were scaled
- * back up -- or to #GstTensorDecoder:frame-width x #GstTensorDecoder:frame-height
- * when those are set (e.g. when the application draws on the original
- * frames elsewhere).
+ * Coordinates: `onnxinfer` records on the meta how it cut its input from the
+ * frame (#GstOnnxTensorGeometry: source rectangle, scale, offset, input
+ * size), and the decoder maps boxes and keypoints back through it, exactly,
+ * whatever the scale mode or region: frame_x = (input_x - offset_x) /
+ * scale_x + src_x.  The model input size the schemes need (BlazeFace's
+ * anchors, normalized boxes) is the recorded one.  The result is for the
+ * frame the decoder decorates, whose size it takes from its caps -- the
+ * tensor meta survives `videoscale`, so the decoder may sit after the
+ * frames were scaled: coordinates are multiplied by its width over the
+ * recorded frame width -- or for #GstTensorDecoder:frame-width x
+ * #GstTensorDecoder:frame-height when those are set (e.g. when the
+ * application draws on the original frames elsewhere).  Boxes are clipped
+ * to that frame.
+ *
+ * #GstTensorDecoder:model-width and #GstTensorDecoder:model-height override
+ * the recorded input size when set.  Tensors without a recorded geometry
+ * (older producers, metas made by hand) are mapped as before: the model
+ * size is #GstTensorDecoder:model-width x #GstTensorDecoder:model-height
+ * (else the scheme's default) and #GstTensorDecoder:scale-mode says how the
+ * frame was fitted into it.  With a geometry, scale-mode only matters when
+ * the frame `onnxinfer` saw was itself letterboxed or cropped from the
+ * frame this element decorates (`videoscale add-borders=true` in front of
+ * `onnxinfer`, the frames scaled back after it); for the same frame, or one
+ * only scaled, every mode is the plain scale.
+ *
+ * BlazeFace: the front (128x128) and back (256x256) MediaPipe models have
+ * the same outputs; which anchors and scale apply follows from the input
+ * size.  Other sizes, and outputs that do not cover that model's 896
+ * anchors head by head, are refused with an error.
  *
  * ## Example launch lines
  * |[
@@ -75,6 +111,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_tensor_decoder_debug);
 #define GST_CAT_DEFAULT gst_tensor_decoder_debug
 
 #define MAX_TENSORS 64
+/* frames without any tensor meta from the start before warning */
+#define NO_META_WARN_FRAMES 100
 
 #define DEFAULT_SCHEME GST_TENSOR_DECODER_SCHEME_BLAZEFACE
 #define DEFAULT_MODEL_ID NULL
@@ -158,12 +196,16 @@ struct _GstTensorDecoder
   GstTensorDecoderScheme active_scheme;
   nd_scale_mode active_scale_mode;
   gint active_frame_width, active_frame_height;
+  gint active_model_width, active_model_height;
   gchar *active_model_id;
   gboolean active_post_messages;
   GstVideoInfo info;
   gboolean have_info;
   guint64 frames;
   gboolean warned_no_meta;
+  gboolean seen_meta;
+  guint64 frames_without_meta;
+  gboolean warned_model_size;
   nd_tensor tensors[MAX_TENSORS];
 };
 
@@ -201,7 +243,8 @@ gst_tensor_decoder_scheme_get_type (void)
   static GType type = 0;
   static const GEnumValue values[] = {
     {GST_TENSOR_DECODER_SCHEME_BLAZEFACE,
-        "MediaPipe BlazeFace front 128x128: faces and 6 keypoints", "blazeface"},
+        "MediaPipe BlazeFace front 128x128 or back 256x256 (by the model "
+          "input size): faces and 6 keypoints", "blazeface"},
     {GST_TENSOR_DECODER_SCHEME_SSD,
         "SSD: boxes [1,N,4] + scores [1,N,C] (optionally with priors), or "
           "TF Object Detection API post-processed outputs", "ssd"},
@@ -326,7 +369,8 @@ gst_tensor_decoder_class_init (GstTensorDecoderClass * klass)
   g_object_class_install_property (gobject_class, PROP_SCORE_THRESHOLD,
       g_param_spec_float ("score-threshold", "Score threshold",
           "Keep results scoring at least this (0..1); -1: the scheme's "
-          "default (BlazeFace and SSD 0.5, YOLO 0.25, classify 0)",
+          "default (BlazeFace front 0.5, back 0.65, SSD 0.5, YOLO 0.25, "
+          "classify 0)",
           -1.0f, 1.0f, DEFAULT_SCORE_THRESHOLD, PROP_FLAGS_LIVE));
   g_object_class_install_property (gobject_class, PROP_IOU_THRESHOLD,
       g_param_spec_float ("iou-threshold", "IoU threshold",
@@ -353,12 +397,14 @@ gst_tensor_decoder_class_init (GstTensorDecoderClass * klass)
           DEFAULT_LABELS_FILE, PROP_FLAGS_LIVE));
   g_object_class_install_property (gobject_class, PROP_MODEL_WIDTH,
       g_param_spec_int ("model-width", "Model width",
-          "Width of the model input in pixels (0: the scheme's default: "
+          "Width of the model input in pixels, overriding the one onnxinfer "
+          "recorded (0: the recorded width, else the scheme's default: "
           "BlazeFace 128, YOLO 640, SSD 300)", 0, 65535, DEFAULT_MODEL_SIZE,
           PROP_FLAGS_LIVE));
   g_object_class_install_property (gobject_class, PROP_MODEL_HEIGHT,
       g_param_spec_int ("model-height", "Model height",
-          "Height of the model input in pixels (0: the scheme's default)",
+          "Height of the model input in pixels, overriding the one onnxinfer "
+          "recorded (0: the recorded height, else the scheme's default)",
           0, 65535, DEFAULT_MODEL_SIZE, PROP_FLAGS_LIVE));
   g_object_class_install_property (gobject_class, PROP_FRAME_WIDTH,
       g_param_spec_int ("frame-width", "Frame width",
@@ -372,7 +418,10 @@ gst_tensor_decoder_class_init (GstTensorDecoderClass * klass)
           PROP_FLAGS_LIVE));
   g_object_class_install_property (gobject_class, PROP_SCALE_MODE,
       g_param_spec_enum ("scale-mode", "Scale mode",
-          "How the frame was fitted into the model input",
+          "How the frame was fitted into the model input, for tensors "
+          "without a recorded geometry; with one, how the frame onnxinfer saw "
+          "was fitted from this one (no effect when they are the same frame "
+          "or only scaled)",
           GST_TYPE_TENSOR_DECODER_SCALE_MODE, DEFAULT_SCALE_MODE,
           PROP_FLAGS_LIVE));
   g_object_class_install_property (gobject_class, PROP_BOX_FORMAT,
@@ -731,6 +780,8 @@ gst_tensor_decoder_configure (GstTensorDecoder * self)
   self->active_scale_mode = (nd_scale_mode) self->scale_mode;
   self->active_frame_width = self->frame_width;
   self->active_frame_height = self->frame_height;
+  self->active_model_width = self->model_width;
+  self->active_model_height = self->model_height;
   self->active_post_messages = self->post_messages;
   self->dirty = FALSE;
   GST_OBJECT_UNLOCK (self);
@@ -782,6 +833,9 @@ gst_tensor_decoder_start (GstBaseTransform * trans)
 
   self->frames = 0;
   self->warned_no_meta = FALSE;
+  self->seen_meta = FALSE;
+  self->frames_without_meta = 0;
+  self->warned_model_size = FALSE;
   self->have_info = FALSE;
   /* Fail the state change on a missing labels/priors file or a bad
    * setting, before any data flows. */
@@ -876,49 +930,164 @@ append_double (GValue * arr, gdouble d)
   gst_value_array_append_and_take_value (arr, &v);
 }
 
-static GstFlowReturn
-gst_tensor_decoder_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
+static void
+append_int (GValue * arr, gint i)
 {
-  GstTensorDecoder *self = GST_TENSOR_DECODER (trans);
-  GstOnnxTensorMeta *tmeta;
+  GValue v = G_VALUE_INIT;
+  g_value_init (&v, G_TYPE_INT);
+  g_value_set_int (&v, i);
+  gst_value_array_append_and_take_value (arr, &v);
+}
+
+static void
+append_string (GValue * arr, const gchar * s)
+{
+  GValue v = G_VALUE_INIT;
+  g_value_init (&v, G_TYPE_STRING);
+  g_value_set_string (&v, s);
+  gst_value_array_append_and_take_value (arr, &v);
+}
+
+/* The per-frame message fields: parallel arrays, one entry per result
+ * (arrays of numbers print without escaping in gst-launch -m, unlike
+ * nested structures). */
+typedef struct
+{
+  GValue labels, class_ids, confs, boxes, kps, roi_ids, parent_ids;
+  guint count;
+} ResultList;
+
+static void
+result_list_init (ResultList * r)
+{
+  memset (r, 0, sizeof *r);
+  g_value_init (&r->labels, GST_TYPE_ARRAY);
+  g_value_init (&r->class_ids, GST_TYPE_ARRAY);
+  g_value_init (&r->confs, GST_TYPE_ARRAY);
+  g_value_init (&r->boxes, GST_TYPE_ARRAY);
+  g_value_init (&r->kps, GST_TYPE_ARRAY);
+  g_value_init (&r->roi_ids, GST_TYPE_ARRAY);
+  g_value_init (&r->parent_ids, GST_TYPE_ARRAY);
+}
+
+static void
+result_list_clear (ResultList * r)
+{
+  g_value_unset (&r->labels);
+  g_value_unset (&r->class_ids);
+  g_value_unset (&r->confs);
+  g_value_unset (&r->boxes);
+  g_value_unset (&r->kps);
+  g_value_unset (&r->roi_ids);
+  g_value_unset (&r->parent_ids);
+}
+
+static void
+result_list_add (ResultList * r, const gchar * label, const nd_detection * d,
+    guint x, guint y, guint w, guint h, gint roi_id, gint parent_id)
+{
+  GValue arr = G_VALUE_INIT;
+  gint k;
+
+  append_string (&r->labels, label);
+  append_int (&r->class_ids, d->class_id);
+  append_double (&r->confs, d->score);
+  /* <x, y, width, height> in frame pixels, as the ROI meta */
+  g_value_init (&arr, GST_TYPE_ARRAY);
+  append_uint (&arr, x);
+  append_uint (&arr, y);
+  append_uint (&arr, w);
+  append_uint (&arr, h);
+  gst_value_array_append_and_take_value (&r->boxes, &arr);
+  if (d->n_keypoints > 0) {
+    /* <x0, y0, x1, y1, ...> in the order of keypoint-names */
+    g_value_init (&arr, GST_TYPE_ARRAY);
+    for (k = 0; k < d->n_keypoints; k++) {
+      append_double (&arr, d->keypoints[k].x);
+      append_double (&arr, d->keypoints[k].y);
+    }
+    gst_value_array_append_and_take_value (&r->kps, &arr);
+  }
+  append_int (&r->roi_ids, roi_id);
+  append_int (&r->parent_ids, parent_id);
+  r->count++;
+}
+
+/* The first id for the ROIs this element adds to buf: one more than any id
+ * already there, and at least 1 (0 is the id of a ROI whose producer set
+ * none). */
+static gint
+first_free_roi_id (GstBuffer * buf)
+{
+  GstVideoRegionOfInterestMeta *roi;
+  gpointer state = NULL;
+  gint max = 0;
+
+  while ((roi = (GstVideoRegionOfInterestMeta *)
+          gst_buffer_iterate_meta_filtered (buf, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)))
+    max = MAX (max, roi->id);
+  return max < G_MAXINT ? max + 1 : max;
+}
+
+static gboolean
+has_geometry (const GstOnnxTensorMeta * tmeta)
+{
+  const GstOnnxTensorGeometry *g = &tmeta->geometry;
+
+  return g->frame_width > 0 && g->frame_height > 0 && g->input_width > 0 &&
+      g->input_height > 0;
+}
+
+/* Labels region roi with the classification results res[0..n): the best in
+ * the `label`, `class-id`, `confidence` fields, all of them best first in
+ * `labels`, `class-ids`, `confidences`. */
+static void
+label_region (GstTensorDecoder * self, GstVideoRegionOfInterestMeta * roi,
+    GQuark model_id, const nd_detection * res, gint n)
+{
+  GValue labels = G_VALUE_INIT, ids = G_VALUE_INIT, confs = G_VALUE_INIT;
+  GstStructure *s;
+  gchar tmp[32];
+  gint i;
+
+  g_value_init (&labels, GST_TYPE_ARRAY);
+  g_value_init (&ids, GST_TYPE_ARRAY);
+  g_value_init (&confs, GST_TYPE_ARRAY);
+  for (i = 0; i < n; i++) {
+    append_string (&labels, label_of (self, &res[i], tmp, sizeof tmp));
+    append_int (&ids, res[i].class_id);
+    append_double (&confs, res[i].score);
+  }
+  s = gst_structure_new ("classification",
+      "label", G_TYPE_STRING, label_of (self, &res[0], tmp, sizeof tmp),
+      "class-id", G_TYPE_INT, res[0].class_id,
+      "confidence", G_TYPE_DOUBLE, (gdouble) res[0].score,
+      "model-id", G_TYPE_STRING, g_quark_to_string (model_id), NULL);
+  gst_structure_take_value (s, "labels", &labels);
+  gst_structure_take_value (s, "class-ids", &ids);
+  gst_structure_take_value (s, "confidences", &confs);
+  gst_video_region_of_interest_meta_add_param (roi, s);
+}
+
+/* Decodes one tensor meta (the whole frame, or one region) into ROIs on
+ * buf, in the coordinates of an fw x fh frame.  New ROIs get ids from
+ * *next_id on.  Posts an element error and returns FALSE when the tensors
+ * do not fit. */
+static gboolean
+gst_tensor_decoder_decode_meta (GstTensorDecoder * self, GstBuffer * buf,
+    GstOnnxTensorMeta * tmeta, gint fw, gint fh, gint * next_id,
+    ResultList * results)
+{
   const nd_detection *res = NULL;
+  GstVideoRegionOfInterestMeta *region = NULL;
   nd_error err = { 0 };
   nd_transform tf;
-  gint n_res = 0, i, fw, fh, mw = 0, mh = 0;
+  gint n_res = 0, i, mw = 0, mh = 0;
   guint n_t;
-  gboolean dirty, classify;
-  /* message fields: parallel arrays, one entry per detection (arrays of
-   * numbers print without escaping in gst-launch -m, unlike nested
-   * structures) */
-  GValue labels = G_VALUE_INIT, ids = G_VALUE_INIT, confs = G_VALUE_INIT,
-      boxes = G_VALUE_INIT, kps = G_VALUE_INIT;
-
-  GST_OBJECT_LOCK (self);
-  dirty = self->dirty;
-  GST_OBJECT_UNLOCK (self);
-  if ((dirty || !self->decoder) && !gst_tensor_decoder_configure (self))
-    return GST_FLOW_ERROR;
-
-  if (!self->have_info) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-        ("received a buffer before caps"));
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
-
-  tmeta = gst_buffer_get_onnx_tensor_meta (buf, self->active_model_id);
-  if (!tmeta) {
-    /* A frame without tensors (e.g. the model element is elsewhere, or
-     * not loaded): pass it on untouched, and say so once. */
-    if (!self->warned_no_meta) {
-      GST_ELEMENT_WARNING (self, STREAM, FORMAT,
-          ("No tensors on the frames (model-id '%s')",
-              self->active_model_id ? self->active_model_id : "(any)"),
-          ("buffer %" GST_PTR_FORMAT " has no GstOnnxTensorMeta; is an "
-              "onnxinfer element upstream?", buf));
-      self->warned_no_meta = TRUE;
-    }
-    return GST_FLOW_OK;
-  }
+  gboolean classify, geometry = has_geometry (tmeta);
+  const gint parent_id = tmeta->roi_id >= 0 ? tmeta->roi_id : -1;
+  nd_status st;
 
   /* Borrowed views: the tensor data lives as long as the meta, i.e. this
    * buffer, which outlives the decode. */
@@ -938,34 +1107,119 @@ gst_tensor_decoder_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
     nt->size = t->size;
   }
 
-  if (nd_decoder_decode (self->decoder, self->tensors, (int) n_t, &res,
-          &n_res, &err) != ND_OK) {
+  /* The model input size: model-width/height when set, else the one the
+   * producer recorded, else the scheme's default. */
+  if (!geometry && self->active_model_width == 0 &&
+      self->active_scheme == GST_TENSOR_DECODER_SCHEME_BLAZEFACE &&
+      !self->warned_model_size) {
+    GST_INFO_OBJECT (self, "the tensors of '%s' carry no geometry and "
+        "model-width is not set: assuming the 128x128 BlazeFace front model "
+        "(set model-width=256 for the back model)",
+        g_quark_to_string (tmeta->model_id));
+    self->warned_model_size = TRUE;
+  }
+  st = nd_decoder_set_model_size (self->decoder,
+      geometry && self->active_model_width == 0 ? tmeta->geometry.input_width :
+      0, geometry && self->active_model_height == 0 ?
+      tmeta->geometry.input_height : 0, &err);
+  if (st == ND_OK)
+    st = nd_decoder_decode (self->decoder, self->tensors, (int) n_t, &res,
+        &n_res, &err);
+  if (st != ND_OK) {
     GST_ELEMENT_ERROR (self, STREAM, DECODE,
         ("The tensors of '%s' do not fit scheme '%s': %s",
             g_quark_to_string (tmeta->model_id),
             nd_scheme_name (scheme_map[self->active_scheme]), err.msg),
         ("%s", nd_status_str (err.status)));
-    return GST_FLOW_ERROR;
+    return FALSE;
   }
-
-  fw = self->active_frame_width > 0 ? self->active_frame_width :
-      GST_VIDEO_INFO_WIDTH (&self->info);
-  fh = self->active_frame_height > 0 ? self->active_frame_height :
-      GST_VIDEO_INFO_HEIGHT (&self->info);
   nd_decoder_model_size (self->decoder, &mw, &mh);
   classify = self->active_scheme == GST_TENSOR_DECODER_SCHEME_CLASSIFY;
-  if (nd_transform_init (&tf, mw, mh, fw, fh, self->active_scale_mode,
-          &err) != ND_OK) {
-    GST_ELEMENT_ERROR (self, STREAM, DECODE, ("%s", err.msg), (NULL));
-    return GST_FLOW_ERROR;
+
+  if (tmeta->roi_id >= 0) {
+    region = gst_buffer_get_video_region_of_interest_meta_id (buf,
+        tmeta->roi_id);
+    if (!region) {
+      /* the region was removed between the model and here */
+      GST_WARNING_OBJECT (self, "no region of interest with id %d on the "
+          "frame for the tensors of '%s': results dropped", tmeta->roi_id,
+          g_quark_to_string (tmeta->model_id));
+      return TRUE;
+    }
   }
 
-  if (self->active_post_messages) {
-    g_value_init (&labels, GST_TYPE_ARRAY);
-    g_value_init (&ids, GST_TYPE_ARRAY);
-    g_value_init (&confs, GST_TYPE_ARRAY);
-    g_value_init (&boxes, GST_TYPE_ARRAY);
-    g_value_init (&kps, GST_TYPE_ARRAY);
+  if (classify && region) {
+    /* the class describes the region the model ran on */
+    if (n_res > 0) {
+      label_region (self, region, tmeta->model_id, res, n_res);
+      for (i = 0; results && i < n_res; i++) {
+        gchar tmp[32];
+        result_list_add (results, label_of (self, &res[i], tmp, sizeof tmp),
+            &res[i], region->x, region->y, region->w, region->h, region->id,
+            parent_id);
+      }
+    }
+    GST_LOG_OBJECT (self, "region %d: %d classes", tmeta->roi_id, n_res);
+    return TRUE;
+  }
+
+  if (geometry) {
+    nd_geometry g;
+
+    g.frame_width = tmeta->geometry.frame_width;
+    g.frame_height = tmeta->geometry.frame_height;
+    g.input_width = tmeta->geometry.input_width;
+    g.input_height = tmeta->geometry.input_height;
+    g.src_x = tmeta->geometry.src_x;
+    g.src_y = tmeta->geometry.src_y;
+    g.src_width = tmeta->geometry.src_width;
+    g.src_height = tmeta->geometry.src_height;
+    g.scale_x = tmeta->geometry.scale_x;
+    g.scale_y = tmeta->geometry.scale_y;
+    g.offset_x = tmeta->geometry.offset_x;
+    g.offset_y = tmeta->geometry.offset_y;
+    if ((mw != g.input_width || mh != g.input_height) &&
+        !self->warned_model_size) {
+      GST_WARNING_OBJECT (self, "model-width/height %dx%d override the "
+          "input size %dx%d recorded by '%s'", mw, mh, g.input_width,
+          g.input_height, g_quark_to_string (tmeta->model_id));
+      self->warned_model_size = TRUE;
+    }
+    /* model input -> the frame onnxinfer saw; then -> this frame, as
+     * scale-mode says (a plain scale unless that frame was letterboxed or
+     * cropped from this one in front of onnxinfer; the identity when they
+     * are the same) */
+    st = nd_transform_init_geometry (&tf, &g, mw, mh, 0, 0, &err);
+    if (st == ND_OK) {
+      nd_transform seen;
+
+      st = nd_transform_init (&seen, g.frame_width, g.frame_height, fw, fh,
+          self->active_scale_mode, &err);
+      nd_transform_then (&tf, &seen);
+    }
+  } else if (region) {
+    /* no record of the crop: the region was scaled to the model input as
+     * scale-mode says, and is in the coordinates of the caps */
+    gdouble rx = (gdouble) fw / GST_VIDEO_INFO_WIDTH (&self->info);
+    gdouble ry = (gdouble) fh / GST_VIDEO_INFO_HEIGHT (&self->info);
+
+    st = nd_transform_init (&tf, mw, mh, MAX (1, region->w),
+        MAX (1, region->h), self->active_scale_mode, &err);
+    tf.scale_x *= rx;
+    tf.scale_y *= ry;
+    tf.shift_x = (tf.shift_x + region->x) * rx;
+    tf.shift_y = (tf.shift_y + region->y) * ry;
+    tf.frame_width = fw;
+    tf.frame_height = fh;
+  } else {
+    st = nd_transform_init (&tf, mw, mh, fw, fh, self->active_scale_mode,
+        &err);
+  }
+  if (st != ND_OK) {
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
+        ("Cannot map the results of '%s' to the frame: %s",
+            g_quark_to_string (tmeta->model_id), err.msg), (NULL));
+    return FALSE;
   }
 
   for (i = 0; i < n_res; i++) {
@@ -990,51 +1244,111 @@ gst_tensor_decoder_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
     }
     roi = gst_buffer_add_video_region_of_interest_meta (buf, label, x, y, w,
         h);
-    roi->id = i;
-    roi->parent_id = -1;
+    roi->id = (*next_id)++;
+    roi->parent_id = parent_id;
     s = gst_structure_new (classify ? "classification" : "detection",
         "label", G_TYPE_STRING, label,
         "class-id", G_TYPE_INT, d.class_id,
-        "confidence", G_TYPE_DOUBLE, (gdouble) d.score, NULL);
+        "confidence", G_TYPE_DOUBLE, (gdouble) d.score,
+        "model-id", G_TYPE_STRING, g_quark_to_string (tmeta->model_id), NULL);
     gst_video_region_of_interest_meta_add_param (roi, s);
     if (d.n_keypoints > 0)
       gst_video_region_of_interest_meta_add_param (roi,
           keypoints_structure (&d, "keypoints"));
+    if (results)
+      result_list_add (results, label, &d, x, y, w, h, roi->id, parent_id);
+  }
+  GST_LOG_OBJECT (self, "%s %d: %d results", region ? "region" : "frame",
+      region ? region->id : -1, n_res);
+  return TRUE;
+}
 
-    if (self->active_post_messages) {
-      GValue v = G_VALUE_INIT, arr = G_VALUE_INIT;
-      gint k;
+static GstFlowReturn
+gst_tensor_decoder_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
+{
+  GstTensorDecoder *self = GST_TENSOR_DECODER (trans);
+  GstOnnxTensorMeta *tmeta, *first = NULL;
+  GType api = gst_onnx_tensor_meta_api_get_type ();
+  gpointer state = NULL;
+  GQuark model_q = 0;
+  ResultList results;
+  gint fw, fh, next_id;
+  guint n_metas = 0;
+  gboolean dirty;
 
-      g_value_init (&v, G_TYPE_STRING);
-      g_value_set_string (&v, label);
-      gst_value_array_append_and_take_value (&labels, &v);
-      g_value_init (&v, G_TYPE_INT);
-      g_value_set_int (&v, d.class_id);
-      gst_value_array_append_and_take_value (&ids, &v);
-      g_value_init (&v, G_TYPE_DOUBLE);
-      g_value_set_double (&v, d.score);
-      gst_value_array_append_and_take_value (&confs, &v);
-      /* <x, y, width, height> in frame pixels, as the ROI meta */
-      g_value_init (&arr, GST_TYPE_ARRAY);
-      append_uint (&arr, x);
-      append_uint (&arr, y);
-      append_uint (&arr, w);
-      append_uint (&arr, h);
-      gst_value_array_append_and_take_value (&boxes, &arr);
-      if (d.n_keypoints > 0) {
-        /* <x0, y0, x1, y1, ...> in the order of keypoint-names */
-        g_value_init (&arr, GST_TYPE_ARRAY);
-        for (k = 0; k < d.n_keypoints; k++) {
-          append_double (&arr, d.keypoints[k].x);
-          append_double (&arr, d.keypoints[k].y);
-        }
-        gst_value_array_append_and_take_value (&kps, &arr);
+  GST_OBJECT_LOCK (self);
+  dirty = self->dirty;
+  GST_OBJECT_UNLOCK (self);
+  if ((dirty || !self->decoder) && !gst_tensor_decoder_configure (self))
+    return GST_FLOW_ERROR;
+
+  if (!self->have_info) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+        ("received a buffer before caps"));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+
+  /* The model: model-id, else the producer of the first tensor meta.  Its
+   * metas are one for the whole frame, or one per region it ran on. */
+  if (api != 0 && (!self->active_model_id ||
+          (model_q = g_quark_try_string (self->active_model_id)) != 0)) {
+    while ((tmeta = (GstOnnxTensorMeta *)
+            gst_buffer_iterate_meta_filtered (buf, &state, api))) {
+      if (model_q == 0 || tmeta->model_id == model_q) {
+        first = tmeta;
+        model_q = tmeta->model_id;
+        break;
       }
     }
   }
+  if (!first) {
+    /* A frame without tensors: pass it on untouched.  A producer in region
+     * mode attaches nothing to a frame without regions, so only a stream
+     * that has had no tensors for NO_META_WARN_FRAMES frames from its start
+     * means something is missing (the model element is elsewhere, or
+     * another model-id): say so once. */
+    self->frames_without_meta++;
+    if (!self->warned_no_meta && !self->seen_meta &&
+        self->frames_without_meta >= NO_META_WARN_FRAMES) {
+      GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+          ("No tensors on the first %d frames (model-id '%s')",
+              NO_META_WARN_FRAMES,
+              self->active_model_id ? self->active_model_id : "(any)"),
+          ("buffer %" GST_PTR_FORMAT " has no GstOnnxTensorMeta; is an "
+              "onnxinfer element upstream?", buf));
+      self->warned_no_meta = TRUE;
+    }
+    return GST_FLOW_OK;
+  }
+  self->seen_meta = TRUE;
 
-  GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT ": %d results",
-      self->frames, n_res);
+  fw = self->active_frame_width > 0 ? self->active_frame_width :
+      GST_VIDEO_INFO_WIDTH (&self->info);
+  fh = self->active_frame_height > 0 ? self->active_frame_height :
+      GST_VIDEO_INFO_HEIGHT (&self->info);
+  next_id = first_free_roi_id (buf);
+  if (self->active_post_messages)
+    result_list_init (&results);
+
+  /* from the first meta of the model on: the metas added while decoding
+   * are ROI metas, which the filtered iteration skips */
+  tmeta = first;
+  while (tmeta) {
+    if (tmeta->model_id == model_q) {
+      n_metas++;
+      if (!gst_tensor_decoder_decode_meta (self, buf, tmeta, fw, fh, &next_id,
+              self->active_post_messages ? &results : NULL)) {
+        if (self->active_post_messages)
+          result_list_clear (&results);
+        return GST_FLOW_ERROR;
+      }
+    }
+    tmeta = (GstOnnxTensorMeta *) gst_buffer_iterate_meta_filtered (buf,
+        &state, api);
+  }
+
+  GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT ": %u tensor metas",
+      self->frames, n_metas);
 
   if (self->active_post_messages) {
     GstSegment *seg = &trans->segment;
@@ -1049,29 +1363,28 @@ gst_tensor_decoder_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
         "frame", G_TYPE_UINT64, self->frames,
         "scheme", G_TYPE_STRING,
         nd_scheme_name (scheme_map[self->active_scheme]),
-        "model-id", G_TYPE_STRING, g_quark_to_string (tmeta->model_id),
-        "inference-id", G_TYPE_UINT64, tmeta->inference_id,
+        "model-id", G_TYPE_STRING, g_quark_to_string (model_q),
+        "inference-id", G_TYPE_UINT64, first->inference_id,
         "width", G_TYPE_INT, fw, "height", G_TYPE_INT, fh,
-        "count", G_TYPE_UINT, (guint) n_res, NULL);
-    gst_structure_take_value (s, "labels", &labels);
-    gst_structure_take_value (s, "class-ids", &ids);
-    gst_structure_take_value (s, "confidences", &confs);
-    gst_structure_take_value (s, "boxes", &boxes);
+        "regions", G_TYPE_UINT, first->roi_id >= 0 ? n_metas : 0,
+        "count", G_TYPE_UINT, results.count, NULL);
+    gst_structure_take_value (s, "labels", &results.labels);
+    gst_structure_take_value (s, "class-ids", &results.class_ids);
+    gst_structure_take_value (s, "confidences", &results.confs);
+    gst_structure_take_value (s, "boxes", &results.boxes);
+    gst_structure_take_value (s, "roi-ids", &results.roi_ids);
+    gst_structure_take_value (s, "parent-ids", &results.parent_ids);
     if (self->active_scheme == GST_TENSOR_DECODER_SCHEME_BLAZEFACE) {
       GValue names = G_VALUE_INIT;
       gint k;
 
       g_value_init (&names, GST_TYPE_ARRAY);
-      for (k = 0; nd_blazeface_keypoint_name (k); k++) {
-        GValue v = G_VALUE_INIT;
-        g_value_init (&v, G_TYPE_STRING);
-        g_value_set_static_string (&v, nd_blazeface_keypoint_name (k));
-        gst_value_array_append_and_take_value (&names, &v);
-      }
+      for (k = 0; nd_blazeface_keypoint_name (k); k++)
+        append_string (&names, nd_blazeface_keypoint_name (k));
       gst_structure_take_value (s, "keypoint-names", &names);
-      gst_structure_take_value (s, "keypoints", &kps);
+      gst_structure_take_value (s, "keypoints", &results.kps);
     } else {
-      g_value_unset (&kps);
+      g_value_unset (&results.kps);
     }
     gst_element_post_message (GST_ELEMENT (self),
         gst_message_new_element (GST_OBJECT (self), s));

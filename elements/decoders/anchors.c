@@ -5,7 +5,8 @@
  * Layers that share a stride are merged: their anchors are emitted per cell
  * together, which is why BlazeFace front has 2 anchors per 16x16 cell
  * (stride 8) and 6 per 8x8 cell (three stride-16 layers), 896 in all, in
- * the order its two heads output them.
+ * the order its two heads output them; BlazeFace back has the same grids at
+ * strides 16 and 32 of its 256x256 input.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,6 +32,21 @@ void nd_anchor_options_blazeface_front(nd_anchor_options *o) {
   o->n_aspect_ratios = 1;
   o->interpolated_scale_aspect_ratio = 1.0f;
   o->fixed_anchor_size = 1;
+}
+
+void nd_anchor_options_blazeface_back(nd_anchor_options *o) {
+  /* mediapipe/modules/face_detection/face_detection_back_desktop_live.pbtxt:
+   * the front options at twice the input size and twice the strides, so the
+   * same 16x16x2 + 8x8x6 grids (with fixed anchor sizes the scales do not
+   * matter) */
+  nd_anchor_options_blazeface_front(o);
+  o->input_width = 256;
+  o->input_height = 256;
+  o->min_scale = 0.15625f;
+  o->strides[0] = 16;
+  o->strides[1] = 32;
+  o->strides[2] = 32;
+  o->strides[3] = 32;
 }
 
 static float calc_scale(float min_scale, float max_scale, int index, int n) {

@@ -57,9 +57,9 @@ void nd_config_init(nd_config *cfg, nd_scheme scheme) {
   cfg->top_k = 5;
   switch (scheme) {
     case ND_SCHEME_BLAZEFACE:
-      /* MediaPipe face_detection_front: min_score_thresh 0.5,
-       * min_suppression_threshold 0.3, WEIGHTED. */
-      cfg->score_threshold = 0.5f;
+      /* MediaPipe: min_score_thresh 0.5 (front) / 0.65 (back), known once
+       * the input size is; min_suppression_threshold 0.3, WEIGHTED. */
+      cfg->score_threshold = ND_SCORE_DEFAULT;
       cfg->iou_threshold = 0.3f;
       cfg->max_detections = 100;
       cfg->weighted_nms = 1;
@@ -121,7 +121,8 @@ nd_status nd_decoder_new(const nd_config *cfg, nd_decoder **out, nd_error *err) 
     return nd_set_error(err, ND_ERR_INVALID_ARG, "config is NULL");
   if ((unsigned)cfg->scheme > ND_SCHEME_CLASSIFY)
     return nd_set_error(err, ND_ERR_INVALID_ARG, "unknown scheme %d", (int)cfg->scheme);
-  if (!(cfg->score_threshold >= 0.0f && cfg->score_threshold <= 1.0f))
+  if (cfg->score_threshold != ND_SCORE_DEFAULT &&
+      !(cfg->score_threshold >= 0.0f && cfg->score_threshold <= 1.0f))
     return nd_set_error(err, ND_ERR_INVALID_ARG, "score threshold %g is not in [0,1]",
                         (double)cfg->score_threshold);
   if (!(cfg->iou_threshold >= 0.0f && cfg->iou_threshold <= 1.0f))
@@ -160,6 +161,11 @@ nd_status nd_decoder_new(const nd_config *cfg, nd_decoder **out, nd_error *err) 
   }
   dec->model_w = cfg->model_width;
   dec->model_h = cfg->model_height;
+  if (dec->cfg.score_threshold == ND_SCORE_DEFAULT && cfg->scheme != ND_SCHEME_BLAZEFACE) {
+    nd_config d;
+    nd_config_init(&d, cfg->scheme);
+    dec->cfg.score_threshold = d.score_threshold;
+  }
 
   nd_status st = ND_OK;
   switch (cfg->scheme) {
@@ -173,6 +179,8 @@ nd_status nd_decoder_new(const nd_config *cfg, nd_decoder **out, nd_error *err) 
     nd_decoder_free(dec);
     return st;
   }
+  dec->default_w = dec->model_w;
+  dec->default_h = dec->model_h;
   *out = dec;
   return ND_OK;
 }
@@ -201,6 +209,28 @@ void nd_decoder_model_size(const nd_decoder *dec, int *width, int *height) {
     *width = dec ? dec->model_w : 0;
   if (height)
     *height = dec ? dec->model_h : 0;
+}
+
+nd_status nd_decoder_set_model_size(nd_decoder *dec, int width, int height, nd_error *err) {
+  if (!dec || width < 0 || height < 0)
+    return nd_set_error(err, ND_ERR_INVALID_ARG, "model size: NULL decoder or %dx%d", width,
+                        height);
+  int w = width > 0 ? width : dec->default_w;
+  int h = height > 0 ? height : dec->default_h;
+  if (w == dec->model_w && h == dec->model_h)
+    return ND_OK;
+  if (dec->set_size) {
+    nd_status st = dec->set_size(dec, w, h, err);
+    if (st != ND_OK)
+      return st;
+  }
+  dec->model_w = w;
+  dec->model_h = h;
+  return ND_OK;
+}
+
+const char *nd_decoder_variant(const nd_decoder *dec) {
+  return dec && dec->variant ? dec->variant(dec) : NULL;
 }
 
 const nd_config *nd_decoder_config(const nd_decoder *dec) {

@@ -4,12 +4,14 @@
  * unit-tested on known tensors without a pipeline.  The GStreamer elements
  * (tensordecoder, roioverlay) are thin wrappers around it.
  *
- *   decoders    BlazeFace (MediaPipe front 128), SSD (raw with priors, or
+ *   decoders    BlazeFace (MediaPipe front 128 and back 256), SSD (raw with priors, or
  *               already post-processed), YOLOv5 [1,N,5+C], YOLOv8 [1,4+C,N],
  *               classification top-k.  One nd_decoder per stream.
  *   nms         IoU, hard and weighted (MediaPipe) non-maximum suppression.
- *   transform   model input pixels -> frame pixels through the scaling that
- *               was applied in front of the model (stretch, letterbox, crop).
+ *   transform   model input pixels -> frame pixels, through the geometry the
+ *               producer recorded (source rectangle, scale, offset) or the
+ *               scaling assumed in front of the model (stretch, letterbox,
+ *               crop).
  *   labels      a labels file, one label per line.
  *   draw        boxes, points and text labels (pango+cairo) on RGB/BGR/
  *               RGBA/BGRA/RGBx/BGRx/I420/NV12 frames.
@@ -117,7 +119,7 @@ float nd_iou(const nd_detection *a, const nd_detection *b);
 /* ---- decoders -------------------------------------------------------------- */
 
 typedef enum nd_scheme {
-  ND_SCHEME_BLAZEFACE = 0,     /* MediaPipe BlazeFace front 128x128 */
+  ND_SCHEME_BLAZEFACE = 0,     /* MediaPipe BlazeFace front 128x128 / back 256x256 */
   ND_SCHEME_SSD,               /* boxes + class scores (raw or post-processed) */
   ND_SCHEME_YOLOV5,            /* [1,N,5+C]: cx,cy,w,h,objectness,classes */
   ND_SCHEME_YOLOV8,            /* [1,4+C,N]: cx,cy,w,h,classes (no objectness) */
@@ -151,13 +153,20 @@ typedef enum nd_layout {
 /* Decoder configuration.  nd_config_init() fills the scheme's defaults;
  * change what you need, then nd_decoder_new() copies it (pointers inside
  * are not kept). */
+/* score_threshold value meaning "the model's default": BlazeFace front 0.5,
+ * back 0.65 (MediaPipe's min_score_thresh); other schemes their
+ * nd_config_init() value. */
+#define ND_SCORE_DEFAULT (-1.0f)
+
 typedef struct nd_config {
   nd_scheme scheme;
-  float score_threshold;       /* keep results with score >= this (0..1) */
+  float score_threshold;       /* keep results with score >= this (0..1), or
+                                  ND_SCORE_DEFAULT (BlazeFace's default) */
   float iou_threshold;         /* NMS: suppress when IoU > this (0..1) */
   int max_detections;          /* at most this many results, best first (>= 1) */
   int model_width;             /* model input size in pixels; 0: the scheme's */
-  int model_height;            /*   default (BlazeFace 128) or, for YOLO, 640 */
+  int model_height;            /*   default (BlazeFace 128, YOLO 640, SSD 300);
+                                  nd_decoder_set_model_size() changes it */
   int num_classes;             /* 0: from the tensor's dims */
 
   /* Which outputs to read, by name (NULL: found by shape). */
@@ -201,9 +210,22 @@ nd_status nd_decoder_decode(nd_decoder *dec, const nd_tensor *tensors, int n_ten
                             const nd_detection **results, int *n_results,
                             nd_error *err);
 
-/* The model input size the decoder assumes (after the first decode for
- * schemes that learn it from the tensors). */
+/* The model input size the decoder assumes. */
 void nd_decoder_model_size(const nd_decoder *dec, int *width, int *height);
+
+/* Decode the following inferences for a model input of width x height
+ * pixels (e.g. the producer's recorded input size); 0 for either goes back
+ * to the configured size (nd_config.model_width/height, else the scheme's
+ * default).  BlazeFace derives its anchors from the size: 128x128 is
+ * MediaPipe's face_detection_front (strides 8,16,16,16), 256x256
+ * face_detection_back (strides 16,32,32,32); any other size is refused with
+ * ND_ERR_UNSUPPORTED and the decoder keeps its previous size.  Allocates
+ * only when the size changes (BlazeFace anchors); a no-op otherwise. */
+nd_status nd_decoder_set_model_size(nd_decoder *dec, int width, int height, nd_error *err);
+
+/* The model variant in use, a static string: BlazeFace "front" or "back";
+ * NULL for the other schemes. */
+const char *nd_decoder_variant(const nd_decoder *dec);
 
 /* The configuration in use (decoder-owned). */
 const nd_config *nd_decoder_config(const nd_decoder *dec);
@@ -230,8 +252,11 @@ typedef struct nd_anchor_options {
   int fixed_anchor_size;
 } nd_anchor_options;
 
-/* The options of MediaPipe's face_detection_front (896 anchors). */
+/* The options of MediaPipe's face_detection_front (128x128, 896 anchors). */
 void nd_anchor_options_blazeface_front(nd_anchor_options *opt);
+/* The options of MediaPipe's face_detection_back (256x256, 896 anchors:
+ * 16x16 cells x 2 at stride 16, 8x8 x 6 at stride 32). */
+void nd_anchor_options_blazeface_back(nd_anchor_options *opt);
 
 /* Generate anchors as (cx, cy, w, h), normalized, into anchors (capacity
  * entries of 4 floats).  *n gets the number needed even when it exceeds
@@ -281,6 +306,33 @@ typedef struct nd_transform {
 nd_status nd_transform_init(nd_transform *t, int model_width, int model_height,
                             int frame_width, int frame_height, nd_scale_mode mode,
                             nd_error *err);
+
+/* How a producer cut the model input from a frame (GstOnnxTensorGeometry):
+ *   input_x = (frame_x - src_x) * scale_x + offset_x     (same for y)
+ * The source rectangle is the whole frame, or a region of it. */
+typedef struct nd_geometry {
+  int frame_width, frame_height;   /* the frame the model saw */
+  int input_width, input_height;   /* the model input */
+  double src_x, src_y, src_width, src_height;
+  double scale_x, scale_y;         /* input pixels per frame pixel (> 0) */
+  double offset_x, offset_y;       /* where src_x/src_y land in the input */
+} nd_geometry;
+
+/* The transform of decoded coordinates back to the frame through g:
+ *   frame_x = (input_x - offset_x) / scale_x + src_x
+ * model_width/height: the pixel space the decoder worked in, when it is not
+ * g's input size (0: g->input_width/height); its coordinates are first
+ * scaled by input_width / model_width.  out_width/height: the frame the
+ * results are for, when it was scaled after the model ran (0: g's frame);
+ * the frame coordinates are scaled by out_width / frame_width, and
+ * nd_transform_detection() clips boxes to out_width x out_height. */
+nd_status nd_transform_init_geometry(nd_transform *t, const nd_geometry *g, int model_width,
+                                     int model_height, int out_width, int out_height,
+                                     nd_error *err);
+
+/* t followed by then: t maps into then's model space (then's frame is the
+ * result's, for clipping). */
+void nd_transform_then(nd_transform *t, const nd_transform *then);
 void nd_transform_point(const nd_transform *t, float *x, float *y);
 /* Box and keypoints; the box is clipped to the frame. */
 void nd_transform_detection(const nd_transform *t, nd_detection *d);

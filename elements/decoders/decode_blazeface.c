@@ -1,15 +1,25 @@
-/* decode_blazeface.c - MediaPipe BlazeFace (face_detection_front, 128x128).
+/* decode_blazeface.c - MediaPipe BlazeFace: face_detection_front (128x128)
+ * and face_detection_back (256x256).
  *
- * The model has two heads: stride 8 (16x16 cells x 2 anchors = 512) and
- * stride 16 (8x8 x 6 = 384).  Each head gives logits [1,N,1] and
- * regressors [1,N,16]: box center offset, size, then six keypoints, all in
- * input pixels relative to the anchor center (MediaPipe's
- * TensorsToDetectionsCalculator with x/y/w/h_scale 128, reverse_output_order
- * i.e. x before y).  Some exports concatenate the heads ([1,896,1] and
- * [1,896,16]); both are accepted.  Scores are sigmoid(clip(logit, +-100)),
- * the threshold 0.5, then weighted NMS at IoU 0.3, exactly as
- * face_detection_front.pbtxt.
+ * Both models have two heads on the same grids: 16x16 cells x 2 anchors =
+ * 512 and 8x8 x 6 = 384, at strides 8 and 16 of the front model's 128x128
+ * input, 16 and 32 of the back model's 256x256.  Each head gives logits
+ * [1,N,1] and regressors [1,N,16]: box center offset, size, then six
+ * keypoints, all in input pixels relative to the anchor center (MediaPipe's
+ * TensorsToDetectionsCalculator with x/y/w/h_scale = the input size,
+ * reverse_output_order i.e. x before y).  Some exports concatenate the
+ * heads ([1,896,1] and [1,896,16]); both are accepted.  Scores are
+ * sigmoid(clip(logit, +-100)), the threshold 0.5 (front) or 0.65 (back),
+ * then weighted NMS at IoU 0.3, exactly as the MediaPipe graphs.
+ *
+ * The two models cannot be told apart by their outputs (896 anchors each),
+ * only by their input size, so the variant comes from the model input size
+ * (nd_decoder_set_model_size(), i.e. the producer's geometry, or
+ * nd_config.model_width/height); a size with no MediaPipe configuration, or
+ * outputs that do not cover that configuration's anchors head by head, are
+ * refused rather than decoded with the wrong scale.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "decode_internal.h"
@@ -19,9 +29,29 @@
 #define BF_MAX_HEADS 4
 #define BF_SCORE_CLIP 100.0f
 
+/* The MediaPipe configurations the scheme knows, by input size. */
+typedef struct {
+  const char *name;
+  int input_w, input_h;
+  float score_threshold;       /* the graph's min_score_thresh */
+  void (*options)(nd_anchor_options *o);
+} bf_variant;
+
+static const bf_variant variants[] = {
+    {"front", 128, 128, 0.5f, nd_anchor_options_blazeface_front},
+    {"back", 256, 256, 0.65f, nd_anchor_options_blazeface_back},
+};
+#define BF_N_VARIANTS ((int)(sizeof variants / sizeof variants[0]))
+
 typedef struct {
   float *anchors;              /* n_anchors x (cx, cy, w, h), normalized */
   int n_anchors;
+  int cap;                     /* anchors allocated */
+  const bf_variant *v;
+  /* anchor index where each stride's anchors end (head boundaries) */
+  int group_end[ND_MAX_ANCHOR_LAYERS];
+  int group_stride[ND_MAX_ANCHOR_LAYERS];
+  int n_groups;
 } bf_priv;
 
 typedef struct {
@@ -159,12 +189,36 @@ static nd_status bf_find_heads(nd_decoder *dec, const nd_tensor *ts, int n, bf_h
   int64_t total = 0;
   for (int i = 0; i < nh; i++)
     total += heads[i].n;
+  char grids[96];
+  size_t used = 0;
+  grids[0] = '\0';
+  for (int g = 0; g < p->n_groups && used < sizeof grids; g++)
+    used += (size_t)snprintf(grids + used, sizeof grids - used, "%s%d at stride %d",
+                             g ? " + " : "", p->group_end[g] - (g ? p->group_end[g - 1] : 0),
+                             p->group_stride[g]);
   if (total != p->n_anchors) {
     nd_tensors_str(ts, n, got, sizeof got);
     return nd_set_error(err, ND_ERR_DIMS,
-                        "BlazeFace: the outputs cover %lld anchors, the %dx%d front model has "
-                        "%d (outputs: %s)",
-                        (long long)total, dec->model_w, dec->model_h, p->n_anchors, got);
+                        "BlazeFace: the outputs cover %lld anchors, the %dx%d %s model has "
+                        "%d (%s) (outputs: %s)",
+                        (long long)total, dec->model_w, dec->model_h, p->v->name, p->n_anchors,
+                        grids, got);
+  }
+  /* Each head must end where a stride's anchors end, or anchors and
+   * outputs would be paired across grids. */
+  int64_t end = 0;
+  for (int i = 0; i < nh; i++) {
+    end += heads[i].n;
+    int ok = 0;
+    for (int g = 0; g < p->n_groups; g++)
+      ok |= p->group_end[g] == end;
+    if (!ok) {
+      nd_tensors_str(ts, n, got, sizeof got);
+      return nd_set_error(err, ND_ERR_DIMS,
+                          "BlazeFace: an output head ends at anchor %lld, not where a stride of "
+                          "the %dx%d %s model does (%s) (outputs: %s)",
+                          (long long)end, dec->model_w, dec->model_h, p->v->name, grids, got);
+    }
   }
   *n_heads = nh;
   return ND_OK;
@@ -182,7 +236,8 @@ static nd_status bf_decode(nd_decoder *dec, const nd_tensor *ts, int n, nd_error
     return st;
 
   const float mw = (float)dec->model_w, mh = (float)dec->model_h;
-  const float thr = dec->cfg.score_threshold;
+  const float thr = dec->cfg.score_threshold >= 0.0f ? dec->cfg.score_threshold
+                                                     : p->v->score_threshold;
   int nc = 0, a = 0;
   for (int h = 0; h < nh; h++) {
     const nd_tensor *rt = heads[h].reg, *stt = heads[h].score;
@@ -224,15 +279,67 @@ static nd_status bf_decode(nd_decoder *dec, const nd_tensor *ts, int n, nd_error
   return ND_OK;
 }
 
-nd_status nd_blazeface_init(nd_decoder *dec, nd_error *err) {
-  if (dec->model_w == 0)
-    dec->model_w = 128;
-  if (dec->model_h == 0)
-    dec->model_h = 128;
+/* Anchors of the MediaPipe configuration for a w x h input. */
+static nd_status bf_set_size(nd_decoder *dec, int w, int h, nd_error *err) {
+  bf_priv *p = dec->priv;
+  const bf_variant *v = NULL;
+  for (int i = 0; i < BF_N_VARIANTS; i++)
+    if (variants[i].input_w == w && variants[i].input_h == h)
+      v = &variants[i];
+  if (!v)
+    return nd_set_error(err, ND_ERR_UNSUPPORTED,
+                        "BlazeFace: no anchor configuration for a %dx%d model input (known: "
+                        "128x128 MediaPipe face_detection_front, 256x256 face_detection_back)",
+                        w, h);
   nd_anchor_options opt;
-  nd_anchor_options_blazeface_front(&opt);
-  opt.input_width = dec->model_w;
-  opt.input_height = dec->model_h;
+  v->options(&opt);
+  int n = 0;
+  nd_anchors_generate(&opt, NULL, 0, &n, NULL);
+  if (n > p->cap) {
+    float *a = realloc(p->anchors, (size_t)n * 4 * sizeof(float));
+    if (!a)
+      return nd_set_error(err, ND_ERR_NOMEM, "out of memory");
+    p->anchors = a;
+    p->cap = n;
+  }
+  nd_status st = nd_anchors_generate(&opt, p->anchors, p->cap, &p->n_anchors, err);
+  if (st != ND_OK)
+    return st;
+  /* where each stride's anchors end: cells x anchors per cell, as
+   * nd_anchors_generate() merges layers that share a stride */
+  int per_cell = opt.n_aspect_ratios + (opt.interpolated_scale_aspect_ratio > 0.0f);
+  int end = 0;
+  p->n_groups = 0;
+  for (int l = 0; l < opt.num_layers;) {
+    int last = l;
+    while (last < opt.num_layers && opt.strides[last] == opt.strides[l])
+      last++;
+    int fw = (w + opt.strides[l] - 1) / opt.strides[l];
+    int fh = (h + opt.strides[l] - 1) / opt.strides[l];
+    end += fw * fh * per_cell * (last - l);
+    p->group_end[p->n_groups] = end;
+    p->group_stride[p->n_groups] = opt.strides[l];
+    p->n_groups++;
+    l = last;
+  }
+  if (end != p->n_anchors)
+    return nd_set_error(err, ND_ERR_INVALID_ARG, "BlazeFace %s: %d anchors in the grids, %d made",
+                        v->name, end, p->n_anchors);
+  p->v = v;
+  return nd_decoder_reserve(dec, p->n_anchors, err);
+}
+
+static const char *bf_variant_name(const nd_decoder *dec) {
+  const bf_priv *p = dec->priv;
+  return p && p->v ? p->v->name : NULL;
+}
+
+nd_status nd_blazeface_init(nd_decoder *dec, nd_error *err) {
+  /* one side given: the models are square */
+  if (dec->model_w == 0)
+    dec->model_w = dec->model_h ? dec->model_h : 128;
+  if (dec->model_h == 0)
+    dec->model_h = dec->model_w;
 
   bf_priv *p = calloc(1, sizeof *p);
   if (!p)
@@ -240,13 +347,7 @@ nd_status nd_blazeface_init(nd_decoder *dec, nd_error *err) {
   dec->priv = p;
   dec->decode = bf_decode;
   dec->destroy = bf_destroy;
-  int n = 0;
-  nd_anchors_generate(&opt, NULL, 0, &n, NULL);
-  p->anchors = malloc((size_t)n * 4 * sizeof(float));
-  if (!p->anchors)
-    return nd_set_error(err, ND_ERR_NOMEM, "out of memory");
-  nd_status st = nd_anchors_generate(&opt, p->anchors, n, &p->n_anchors, err);
-  if (st != ND_OK)
-    return st;
-  return nd_decoder_reserve(dec, p->n_anchors, err);
+  dec->set_size = bf_set_size;
+  dec->variant = bf_variant_name;
+  return bf_set_size(dec, dec->model_w, dec->model_h, err);
 }

@@ -11,11 +11,16 @@ struct nd_decoder {
   nd_config cfg;               /* copy; the strings and priors below are owned */
   char *output_tensor, *boxes_tensor, *scores_tensor, *classes_tensor;
   float *priors;
-  int model_w, model_h;
+  int model_w, model_h;        /* the size decodes assume */
+  int default_w, default_h;    /* configured (or the scheme's default) size */
 
   /* scheme hooks */
   nd_status (*decode)(nd_decoder *dec, const nd_tensor *ts, int n, nd_error *err);
   void (*destroy)(nd_decoder *dec);
+  /* NULL: any size is fine; else validates w x h and prepares for it
+   * (dec->model_w/h are set by the caller on success) */
+  nd_status (*set_size)(nd_decoder *dec, int w, int h, nd_error *err);
+  const char *(*variant)(const nd_decoder *dec);
   void *priv;
 
   /* Candidate scratch, grown on demand and kept: the results of a decode

@@ -1,6 +1,9 @@
 /* transform.c - map model-input coordinates back to the frame.
  *
- * The model saw the frame through a scaler in front of `onnxinfer`.  The
+ * When the producer recorded how it cut the model input from the frame
+ * (nd_geometry: source rectangle, scale, offset), the mapping is that
+ * record inverted: exact for any scale mode and for regions.  Otherwise the
+ * model saw the frame through a scaler in front of `onnxinfer`.  The
  * letterbox case mirrors videoscale's add-borders exactly (integer content
  * size floor(model_w * frame_h / frame_w), borders split with the odd pixel
  * at the bottom/right), so boxes land where the pixels came from.  Square
@@ -62,6 +65,52 @@ nd_status nd_transform_init(nd_transform *t, int mw, int mh, int fw, int fh, nd_
     }
   }
   return nd_set_error(err, ND_ERR_INVALID_ARG, "transform: unknown scale mode %d", (int)mode);
+}
+
+nd_status nd_transform_init_geometry(nd_transform *t, const nd_geometry *g, int mw, int mh,
+                                     int ow, int oh, nd_error *err) {
+  if (!t || !g)
+    return nd_set_error(err, ND_ERR_INVALID_ARG, "transform: NULL");
+  if (g->frame_width < 1 || g->frame_height < 1 || g->input_width < 1 || g->input_height < 1)
+    return nd_set_error(err, ND_ERR_INVALID_ARG, "transform: geometry of frame %dx%d, input %dx%d",
+                        g->frame_width, g->frame_height, g->input_width, g->input_height);
+  /* !(x > 0) also refuses NaN; the scale must be finite for the division */
+  if (!(g->scale_x > 0) || !(g->scale_y > 0) || !isfinite(g->scale_x) || !isfinite(g->scale_y) ||
+      !isfinite(g->offset_x) || !isfinite(g->offset_y) || !isfinite(g->src_x) ||
+      !isfinite(g->src_y))
+    return nd_set_error(err, ND_ERR_INVALID_ARG,
+                        "transform: geometry scale %g x %g, offset %g,%g, source at %g,%g",
+                        g->scale_x, g->scale_y, g->offset_x, g->offset_y, g->src_x, g->src_y);
+  if (mw < 0 || mh < 0 || ow < 0 || oh < 0)
+    return nd_set_error(err, ND_ERR_INVALID_ARG, "transform: model %dx%d, output %dx%d", mw, mh,
+                        ow, oh);
+  if (mw == 0)
+    mw = g->input_width;
+  if (mh == 0)
+    mh = g->input_height;
+  if (ow == 0)
+    ow = g->frame_width;
+  if (oh == 0)
+    oh = g->frame_height;
+  /* decoder pixels -> input pixels -> frame pixels -> output frame pixels */
+  const double kx = (double)g->input_width / mw, ky = (double)g->input_height / mh;
+  const double rx = (double)ow / g->frame_width, ry = (double)oh / g->frame_height;
+  t->scale_x = kx / g->scale_x * rx;
+  t->scale_y = ky / g->scale_y * ry;
+  t->shift_x = (g->src_x - g->offset_x / g->scale_x) * rx;
+  t->shift_y = (g->src_y - g->offset_y / g->scale_y) * ry;
+  t->frame_width = ow;
+  t->frame_height = oh;
+  return ND_OK;
+}
+
+void nd_transform_then(nd_transform *t, const nd_transform *then) {
+  t->scale_x *= then->scale_x;
+  t->scale_y *= then->scale_y;
+  t->shift_x = t->shift_x * then->scale_x + then->shift_x;
+  t->shift_y = t->shift_y * then->scale_y + then->shift_y;
+  t->frame_width = then->frame_width;
+  t->frame_height = then->frame_height;
 }
 
 void nd_transform_point(const nd_transform *t, float *x, float *y) {

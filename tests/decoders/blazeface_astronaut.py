@@ -2,13 +2,15 @@
 """BlazeFace on astronaut.png through the runtime, decoded by nndecode.
 
   1. astronaut.png (512x512 RGB) is read (pngio: numpy + zlib), scaled to the
-     model's 128x128 by 4x4 area averaging (the frame is square, so this is
-     the plain "stretch" mapping) and normalized to [-1, 1] as MediaPipe
-     does: x / 127.5 - 1.  Written as an ONNX TensorProto (input_0.pb).
+     model's input (--size: 128 for the front model, 256 for the back model)
+     by area averaging (the frame is square, so this is the plain "stretch"
+     mapping) and normalized to [-1, 1] as MediaPipe does: x / 127.5 - 1.
+     Written as an ONNX TensorProto (input_0.pb).
   2. `nn-run MODEL --input input:0=input_0.pb --save-outputs OUT` runs it.
-  3. test-blazeface-astronaut OUT 512 512 --expect ... decodes the four
-     outputs (anchors, sigmoid, weighted NMS), maps the boxes back to
-     512x512 and checks: exactly one face, IoU >= 0.5 with the box below.
+  3. test-blazeface-astronaut OUT 512 512 --expect ... --input-size N decodes
+     the four outputs (anchors of that input size, sigmoid, weighted NMS),
+     maps the boxes back to 512x512 and checks: exactly one face, IoU >= 0.5
+     with the box below.
 
 The hand-labelled face box and how it was labelled: ground_truth.py.
 
@@ -56,6 +58,7 @@ def main():
                     help='candidate model paths, the first that exists is used')
     ap.add_argument('--image', required=True)
     ap.add_argument('--workdir', required=True)
+    ap.add_argument('--size', type=int, default=128, help='the model input size')
     a = ap.parse_args()
 
     model = next((m for m in a.model if os.path.exists(m)), None)
@@ -66,8 +69,8 @@ def main():
 
     img = pngio.read_png(a.image)[:, :, :3].astype(np.float32)
     H, W = img.shape[:2]
-    x = resize(img, 128, 128) / 127.5 - 1.0
-    x = x[None].astype(np.float32)  # 1x128x128x3 NHWC
+    x = resize(img, a.size, a.size) / 127.5 - 1.0
+    x = x[None].astype(np.float32)  # 1xNxNx3 NHWC
     os.makedirs(a.workdir, exist_ok=True)
     inp = os.path.join(a.workdir, 'input_0.pb')
     with open(inp, 'wb') as f:
@@ -78,7 +81,8 @@ def main():
         print('nn-run failed with %d' % r.returncode)
         return 1
     expect = ','.join(str(v) for v in FACE_BOX)
-    return subprocess.run([a.checker, out, str(W), str(H), '--expect', expect]).returncode
+    return subprocess.run([a.checker, out, str(W), str(H), '--expect', expect,
+                           '--input-size', str(a.size)]).returncode
 
 
 if __name__ == '__main__':

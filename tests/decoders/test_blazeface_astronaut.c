@@ -3,10 +3,14 @@
  * labelling).
  *
  * Usage: test-blazeface-astronaut OUTDIR FRAME_W FRAME_H --expect x0,y0,x1,y1
+ *          [--input-size N]
  * OUTDIR holds output_0.pb .. output_3.pb (TensorProto, as nn-run
- * --save-outputs writes them).  The frame was stretched to 128x128.
- * Passes when exactly one face is found and its IoU with the expected box
- * is >= 0.5.
+ * --save-outputs writes them).  The frame was stretched to the model's NxN
+ * input (128: the front model, 256: the back model).  The decoder learns N
+ * the way tensordecoder does from onnxinfer's geometry
+ * (nd_decoder_set_model_size) and maps the boxes back through that
+ * geometry.  Passes when exactly one face is found and its IoU with the
+ * expected box is >= 0.5.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,11 +37,14 @@ static void *read_file(const char *path, size_t *size) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 6 || strcmp(argv[4], "--expect") != 0) {
-    fprintf(stderr, "usage: %s OUTDIR FRAME_W FRAME_H --expect x0,y0,x1,y1\n", argv[0]);
+  if ((argc != 6 && argc != 8) || strcmp(argv[4], "--expect") != 0 ||
+      (argc == 8 && strcmp(argv[6], "--input-size") != 0)) {
+    fprintf(stderr, "usage: %s OUTDIR FRAME_W FRAME_H --expect x0,y0,x1,y1 [--input-size N]\n",
+            argv[0]);
     return 2;
   }
   int fw = atoi(argv[2]), fh = atoi(argv[3]);
+  int in_size = argc == 8 ? atoi(argv[7]) : 128;
   nd_detection want = {0};
   if (sscanf(argv[5], "%f,%f,%f,%f", &want.x0, &want.y0, &want.x1, &want.y1) != 4) {
     fprintf(stderr, "bad --expect '%s'\n", argv[5]);
@@ -77,12 +84,17 @@ int main(int argc, char **argv) {
   const nd_detection *res = NULL;
   int n = 0, rc = 1;
   nd_transform tf;
+  /* the frame stretched to the input, as onnxinfer records it */
+  nd_geometry geom = {fw, fh, in_size, in_size, 0, 0, fw, fh, (double)in_size / fw,
+                      (double)in_size / fh, 0, 0};
   if (nd_decoder_new(&cfg, &dec, &err) != ND_OK ||
+      nd_decoder_set_model_size(dec, in_size, in_size, &err) != ND_OK ||
       nd_decoder_decode(dec, nt, n_t, &res, &n, &err) != ND_OK ||
-      nd_transform_init(&tf, 128, 128, fw, fh, ND_SCALE_STRETCH, &err) != ND_OK) {
+      nd_transform_init_geometry(&tf, &geom, 0, 0, 0, 0, &err) != ND_OK) {
     fprintf(stderr, "decode: %s: %s\n", nd_status_str(err.status), err.msg);
     goto out;
   }
+  printf("BlazeFace %s, %dx%d input\n", nd_decoder_variant(dec), in_size, in_size);
   printf("faces: %d\n", n);
   float best_iou = 0;
   for (int i = 0; i < n; i++) {

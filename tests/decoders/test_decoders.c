@@ -334,6 +334,145 @@ static void test_blazeface(void) {
         "keypoint names");
 }
 
+/* BlazeFace back (256x256): same outputs as the front model, anchors at
+ * strides 16 and 32, regressors in pixels of 256, threshold 0.65.  Which
+ * one is decoded comes from the model input size only. */
+static void test_blazeface_back(void) {
+  cur_test = "blazeface-back";
+  nd_anchor_options o;
+  nd_anchor_options_blazeface_back(&o);
+  static float a[896 * 4];
+  int n = 0;
+  nd_error err = {0};
+  CHECK(o.input_width == 256 && o.strides[0] == 16 && o.strides[1] == 32 && o.strides[3] == 32,
+        "back options %d %d %d", o.input_width, o.strides[0], o.strides[1]);
+  CHECK(nd_anchors_generate(&o, a, 896, &n, &err) == ND_OK && n == 896, "n=%d %s", n, err.msg);
+  /* stride 16 on 256: 16x16 cells x 2; stride 32: 8x8 x 6 */
+  CHECK(NEAR(a[0], 0.5 / 16, 1e-6) && NEAR(a[4], 0.5 / 16, 1e-6), "a0 %f", a[0]);
+  CHECK(NEAR(a[511 * 4], 15.5 / 16, 1e-6) && NEAR(a[512 * 4], 0.5 / 8, 1e-6), "a511 a512");
+  CHECK(NEAR(a[518 * 4], 1.5 / 8, 1e-6) && a[2] == 1.0f && a[3] == 1.0f, "a518 %f", a[518 * 4]);
+
+  nd_config cfg;
+  nd_config_init(&cfg, ND_SCHEME_BLAZEFACE);
+  CHECK(cfg.score_threshold == ND_SCORE_DEFAULT, "default threshold %f", cfg.score_threshold);
+  nd_decoder *dec = NULL;
+  CHECK(nd_decoder_new(&cfg, &dec, &err) == ND_OK, "%s", err.msg);
+  CHECK(dec && strcmp(nd_decoder_variant(dec), "front") == 0, "front by default");
+
+  /* Anchor 100 (cell x=2, y=3 of 16x16): center (2.5/16, 3.5/16) * 256 =
+   * (40, 56); box 40x48 -> [20,32]-[60,80]; keypoint 2 at (42, 54). */
+  static bf_tensors b;
+  const nd_detection *res = NULL;
+  bf_init(&b, -10.0f);
+  bf_plant(&b, 100, 5.0f, 0, 0, 40, 48);
+  CHECK(nd_decoder_set_model_size(dec, 256, 256, &err) == ND_OK, "%s", err.msg);
+  int mw = 0, mh = 0;
+  nd_decoder_model_size(dec, &mw, &mh);
+  CHECK(mw == 256 && mh == 256 && strcmp(nd_decoder_variant(dec), "back") == 0, "back %dx%d %s",
+        mw, mh, nd_decoder_variant(dec));
+  CHECK(nd_decoder_decode(dec, b.t, 4, &res, &n, &err) == ND_OK && n == 1, "back n=%d %s", n,
+        err.msg);
+  if (n == 1) {
+    CHECK(NEAR(res[0].x0, 20, 1e-3) && NEAR(res[0].y0, 32, 1e-3) && NEAR(res[0].x1, 60, 1e-3) &&
+              NEAR(res[0].y1, 80, 1e-3),
+          "back box %.3f,%.3f %.3f,%.3f", res[0].x0, res[0].y0, res[0].x1, res[0].y1);
+    CHECK(NEAR(res[0].keypoints[2].x, 42, 1e-3) && NEAR(res[0].keypoints[2].y, 54, 1e-3),
+          "back kp2 %f %f", res[0].keypoints[2].x, res[0].keypoints[2].y);
+  }
+  /* Read as the front model the same box is twice as large relative to
+   * the input: [0,4]-[40,52] of 128 (center (20, 28)). */
+  CHECK(nd_decoder_set_model_size(dec, 0, 0, &err) == ND_OK, "%s", err.msg);
+  CHECK(strcmp(nd_decoder_variant(dec), "front") == 0, "back to the configured size");
+  CHECK(nd_decoder_decode(dec, b.t, 4, &res, &n, &err) == ND_OK && n == 1, "front n=%d", n);
+  CHECK(n == 1 && NEAR(res[0].x0, 0, 1e-3) && NEAR(res[0].x1, 40, 1e-3) &&
+            NEAR(res[0].y0, 4, 1e-3) && NEAR(res[0].y1, 52, 1e-3),
+        "front box %.3f,%.3f %.3f,%.3f", n ? res[0].x0 : -1, n ? res[0].y0 : -1,
+        n ? res[0].x1 : -1, n ? res[0].y1 : -1);
+
+  /* Thresholds: logit 0.5 -> 0.622: kept by the front model (0.5), not by
+   * the back model (0.65) unless score_threshold is set. */
+  bf_init(&b, -10.0f);
+  bf_plant(&b, 100, 0.5f, 0, 0, 40, 48);
+  CHECK(nd_decoder_decode(dec, b.t, 4, &res, &n, &err) == ND_OK && n == 1, "front 0.62 n=%d", n);
+  CHECK(nd_decoder_set_model_size(dec, 256, 256, &err) == ND_OK, "%s", err.msg);
+  CHECK(nd_decoder_decode(dec, b.t, 4, &res, &n, &err) == ND_OK && n == 0, "back 0.62 n=%d", n);
+  nd_decoder_free(dec);
+  nd_config c6 = cfg;
+  c6.score_threshold = 0.6f;
+  c6.model_width = 256; /* one side: square */
+  CHECK(nd_decoder_new(&c6, &dec, &err) == ND_OK, "%s", err.msg);
+  nd_decoder_model_size(dec, &mw, &mh);
+  CHECK(mw == 256 && mh == 256 && strcmp(nd_decoder_variant(dec), "back") == 0,
+        "configured back %dx%d", mw, mh);
+  CHECK(nd_decoder_decode(dec, b.t, 4, &res, &n, &err) == ND_OK && n == 1, "thr 0.6 n=%d", n);
+
+  /* ---- refused: sizes and layouts no configuration accounts for ---- */
+  nd_status st = nd_decoder_set_model_size(dec, 300, 300, &err);
+  CHECK(st == ND_ERR_UNSUPPORTED && strstr(err.msg, "300x300") && strstr(err.msg, "128x128") &&
+            strstr(err.msg, "256x256"),
+        "%s: %s", nd_status_str(st), err.msg);
+  nd_decoder_model_size(dec, &mw, &mh);
+  CHECK(mw == 256 && mh == 256, "size kept after a refusal: %dx%d", mw, mh);
+  CHECK(nd_decoder_decode(dec, b.t, 4, &res, &n, &err) == ND_OK && n == 1, "still decodes");
+  st = nd_decoder_set_model_size(dec, 256, 128, &err);
+  CHECK(st == ND_ERR_UNSUPPORTED && strstr(err.msg, "256x128"), "%s: %s", nd_status_str(st),
+        err.msg);
+  nd_decoder_free(dec);
+  nd_config c192 = cfg;
+  c192.model_width = 192;
+  c192.model_height = 192;
+  dec = (nd_decoder *)1;
+  st = nd_decoder_new(&c192, &dec, &err);
+  CHECK(st == ND_ERR_UNSUPPORTED && dec == NULL && strstr(err.msg, "192x192"), "%s: %s",
+        nd_status_str(st), err.msg);
+
+  /* The front strides applied to a 256 input would need 32x32x2 + 16x16x6 =
+   * 3584 anchors: outputs of that size are not the back model. */
+  CHECK(nd_decoder_new(&c6, &dec, &err) == ND_OK, "%s", err.msg);
+  static float s0[2048], s1[1536], r0[2048 * 16], r1[1536 * 16];
+  nd_tensor big[4] = {tens("s0", ND_DTYPE_FLOAT32, s0, sizeof s0, 3, 1, 2048, 1),
+                      tens("s1", ND_DTYPE_FLOAT32, s1, sizeof s1, 3, 1, 1536, 1),
+                      tens("r0", ND_DTYPE_FLOAT32, r0, sizeof r0, 3, 1, 2048, 16),
+                      tens("r1", ND_DTYPE_FLOAT32, r1, sizeof r1, 3, 1, 1536, 16)};
+  st = nd_decoder_decode(dec, big, 4, &res, &n, &err);
+  CHECK(st == ND_ERR_DIMS && n == 0 && strstr(err.msg, "3584") && strstr(err.msg, "896") &&
+            strstr(err.msg, "256x256 back") && strstr(err.msg, "512 at stride 16"),
+        "%s: %s", nd_status_str(st), err.msg);
+  /* 896 anchors, but heads of 448 + 448: not where the stride-16 anchors
+   * end (512), so anchors and outputs would be paired wrongly */
+  nd_tensor half[4];
+  memcpy(half, big, sizeof half);
+  half[0].dims[1] = half[2].dims[1] = 448;
+  half[1].dims[1] = half[3].dims[1] = 448;
+  st = nd_decoder_decode(dec, half, 4, &res, &n, &err);
+  CHECK(st == ND_ERR_DIMS && strstr(err.msg, "448") && strstr(err.msg, "stride"), "%s: %s",
+        nd_status_str(st), err.msg);
+  nd_decoder_free(dec);
+
+  /* other schemes: no variant, any size */
+  nd_config cy;
+  nd_config_init(&cy, ND_SCHEME_YOLOV8);
+  CHECK(nd_decoder_new(&cy, &dec, &err) == ND_OK, "%s", err.msg);
+  CHECK(nd_decoder_variant(dec) == NULL, "yolo variant");
+  CHECK(nd_decoder_set_model_size(dec, 320, 192, &err) == ND_OK, "%s", err.msg);
+  nd_decoder_model_size(dec, &mw, &mh);
+  CHECK(mw == 320 && mh == 192, "yolo size %dx%d", mw, mh);
+  CHECK(nd_decoder_set_model_size(dec, 0, 0, &err) == ND_OK, "%s", err.msg);
+  nd_decoder_model_size(dec, &mw, &mh);
+  CHECK(mw == 640 && mh == 640, "yolo default %dx%d", mw, mh);
+  CHECK(nd_decoder_set_model_size(dec, -1, 0, &err) == ND_ERR_INVALID_ARG, "negative size");
+  CHECK(nd_decoder_config(dec)->score_threshold == 0.25f, "yolo threshold");
+  nd_decoder_free(dec);
+  /* ND_SCORE_DEFAULT resolves to the scheme's value elsewhere */
+  cy.score_threshold = ND_SCORE_DEFAULT;
+  CHECK(nd_decoder_new(&cy, &dec, &err) == ND_OK, "%s", err.msg);
+  CHECK(nd_decoder_config(dec)->score_threshold == 0.25f, "resolved %f",
+        nd_decoder_config(dec)->score_threshold);
+  nd_decoder_free(dec);
+  cy.score_threshold = -0.5f;
+  CHECK(nd_decoder_new(&cy, &dec, &err) == ND_ERR_INVALID_ARG, "-0.5 refused");
+}
+
 /* ---- SSD ---------------------------------------------------------------------------- */
 
 static void test_ssd(void) {
@@ -816,6 +955,119 @@ static void test_transform(void) {
         "bad mode");
 }
 
+/* The producer's geometry inverted: exact numbers for each way the model
+ * input can be cut from the frame. */
+static void test_transform_geometry(void) {
+  cur_test = "transform-geometry";
+  nd_transform t;
+  nd_error err = {0};
+  float x, y;
+  /* stretch: 640x480 -> 128x128, scale 0.2 x 0.2666 */
+  nd_geometry g = {640, 480, 128, 128, 0, 0, 640, 480, 0.2, 128.0 / 480, 0, 0};
+  CHECK(nd_transform_init_geometry(&t, &g, 0, 0, 0, 0, &err) == ND_OK, "%s", err.msg);
+  x = 64, y = 32;
+  nd_transform_point(&t, &x, &y);
+  CHECK(NEAR(x, 320, 1e-4) && NEAR(y, 120, 1e-4), "stretch %f %f", x, y);
+  CHECK(t.frame_width == 640 && t.frame_height == 480, "clip frame");
+
+  /* letterbox: 640x480 -> content 128x96 at y 16 (scale 0.2 both ways) */
+  g = (nd_geometry){640, 480, 128, 128, 0, 0, 640, 480, 0.2, 0.2, 0, 16};
+  CHECK(nd_transform_init_geometry(&t, &g, 0, 0, 0, 0, &err) == ND_OK, "%s", err.msg);
+  x = 64, y = 16;
+  nd_transform_point(&t, &x, &y);
+  CHECK(NEAR(x, 320, 1e-4) && NEAR(y, 0, 1e-4), "letterbox top %f %f", x, y);
+  x = 128, y = 112;
+  nd_transform_point(&t, &x, &y);
+  CHECK(NEAR(x, 640, 1e-4) && NEAR(y, 480, 1e-4), "letterbox bottom-right %f %f", x, y);
+  /* a box reaching into the border is clipped to the frame */
+  nd_detection d = box(10, 8, 30, 40, 1, 0);
+  d.n_keypoints = 1;
+  d.keypoints[0].x = 20, d.keypoints[0].y = 26;
+  nd_transform_detection(&t, &d);
+  CHECK(NEAR(d.x0, 50, 1e-4) && d.y0 == 0 && NEAR(d.x1, 150, 1e-4) && NEAR(d.y1, 120, 1e-4) &&
+            NEAR(d.keypoints[0].x, 100, 1e-4) && NEAR(d.keypoints[0].y, 50, 1e-4),
+        "letterbox box %f %f %f %f kp %f %f", d.x0, d.y0, d.x1, d.y1, d.keypoints[0].x,
+        d.keypoints[0].y);
+
+  /* crop: the centered 480x480 of 640x480 (src_x 80) -> 128x128 */
+  g = (nd_geometry){640, 480, 128, 128, 80, 0, 480, 480, 128.0 / 480, 128.0 / 480, 0, 0};
+  CHECK(nd_transform_init_geometry(&t, &g, 0, 0, 0, 0, &err) == ND_OK, "%s", err.msg);
+  x = 0, y = 128;
+  nd_transform_point(&t, &x, &y);
+  CHECK(NEAR(x, 80, 1e-3) && NEAR(y, 480, 1e-3), "crop %f %f", x, y);
+  x = 128, y = 0;
+  nd_transform_point(&t, &x, &y);
+  CHECK(NEAR(x, 560, 1e-3) && NEAR(y, 0, 1e-3), "crop right %f %f", x, y);
+
+  /* region: the ROI (100,50) 200x100 stretched to 128x128 */
+  g = (nd_geometry){640, 480, 128, 128, 100, 50, 200, 100, 0.64, 1.28, 0, 0};
+  CHECK(nd_transform_init_geometry(&t, &g, 0, 0, 0, 0, &err) == ND_OK, "%s", err.msg);
+  x = 0, y = 0;
+  nd_transform_point(&t, &x, &y);
+  CHECK(NEAR(x, 100, 1e-4) && NEAR(y, 50, 1e-4), "region origin %f %f", x, y);
+  x = 64, y = 64;
+  nd_transform_point(&t, &x, &y);
+  CHECK(NEAR(x, 200, 1e-4) && NEAR(y, 100, 1e-4), "region center %f %f", x, y);
+  /* a region letterboxed: 200x100 -> 128x64 at y 32 of the input */
+  g = (nd_geometry){640, 480, 128, 128, 100, 50, 200, 100, 0.64, 0.64, 0, 32};
+  CHECK(nd_transform_init_geometry(&t, &g, 0, 0, 0, 0, &err) == ND_OK, "%s", err.msg);
+  x = 128, y = 96;
+  nd_transform_point(&t, &x, &y);
+  CHECK(NEAR(x, 300, 1e-4) && NEAR(y, 150, 1e-4), "region letterbox %f %f", x, y);
+
+  /* the frame was scaled to 320x240 after the model: coordinates halve */
+  g = (nd_geometry){640, 480, 128, 128, 0, 0, 640, 480, 0.2, 128.0 / 480, 0, 0};
+  CHECK(nd_transform_init_geometry(&t, &g, 0, 0, 320, 240, &err) == ND_OK, "%s", err.msg);
+  x = 64, y = 32;
+  nd_transform_point(&t, &x, &y);
+  CHECK(NEAR(x, 160, 1e-4) && NEAR(y, 60, 1e-4) && t.frame_width == 320, "scaled %f %f", x, y);
+  /* decoded in 256x256 pixels while the input is 128x128 */
+  CHECK(nd_transform_init_geometry(&t, &g, 256, 256, 0, 0, &err) == ND_OK, "%s", err.msg);
+  x = 128, y = 64;
+  nd_transform_point(&t, &x, &y);
+  CHECK(NEAR(x, 320, 1e-4) && NEAR(y, 120, 1e-4), "model space %f %f", x, y);
+
+  /* composed: the identity geometry of a 128x128 frame, then that frame
+   * letterboxed from 720x528 (videoscale add-borders in front of the
+   * model) = the plain letterbox transform */
+  nd_geometry id = {128, 128, 128, 128, 0, 0, 128, 128, 1, 1, 0, 0};
+  nd_transform lb, direct;
+  CHECK(nd_transform_init_geometry(&t, &id, 0, 0, 0, 0, &err) == ND_OK, "%s", err.msg);
+  CHECK(nd_transform_init(&lb, 128, 128, 720, 528, ND_SCALE_LETTERBOX, &err) == ND_OK, "%s",
+        err.msg);
+  CHECK(nd_transform_init(&direct, 128, 128, 720, 528, ND_SCALE_LETTERBOX, &err) == ND_OK, "%s",
+        err.msg);
+  nd_transform_then(&t, &lb);
+  CHECK(NEAR(t.scale_x, direct.scale_x, 1e-12) && NEAR(t.shift_y, direct.shift_y, 1e-9) &&
+            t.frame_width == 720 && t.frame_height == 528,
+        "composed %f %f", t.scale_x, t.shift_y);
+  /* region geometry then a 2x upscale */
+  g = (nd_geometry){640, 480, 128, 128, 100, 50, 200, 100, 0.64, 1.28, 0, 0};
+  nd_transform up;
+  CHECK(nd_transform_init_geometry(&t, &g, 0, 0, 0, 0, &err) == ND_OK, "%s", err.msg);
+  CHECK(nd_transform_init(&up, 640, 480, 1280, 960, ND_SCALE_STRETCH, &err) == ND_OK, "%s",
+        err.msg);
+  nd_transform_then(&t, &up);
+  x = 64, y = 64;
+  nd_transform_point(&t, &x, &y);
+  CHECK(NEAR(x, 400, 1e-4) && NEAR(y, 200, 1e-4) && t.frame_width == 1280, "then x2 %f %f", x, y);
+
+  /* malformed geometry */
+  nd_geometry bad = g;
+  bad.scale_x = 0;
+  CHECK(nd_transform_init_geometry(&t, &bad, 0, 0, 0, 0, &err) == ND_ERR_INVALID_ARG &&
+            strstr(err.msg, "scale"),
+        "zero scale: %s", err.msg);
+  bad = g;
+  bad.offset_y = NAN;
+  CHECK(nd_transform_init_geometry(&t, &bad, 0, 0, 0, 0, &err) == ND_ERR_INVALID_ARG, "NaN");
+  bad = g;
+  bad.frame_width = 0;
+  CHECK(nd_transform_init_geometry(&t, &bad, 0, 0, 0, 0, &err) == ND_ERR_INVALID_ARG, "no frame");
+  CHECK(nd_transform_init_geometry(&t, &g, -1, 0, 0, 0, &err) == ND_ERR_INVALID_ARG, "neg");
+  CHECK(nd_transform_init_geometry(&t, NULL, 0, 0, 0, 0, &err) == ND_ERR_INVALID_ARG, "NULL");
+}
+
 static void test_files(const char *tmpdir) {
   cur_test = "files";
   char path[512];
@@ -1182,11 +1434,13 @@ int main(int argc, char **argv) {
   const char *tmp = argc > 1 ? argv[1] : "/tmp";
   test_anchors();
   test_blazeface();
+  test_blazeface_back();
   test_ssd();
   test_yolo();
   test_classify();
   test_nms();
   test_transform();
+  test_transform_geometry();
   test_files(tmp);
   test_draw();
   test_random_shapes();

@@ -4,9 +4,13 @@
  * producer API of the plugin library), with a face planted in BlazeFace
  * tensors or boxes in a YOLOv8 tensor, and must attach the right
  * GstVideoRegionOfInterestMeta (frame coordinates, label, confidence,
- * keypoints) and post the per-frame message; tensors of the wrong shape
- * must end in a clear element error.  roioverlay must draw the box on each
- * of its eight formats and leave the rest of the frame alone.
+ * keypoints, unique ids) and post the per-frame message; tensors of the
+ * wrong shape must end in a clear element error.  Metas that carry the
+ * producer's geometry (stretch, letterbox, crop, a region) are mapped
+ * through it; metas computed on regions (roi_id >= 0) label those regions
+ * (classify) or add boxes whose parent is the region.  roioverlay must draw
+ * the box on each of its eight formats and leave the rest of the frame
+ * alone.
  */
 #include <math.h>
 #include <string.h>
@@ -90,6 +94,78 @@ frame_with_tensors (gsize frame_size, const TensorSpec * specs, guint n)
   return frame;
 }
 
+static GstBuffer *
+new_frame (gsize frame_size)
+{
+  GstBuffer *frame = gst_buffer_new_allocate (NULL, frame_size, NULL);
+
+  gst_buffer_memset (frame, 0, 0x80, frame_size);
+  GST_BUFFER_PTS (frame) = 0;
+  GST_BUFFER_DURATION (frame) = GST_SECOND / 30;
+  return frame;
+}
+
+/* What onnxinfer records: input = (frame - src) * scale + offset. */
+static GstOnnxTensorGeometry
+geometry (gint fw, gint fh, gint iw, gint ih, gdouble sx, gdouble sy,
+    gdouble sw, gdouble sh, gdouble kx, gdouble ky, gdouble ox, gdouble oy)
+{
+  GstOnnxTensorGeometry g;
+
+  g.frame_width = fw;
+  g.frame_height = fh;
+  g.input_width = iw;
+  g.input_height = ih;
+  g.src_x = sx;
+  g.src_y = sy;
+  g.src_width = sw;
+  g.src_height = sh;
+  g.scale_x = kx;
+  g.scale_y = ky;
+  g.offset_x = ox;
+  g.offset_y = oy;
+  return g;
+}
+
+static void
+add_tensors (GstBuffer * frame, const gchar * model, gint roi_id,
+    const TensorSpec * specs, guint n, const GstOnnxTensorGeometry * g)
+{
+  GstBuffer *storage = make_storage (specs, n);
+
+  fail_unless (gst_buffer_add_onnx_tensor_meta_full (frame,
+          g_quark_from_string (model), roi_id, storage, 1, FALSE, g) != NULL);
+  gst_buffer_unref (storage);
+}
+
+static GstVideoRegionOfInterestMeta *
+roi_by_id (GstBuffer * buf, gint id)
+{
+  return gst_buffer_get_video_region_of_interest_meta_id (buf, id);
+}
+
+static guint
+n_rois (GstBuffer * buf)
+{
+  gpointer state = NULL;
+  guint n = 0;
+
+  while (gst_buffer_iterate_meta_filtered (buf, &state,
+          GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+    n++;
+  return n;
+}
+
+static gint
+int_at (const GstStructure * s, const gchar * field, guint i)
+{
+  const GValue *v = gst_structure_get_value (s, field);
+
+  fail_unless (v != NULL && i < gst_value_array_get_size (v), "%s[%u]", field,
+      i);
+  return g_value_get_int (gst_value_array_get_value (v, i));
+}
+
 /* BlazeFace outputs with one face on anchor 100 (16x16 cell x=2, y=3):
  * center (20, 28) in the 128x128 input, box 20x24, logit 5. */
 static gfloat bf_s0[512], bf_s1[384], bf_r0[512 * 16], bf_r1[384 * 16];
@@ -118,6 +194,17 @@ blazeface_specs (TensorSpec * s, gboolean bad_dims)
   s[3] = (TensorSpec) { "Identity_3:0", 3, {1, 384, 16}, bf_r1 };
   if (bad_dims)                 /* 17 values per anchor: not BlazeFace */
     s[2].dims[2] = s[3].dims[2] = 8;
+}
+
+/* A second face on anchor 512 + 6 * 9 (8x8 cell x=1, y=1: center (24, 24)
+ * of 128) moved 60 px right: box 16x16 at [76,16]-[92,32], logit 4. */
+static void
+blazeface_second_face (void)
+{
+  bf_s1[6 * 9] = 4.0f;
+  bf_r1[6 * 9 * 16 + 0] = 60.0f;
+  bf_r1[6 * 9 * 16 + 2] = 16.0f;
+  bf_r1[6 * 9 * 16 + 3] = 16.0f;
 }
 
 static GstHarness *
@@ -228,30 +315,40 @@ GST_END_TEST;
 
 GST_START_TEST (test_blazeface_letterbox_and_frame_size)
 {
-  GstBus *bus;
+  guint k;
+
   /* The decorated frame is the 128x128 letterboxed model input; the
    * coordinates are wanted for the 720x528 original: content 128x93 at
    * y=17, scale 720/128 = 5.625 -> box x 10..30 -> 56..169 (rounded),
-   * y 16..40 -> (16-17)*528/93 < 0 -> clipped to 0 .. (40-17)*5.677 = 131 */
-  GstHarness *hh = decoder_harness ("tensordecoder scheme=blazeface "
-      "scale-mode=letterbox frame-width=720 frame-height=528", 128, 128, &bus);
-  TensorSpec specs[4];
-  GstBuffer *out;
-  GstVideoRegionOfInterestMeta *roi;
+   * y 16..40 -> (16-17)*528/93 < 0 -> clipped to 0 .. (40-17)*5.677 = 131.
+   * The same when onnxinfer recorded its (identity) geometry of the
+   * 128x128 frame: the letterbox happened in front of it. */
+  for (k = 0; k < 2; k++) {
+    GstBus *bus;
+    GstHarness *hh = decoder_harness ("tensordecoder scheme=blazeface "
+        "scale-mode=letterbox frame-width=720 frame-height=528", 128, 128,
+        &bus);
+    GstOnnxTensorGeometry g = geometry (128, 128, 128, 128, 0, 0, 128, 128,
+        1.0, 1.0, 0, 0);
+    TensorSpec specs[4];
+    GstBuffer *in, *out;
+    GstVideoRegionOfInterestMeta *roi;
 
-  blazeface_specs (specs, FALSE);
-  out = gst_harness_push_and_pull (hh, frame_with_tensors (128 * 128 * 3,
-          specs, 4));
-  roi = gst_buffer_get_video_region_of_interest_meta (out);
-  fail_unless (roi != NULL);
-  fail_unless_equals_int (roi->x, 56);
-  fail_unless_equals_int (roi->y, 0);
-  fail_unless_equals_int (roi->x + roi->w, 169);
-  fail_unless_equals_int (roi->y + roi->h, 131);
-  gst_buffer_unref (out);
-  gst_element_set_bus (hh->element, NULL);
-  gst_object_unref (bus);
-  gst_harness_teardown (hh);
+    blazeface_specs (specs, FALSE);
+    in = new_frame (128 * 128 * 3);
+    add_tensors (in, "detector", -1, specs, 4, k == 0 ? NULL : &g);
+    out = gst_harness_push_and_pull (hh, in);
+    roi = gst_buffer_get_video_region_of_interest_meta (out);
+    fail_unless (roi != NULL);
+    fail_unless_equals_int (roi->x, 56);
+    fail_unless_equals_int (roi->y, 0);
+    fail_unless_equals_int (roi->x + roi->w, 169);
+    fail_unless_equals_int (roi->y + roi->h, 131);
+    gst_buffer_unref (out);
+    gst_element_set_bus (hh->element, NULL);
+    gst_object_unref (bus);
+    gst_harness_teardown (hh);
+  }
 }
 
 GST_END_TEST;
@@ -289,14 +386,16 @@ GST_START_TEST (test_yolov8_labels)
   while ((roi = (GstVideoRegionOfInterestMeta *)
           gst_buffer_iterate_meta_filtered (out, &state,
               GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
-    if (roi->id == 0) {
-      /* best first: the car, (288,304)-(352,336) / 2 */
+    fail_unless_equals_int (roi->parent_id, -1);
+    if (roi->id == 1) {
+      /* best first, ids from 1: the car, (288,304)-(352,336) / 2 */
       fail_unless_equals_string (g_quark_to_string (roi->roi_type), "car");
       fail_unless_equals_int (roi->x, 144);
       fail_unless_equals_int (roi->y, 152);
       fail_unless_equals_int (roi->w, 32);
       fail_unless_equals_int (roi->h, 16);
     } else {
+      fail_unless_equals_int (roi->id, 2);
       fail_unless_equals_string (g_quark_to_string (roi->roi_type), "person");
     }
     n++;
@@ -309,6 +408,428 @@ GST_START_TEST (test_yolov8_labels)
   unlink (labels);
   g_free (labels);
   g_free (desc);
+}
+
+GST_END_TEST;
+
+/* Geometry on the meta: the mapping is the producer's record inverted,
+ * whatever scale-mode says.  640x480 letterboxed into 128x128: content
+ * 128x96 at y 16, scale 0.2.  The face [10,16]-[30,40] of the input ->
+ * x 50..150, y 0..120; nose tip (22, 28) -> (110, 60).  Then the same frame
+ * seen at 320x240 (scaled after onnxinfer): everything halves. */
+GST_START_TEST (test_geometry_letterbox)
+{
+  static const gint sizes[2][2] = { {640, 480}, {320, 240} };
+  guint k;
+
+  for (k = 0; k < 2; k++) {
+    GstBus *bus;
+    GstHarness *hh = decoder_harness ("tensordecoder scheme=blazeface "
+        "scale-mode=crop", sizes[k][0], sizes[k][1], &bus);
+    GstOnnxTensorGeometry g = geometry (640, 480, 128, 128, 0, 0, 640, 480,
+        0.2, 0.2, 0, 16);
+    TensorSpec specs[4];
+    GstBuffer *in, *out;
+    GstVideoRegionOfInterestMeta *roi;
+    GstStructure *kp;
+    const GValue *v;
+    gint div = k == 0 ? 1 : 2;
+
+    blazeface_specs (specs, FALSE);
+    in = new_frame ((gsize) sizes[k][0] * sizes[k][1] * 3);
+    add_tensors (in, "detector", -1, specs, 4, &g);
+    out = gst_harness_push_and_pull (hh, in);
+    roi = gst_buffer_get_video_region_of_interest_meta (out);
+    fail_unless (roi != NULL);
+    fail_unless_equals_int (roi->x, 50 / div);
+    fail_unless_equals_int (roi->y, 0);
+    fail_unless_equals_int (roi->w, 100 / div);
+    fail_unless_equals_int (roi->h, 120 / div);
+    fail_unless_equals_int (roi->id, 1);
+    fail_unless_equals_int (roi->parent_id, -1);
+    kp = gst_video_region_of_interest_meta_get_param (roi, "keypoints");
+    v = gst_structure_get_value (kp, "nose-tip");
+    fail_unless (fabs (g_value_get_double (gst_value_array_get_value (v,
+                    0)) - 110.0 / div) < 1e-3);
+    fail_unless (fabs (g_value_get_double (gst_value_array_get_value (v,
+                    1)) - 60.0 / div) < 1e-3);
+    gst_buffer_unref (out);
+    gst_element_set_bus (hh->element, NULL);
+    gst_object_unref (bus);
+    gst_harness_teardown (hh);
+  }
+}
+
+GST_END_TEST;
+
+/* Crop: the centered 480x480 of 640x480 (src_x 80) scaled to YOLOv8's
+ * 640x640 (scale 4/3).  The car (288,304)-(352,336) of the input ->
+ * x 288*0.75+80 = 296 .. 344, y 228 .. 252. */
+GST_START_TEST (test_geometry_crop)
+{
+  GstBus *bus;
+  GstHarness *hh = decoder_harness ("tensordecoder scheme=yolov8", 640, 480,
+      &bus);
+  static gfloat y8[7 * 16];
+  TensorSpec spec = { "output0", 3, {1, 7, 16}, y8 };
+  GstOnnxTensorGeometry g = geometry (640, 480, 640, 640, 80, 0, 480, 480,
+      640.0 / 480, 640.0 / 480, 0, 0);
+  GstBuffer *in, *out;
+  GstVideoRegionOfInterestMeta *roi;
+
+  memset (y8, 0, sizeof y8);
+  y8[0 * 16] = 320, y8[1 * 16] = 320, y8[2 * 16] = 64, y8[3 * 16] = 32;
+  y8[6 * 16] = 0.9f;
+  in = new_frame (640 * 480 * 3);
+  add_tensors (in, "detector", -1, &spec, 1, &g);
+  out = gst_harness_push_and_pull (hh, in);
+  roi = gst_buffer_get_video_region_of_interest_meta (out);
+  fail_unless (roi != NULL);
+  fail_unless_equals_int (roi->x, 296);
+  fail_unless_equals_int (roi->y, 228);
+  fail_unless_equals_int (roi->w, 48);
+  fail_unless_equals_int (roi->h, 24);
+  fail_unless_equals_int (n_rois (out), 1);
+  gst_buffer_unref (out);
+  gst_element_set_bus (hh->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (hh);
+}
+
+GST_END_TEST;
+
+/* BlazeFace back-256: the same tensors as the front model; the geometry's
+ * 256x256 input picks the back anchors and scale.  The face on anchor 100
+ * with a 40x48 box is [20,32]-[60,80] of 256, x2 on the 512x512 frame:
+ * (40, 64) 80x96.  Without geometry, model-width=256 says the same; with
+ * neither, the front model's reading is twice as large: [0,4]-[40,52] of
+ * 128, x4 = (0, 16) 160x192. */
+GST_START_TEST (test_blazeface_back_geometry)
+{
+  static const struct
+  {
+    const gchar *desc;
+    gboolean geometry;
+    guint x, y, w, h;
+  } cases[] = {
+    {"tensordecoder scheme=blazeface", TRUE, 40, 64, 80, 96},
+    {"tensordecoder scheme=blazeface model-width=256 model-height=256",
+        FALSE, 40, 64, 80, 96},
+    {"tensordecoder scheme=blazeface", FALSE, 0, 16, 160, 192},
+  };
+  guint c;
+
+  for (c = 0; c < G_N_ELEMENTS (cases); c++) {
+    GstBus *bus;
+    GstHarness *hh = decoder_harness (cases[c].desc, 512, 512, &bus);
+    GstOnnxTensorGeometry g = geometry (512, 512, 256, 256, 0, 0, 512, 512,
+        0.5, 0.5, 0, 0);
+    TensorSpec specs[4];
+    GstBuffer *in, *out;
+    GstVideoRegionOfInterestMeta *roi;
+
+    blazeface_specs (specs, FALSE);
+    bf_r0[100 * 16 + 2] = 40.0f;
+    bf_r0[100 * 16 + 3] = 48.0f;
+    in = new_frame (512 * 512 * 3);
+    add_tensors (in, "detector", -1, specs, 4, cases[c].geometry ? &g : NULL);
+    out = gst_harness_push_and_pull (hh, in);
+    roi = gst_buffer_get_video_region_of_interest_meta (out);
+    fail_unless (roi != NULL, "case %u", c);
+    fail_unless (roi->x == cases[c].x && roi->y == cases[c].y &&
+        roi->w == cases[c].w && roi->h == cases[c].h,
+        "case %u: (%u, %u) %ux%u", c, roi->x, roi->y, roi->w, roi->h);
+    gst_buffer_unref (out);
+    gst_element_set_bus (hh->element, NULL);
+    gst_object_unref (bus);
+    gst_harness_teardown (hh);
+  }
+}
+
+GST_END_TEST;
+
+/* Tensors the BlazeFace scheme cannot account for stop the stream with an
+ * error that says why: an input size with no anchor configuration, and
+ * outputs that do not cover the back model's 896 anchors. */
+GST_START_TEST (test_unaccountable_layout_error)
+{
+  guint k;
+
+  for (k = 0; k < 2; k++) {
+    GstBus *bus;
+    GstHarness *hh = decoder_harness ("tensordecoder scheme=blazeface", 512,
+        512, &bus);
+    GstOnnxTensorGeometry g = k == 0 ?
+        geometry (512, 512, 300, 300, 0, 0, 512, 512, 300.0 / 512,
+        300.0 / 512, 0, 0) :
+        geometry (512, 512, 256, 256, 0, 0, 512, 512, 0.5, 0.5, 0, 0);
+    TensorSpec specs[4];
+    GstBuffer *in;
+    GstMessage *m;
+    GError *err = NULL;
+
+    blazeface_specs (specs, FALSE);
+    if (k == 1)                 /* 512 + 256 anchors */
+      specs[1].dims[1] = specs[3].dims[1] = 256;
+    in = new_frame (512 * 512 * 3);
+    add_tensors (in, "detector", -1, specs, 4, &g);
+    fail_unless_equals_int (gst_harness_push (hh, in), GST_FLOW_ERROR);
+    while ((m = gst_bus_pop (bus)) && GST_MESSAGE_TYPE (m) != GST_MESSAGE_ERROR)
+      gst_message_unref (m);
+    fail_unless (m != NULL);
+    gst_message_parse_error (m, &err, NULL);
+    GST_INFO ("error: %s", err->message);
+    fail_unless (strstr (err->message, "blazeface") != NULL, "%s",
+        err->message);
+    if (k == 0)
+      fail_unless (strstr (err->message, "no anchor configuration for a "
+              "300x300 model input") != NULL, "%s", err->message);
+    else
+      fail_unless (strstr (err->message, "cover 768 anchors") &&
+          strstr (err->message, "256x256 back model has 896"), "%s",
+          err->message);
+    g_clear_error (&err);
+    gst_message_unref (m);
+    gst_element_set_bus (hh->element, NULL);
+    gst_object_unref (bus);
+    gst_harness_teardown (hh);
+  }
+}
+
+GST_END_TEST;
+
+/* Every ROI the decoder adds has an id of its own on the frame: from 1 on
+ * a bare frame, from 1 + the largest id already there otherwise, which
+ * leaves the ROIs of others alone. */
+GST_START_TEST (test_unique_roi_ids)
+{
+  GstBus *bus;
+  GstHarness *hh = decoder_harness ("tensordecoder scheme=blazeface", 128,
+      128, &bus);
+  TensorSpec specs[4];
+  GstBuffer *in, *out;
+  GstVideoRegionOfInterestMeta *roi;
+  GstMessage *m;
+  const GstStructure *ms;
+  guint k;
+
+  for (k = 0; k < 2; k++) {
+    gint id0 = k == 0 ? 1 : 8;
+
+    blazeface_specs (specs, FALSE);
+    blazeface_second_face ();
+    in = new_frame (128 * 128 * 3);
+    if (k == 1) {
+      roi = gst_buffer_add_video_region_of_interest_meta (in, "person", 0, 0,
+          64, 64);
+      roi->id = 3;
+      roi = gst_buffer_add_video_region_of_interest_meta (in, "person", 64, 0,
+          64, 64);
+      roi->id = 7;
+    }
+    add_tensors (in, "detector", -1, specs, 4, NULL);
+    out = gst_harness_push_and_pull (hh, in);
+    fail_unless_equals_int (n_rois (out), k == 0 ? 2 : 4);
+    /* best first: the face on anchor 100 (logit 5), then the other */
+    roi = roi_by_id (out, id0);
+    fail_unless (roi != NULL && roi->x == 10 && roi->y == 16, "frame %u", k);
+    fail_unless_equals_string (g_quark_to_string (roi->roi_type), "face");
+    fail_unless_equals_int (roi->parent_id, -1);
+    roi = roi_by_id (out, id0 + 1);
+    fail_unless (roi != NULL && roi->x == 76 && roi->y == 16, "frame %u", k);
+    fail_unless_equals_int (roi->parent_id, -1);
+    if (k == 1) {
+      fail_unless_equals_string (g_quark_to_string (roi_by_id (out,
+                  3)->roi_type), "person");
+      fail_unless_equals_string (g_quark_to_string (roi_by_id (out,
+                  7)->roi_type), "person");
+    }
+    gst_buffer_unref (out);
+
+    m = pop_element_message (bus, "tensordecoder");
+    fail_unless (m != NULL);
+    ms = gst_message_get_structure (m);
+    fail_unless_equals_int (int_at (ms, "roi-ids", 0), id0);
+    fail_unless_equals_int (int_at (ms, "roi-ids", 1), id0 + 1);
+    fail_unless_equals_int (int_at (ms, "parent-ids", 0), -1);
+    fail_unless_equals_int (int_at (ms, "parent-ids", 1), -1);
+    gst_message_unref (m);
+  }
+  gst_element_set_bus (hh->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (hh);
+}
+
+GST_END_TEST;
+
+/* A classifier run on two face regions (one meta per region): each region
+ * gets the `classification` of its own tensors, and no ROI is added. */
+GST_START_TEST (test_classify_in_regions)
+{
+  GstBus *bus;
+  GstHarness *hh = decoder_harness ("tensordecoder scheme=classify top-k=2 "
+      "model-id=classifier", 640, 480, &bus);
+  static const gfloat scores1[3] = { 0.1f, 0.2f, 0.7f };
+  static const gfloat scores2[3] = { 0.6f, 0.3f, 0.1f };
+  TensorSpec s1 = { "probs", 2, {1, 3}, scores1 };
+  TensorSpec s2 = { "probs", 2, {1, 3}, scores2 };
+  TensorSpec bf[4];
+  GstOnnxTensorGeometry g1 = geometry (640, 480, 64, 64, 10, 10, 100, 100,
+      0.64, 0.64, 0, 0);
+  GstOnnxTensorGeometry g2 = geometry (640, 480, 64, 64, 300, 200, 80, 80,
+      0.8, 0.8, 0, 0);
+  GstBuffer *in, *out;
+  GstVideoRegionOfInterestMeta *roi;
+  GstStructure *cls;
+  GstMessage *m;
+  const GstStructure *ms;
+  const GValue *v;
+  gdouble conf;
+  gint id, i;
+  guint count, regions;
+
+  in = new_frame (640 * 480 * 3);
+  roi = gst_buffer_add_video_region_of_interest_meta (in, "face", 10, 10, 100,
+      100);
+  roi->id = 1;
+  roi = gst_buffer_add_video_region_of_interest_meta (in, "face", 300, 200,
+      80, 80);
+  roi->id = 2;
+  /* the detector's tensors on the frame are not the classifier's */
+  blazeface_specs (bf, FALSE);
+  add_tensors (in, "detector", -1, bf, 4, NULL);
+  add_tensors (in, "classifier", 1, &s1, 1, &g1);
+  add_tensors (in, "classifier", 2, &s2, 1, &g2);
+  out = gst_harness_push_and_pull (hh, in);
+  fail_unless_equals_int (n_rois (out), 2);
+
+  roi = roi_by_id (out, 1);
+  cls = gst_video_region_of_interest_meta_get_param (roi, "classification");
+  fail_unless (cls != NULL);
+  fail_unless_equals_string (gst_structure_get_string (cls, "label"),
+      "class-2");
+  fail_unless (gst_structure_get_int (cls, "class-id", &id) && id == 2);
+  fail_unless (gst_structure_get_double (cls, "confidence", &conf));
+  fail_unless (fabs (conf - 0.7) < 1e-6);
+  fail_unless_equals_string (gst_structure_get_string (cls, "model-id"),
+      "classifier");
+  v = gst_structure_get_value (cls, "class-ids");
+  fail_unless (v && gst_value_array_get_size (v) == 2);
+  fail_unless_equals_int (g_value_get_int (gst_value_array_get_value (v, 1)),
+      1);
+  /* the region keeps what it was */
+  fail_unless_equals_string (g_quark_to_string (roi->roi_type), "face");
+  fail_unless (roi->x == 10 && roi->w == 100);
+
+  roi = roi_by_id (out, 2);
+  cls = gst_video_region_of_interest_meta_get_param (roi, "classification");
+  fail_unless (cls != NULL);
+  fail_unless_equals_string (gst_structure_get_string (cls, "label"),
+      "class-0");
+  fail_unless (gst_structure_get_double (cls, "confidence", &conf));
+  fail_unless (fabs (conf - 0.6) < 1e-6);
+  gst_buffer_unref (out);
+
+  /* the message: top-2 of each region, with the region's id */
+  m = pop_element_message (bus, "tensordecoder");
+  fail_unless (m != NULL);
+  ms = gst_message_get_structure (m);
+  fail_unless (gst_structure_get_uint (ms, "count", &count) && count == 4);
+  fail_unless (gst_structure_get_uint (ms, "regions", &regions) &&
+      regions == 2);
+  for (i = 0; i < 4; i++) {
+    gint rid = int_at (ms, "roi-ids", i);
+    gint cid = int_at (ms, "class-ids", i);
+    fail_unless_equals_int (int_at (ms, "parent-ids", i), rid);
+    if (rid == 1)
+      fail_unless (cid == 2 || cid == 1, "region 1 class %d", cid);
+    else
+      fail_unless (rid == 2 && (cid == 0 || cid == 1), "region %d class %d",
+          rid, cid);
+  }
+  v = gst_structure_get_value (ms, "boxes");
+  fail_unless (v && gst_value_array_get_size (v) == 4);
+  gst_message_unref (m);
+  gst_element_set_bus (hh->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (hh);
+}
+
+GST_END_TEST;
+
+/* A detector run on two regions: its boxes are mapped through each
+ * region's geometry and are children of that region.  Region 5 (200,100)
+ * 256x256 scaled by 0.5 into 128x128: the face [10,16]-[30,40] -> (220,
+ * 132) 40x48; region 9 (0,0) 128x128 at scale 1: (10, 16) 20x24.  New ids
+ * start after the largest one (9). */
+GST_START_TEST (test_detection_in_regions)
+{
+  GstBus *bus;
+  GstHarness *hh = decoder_harness ("tensordecoder scheme=blazeface", 640,
+      480, &bus);
+  GstOnnxTensorGeometry g5 = geometry (640, 480, 128, 128, 200, 100, 256, 256,
+      0.5, 0.5, 0, 0);
+  GstOnnxTensorGeometry g9 = geometry (640, 480, 128, 128, 0, 0, 128, 128,
+      1.0, 1.0, 0, 0);
+  TensorSpec specs[4];
+  GstBuffer *in, *out;
+  GstVideoRegionOfInterestMeta *roi, *r5 = NULL, *r9 = NULL;
+  GstMessage *m;
+  const GstStructure *ms;
+  gpointer state = NULL;
+  gint i;
+  gboolean seen5 = FALSE, seen9 = FALSE;
+
+  in = new_frame (640 * 480 * 3);
+  roi = gst_buffer_add_video_region_of_interest_meta (in, "person", 200, 100,
+      256, 256);
+  roi->id = 5;
+  roi = gst_buffer_add_video_region_of_interest_meta (in, "person", 0, 0, 128,
+      128);
+  roi->id = 9;
+  blazeface_specs (specs, FALSE);
+  add_tensors (in, "faces", 5, specs, 4, &g5);
+  add_tensors (in, "faces", 9, specs, 4, &g9);
+  out = gst_harness_push_and_pull (hh, in);
+  fail_unless_equals_int (n_rois (out), 4);
+  while ((roi = (GstVideoRegionOfInterestMeta *)
+          gst_buffer_iterate_meta_filtered (out, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    if (roi->id == 5 || roi->id == 9)
+      continue;
+    fail_unless (roi->id == 10 || roi->id == 11, "id %d", roi->id);
+    fail_unless_equals_string (g_quark_to_string (roi->roi_type), "face");
+    if (roi->parent_id == 5)
+      r5 = roi;
+    else if (roi->parent_id == 9)
+      r9 = roi;
+  }
+  fail_unless (r5 != NULL && r9 != NULL && r5->id != r9->id);
+  fail_unless (r5->x == 220 && r5->y == 132 && r5->w == 40 && r5->h == 48,
+      "(%u, %u) %ux%u", r5->x, r5->y, r5->w, r5->h);
+  fail_unless (r9->x == 10 && r9->y == 16 && r9->w == 20 && r9->h == 24,
+      "(%u, %u) %ux%u", r9->x, r9->y, r9->w, r9->h);
+
+  m = pop_element_message (bus, "tensordecoder");
+  fail_unless (m != NULL);
+  ms = gst_message_get_structure (m);
+  for (i = 0; i < 2; i++) {
+    gint rid = int_at (ms, "roi-ids", i), pid = int_at (ms, "parent-ids", i);
+    if (pid == 5) {
+      fail_unless_equals_int (rid, r5->id);
+      seen5 = TRUE;
+    } else {
+      fail_unless_equals_int (pid, 9);
+      fail_unless_equals_int (rid, r9->id);
+      seen9 = TRUE;
+    }
+  }
+  fail_unless (seen5 && seen9);
+  gst_message_unref (m);
+  gst_buffer_unref (out);
+  gst_element_set_bus (hh->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (hh);
 }
 
 GST_END_TEST;
@@ -352,13 +873,25 @@ GST_START_TEST (test_no_meta_passes)
   GstMessage *m;
   gint warnings = 0, i;
 
-  for (i = 0; i < 3; i++) {
+  /* a region-mode producer leaves frames without regions bare: no warning
+   * for a while ... */
+  for (i = 0; i < 99; i++) {
     out = gst_harness_push_and_pull (hh, gst_buffer_ref (in));
     fail_unless (out != NULL);
     fail_unless (gst_buffer_get_video_region_of_interest_meta (out) == NULL);
     gst_buffer_unref (out);
   }
-  /* one warning, not one per frame */
+  while ((m = gst_bus_pop (bus))) {
+    fail_if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_WARNING, "warned early");
+    gst_message_unref (m);
+  }
+  /* ... then 100 frames without any tensors from the start: one warning,
+   * not one per frame */
+  for (i = 0; i < 50; i++) {
+    out = gst_harness_push_and_pull (hh, gst_buffer_ref (in));
+    fail_unless (out != NULL);
+    gst_buffer_unref (out);
+  }
   while ((m = gst_bus_pop (bus))) {
     if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_WARNING)
       warnings++;
@@ -509,6 +1042,46 @@ GST_START_TEST (test_roioverlay_clear_layer)
 
 GST_END_TEST;
 
+/* A face region labelled by a classifier (tensordecoder in region mode) is
+ * still drawn as a box; only whole-frame classes go to the corner list. */
+GST_START_TEST (test_roioverlay_labelled_region)
+{
+  GstHarness *hh = gst_harness_new_parse ("roioverlay thickness=2 "
+      "draw-labels=false");
+  GstVideoInfo info;
+  GstBuffer *in, *out;
+  GstVideoFrame vf;
+  GstVideoRegionOfInterestMeta *roi;
+  gint corner[3], inside[3];
+
+  gst_harness_set_src_caps_str (hh, "video/x-raw,format=RGB,width=160,"
+      "height=120,framerate=30/1");
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGB, 160, 120);
+  in = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (&info), NULL);
+  gst_buffer_memset (in, 0, 0x80, GST_VIDEO_INFO_SIZE (&info));
+  roi = gst_buffer_add_video_region_of_interest_meta (in, "face", 40, 50, 60,
+      40);
+  gst_video_region_of_interest_meta_add_param (roi,
+      gst_structure_new ("detection", "label", G_TYPE_STRING, "face",
+          "class-id", G_TYPE_INT, 0, "confidence", G_TYPE_DOUBLE, 0.9, NULL));
+  gst_video_region_of_interest_meta_add_param (roi,
+      gst_structure_new ("classification", "label", G_TYPE_STRING, "smiling",
+          "class-id", G_TYPE_INT, 3, "confidence", G_TYPE_DOUBLE, 0.8, NULL));
+  out = gst_harness_push_and_pull (hh, in);
+  fail_unless (gst_video_frame_map (&vf, &info, out, GST_MAP_READ));
+  pixel_at (&vf, 40, 50, corner);
+  pixel_at (&vf, 70, 70, inside);
+  /* the box in the detection's class color (class 0: 0xFF3838) */
+  fail_unless (corner[0] == 0xFF && corner[1] == 0x38 && corner[2] == 0x38,
+      "corner %d %d %d", corner[0], corner[1], corner[2]);
+  fail_unless (inside[0] == 0x80 && inside[1] == 0x80 && inside[2] == 0x80);
+  gst_video_frame_unmap (&vf);
+  gst_buffer_unref (out);
+  gst_harness_teardown (hh);
+}
+
+GST_END_TEST;
+
 /* A GstVideoMeta that puts rows outside the buffer (here I420 planes with
  * 4x the stride, or the image starting near the end) is refused with an
  * error instead of drawing past the buffer. */
@@ -557,11 +1130,19 @@ decoders_suite (void)
   tcase_add_test (tc, test_blazeface_roi);
   tcase_add_test (tc, test_blazeface_letterbox_and_frame_size);
   tcase_add_test (tc, test_yolov8_labels);
+  tcase_add_test (tc, test_geometry_letterbox);
+  tcase_add_test (tc, test_geometry_crop);
+  tcase_add_test (tc, test_blazeface_back_geometry);
+  tcase_add_test (tc, test_unaccountable_layout_error);
+  tcase_add_test (tc, test_unique_roi_ids);
+  tcase_add_test (tc, test_classify_in_regions);
+  tcase_add_test (tc, test_detection_in_regions);
   tcase_add_test (tc, test_malformed_tensors_error);
   tcase_add_test (tc, test_no_meta_passes);
   tcase_add_test (tc, test_missing_labels_file_fails_start);
   tcase_add_test (tc, test_roioverlay_formats);
   tcase_add_test (tc, test_roioverlay_clear_layer);
+  tcase_add_test (tc, test_roioverlay_labelled_region);
   tcase_add_test (tc, test_roioverlay_lying_video_meta);
   return s;
 }
