@@ -1625,6 +1625,91 @@ GST_START_TEST (test_regions)
 
 GST_END_TEST;
 
+/* The real cascade: BlazeFace on Megamind.avi straight from the decoder,
+ * then a second model in region mode on every face: once per face on every
+ * frame, each result attached to its face (roi_id, geometry = the face's
+ * box), none for other regions, none left over. */
+GST_START_TEST (test_real_cascade)
+{
+  gchar *video = media_file ("Megamind.avi");
+  gchar *front = media_file ("models/blazeface/face_detection_front_128x128_barracuda.onnx");
+  gchar *m2 = test_model ("mean-colour-b1.onnx");
+  gchar *desc;
+  GstElement *p, *sink, *second;
+  guint frames = 0, faces = 0, max_faces = 0;
+  GstSample *sample;
+
+  SKIP_IF_NULL (video, "Megamind.avi");
+  SKIP_IF_NULL (front, "the BlazeFace front model");
+  if (!gst_registry_check_feature_version (gst_registry_get (), "avdec_mpeg4",
+          1, 0, 0)) {
+    g_print ("  SKIP: no avdec_mpeg4 (gstreamer1.0-libav) for Megamind.avi\n");
+    goto done;
+  }
+  desc = g_strdup_printf ("filesrc location=%s ! decodebin ! "
+      "onnxinfer name=faces backend=cpu threads=1 model-location=%s "
+      "scale-mode=letterbox input-mean=\"<127.5>\" input-std=\"<127.5>\" ! "
+      "tensordecoder model-id=faces scheme=blazeface post-messages=false ! "
+      "onnxinfer name=second backend=cpu threads=1 model-location=%s "
+      "inference-region=roi-list object-class=face ! "
+      "appsink name=sink sync=false", video, front, m2);
+  p = launch (desc);
+  sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  second = gst_bin_get_by_name (GST_BIN (p), "second");
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  while ((sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
+              TIMEOUT))) {
+    GstBuffer *buf = gst_sample_get_buffer (sample);
+    GstVideoRegionOfInterestMeta *roi;
+    GstOnnxTensorMeta *tm;
+    gpointer state = NULL;
+    guint n_faces = 0, n_results = 0;
+
+    while ((roi = (GstVideoRegionOfInterestMeta *)
+            gst_buffer_iterate_meta_filtered (buf, &state,
+                GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+      fail_unless_equals_string (g_quark_to_string (roi->roi_type), "face");
+      tm = gst_buffer_get_onnx_tensor_meta_for_roi (buf, "second", roi->id);
+      fail_unless (tm != NULL, "frame %u: no result for face %d", frames,
+          roi->id);
+      fail_unless_equals_float (tm->geometry.src_x, roi->x);
+      fail_unless_equals_float (tm->geometry.src_y, roi->y);
+      fail_unless_equals_float (tm->geometry.src_width, roi->w);
+      fail_unless_equals_float (tm->geometry.src_height, roi->h);
+      fail_unless_equals_int (tm->geometry.frame_width, 720);
+      fail_unless_equals_int (tm->n_tensors, 1);
+      n_faces++;
+    }
+    state = NULL;
+    while ((tm = (GstOnnxTensorMeta *) gst_buffer_iterate_meta_filtered (buf,
+                &state, GST_ONNX_TENSOR_META_API_TYPE)))
+      if (tm->model_id == g_quark_from_string ("second"))
+        n_results++;
+    fail_unless_equals_int (n_results, n_faces);
+    faces += n_faces;
+    max_faces = MAX (max_faces, n_faces);
+    frames++;
+    gst_sample_unref (sample);
+  }
+  g_print ("  cascade on Megamind.avi: %u frames, %u faces (up to %u a "
+      "frame), second model ran %" G_GUINT64_FORMAT " times\n", frames, faces,
+      max_faces, get_u64 (second, "frames-inferred"));
+  fail_unless_equals_int (frames, 270);
+  fail_unless (faces >= 269);
+  fail_unless_equals_uint64 (get_u64 (second, "frames-inferred"), faces);
+  gst_object_unref (sink);
+  gst_object_unref (second);
+  stop_and_unref (p);
+  g_free (desc);
+done:
+  g_free (video);
+  g_free (front);
+  g_free (m2);
+}
+
+GST_END_TEST;
+
 static Suite *
 onnxinfer_suite (void)
 {
@@ -1682,6 +1767,7 @@ onnxinfer_suite (void)
   tcase_add_test (tc, test_yuv_formats_direct);
   tcase_add_test (tc, test_letterbox);
   tcase_add_test (tc, test_regions);
+  tcase_add_test (tc, test_real_cascade);
   return s;
 }
 
