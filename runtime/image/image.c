@@ -4,20 +4,24 @@
  * How a conversion runs.  Every image component (R, G, B, A or Y, U, V) is
  * described as (plane, byte offset, pixel stride, subsampling), so one
  * resampler serves packed RGB, semi-planar and planar YUV and packed 4:2:2
- * alike.  Per destination row:
- *   1. vertical pass, per plane: the weighted sum of the source rows the
- *      row's taps name, over the byte span the row's horizontal taps need,
- *      into a float accumulator row.  All components of a packed plane are
- *      summed together (the row of bytes is linear), so this touches every
- *      needed source byte once per tap with a u8->f32 multiply-add: the hot
- *      loop of strong downscaling, SIMD in image_avx2.c;
- *   2. horizontal taps from the accumulator into one float row per
+ * alike.  Per block of 8 destination rows:
+ *   1. vertical pass, per plane: for each row, the weighted sum of the
+ *      source rows its taps name, over the byte span the horizontal taps
+ *      need, into a float accumulator row.  All components of a packed
+ *      plane are summed together (the row of bytes is linear), so this
+ *      touches every needed source byte once per tap with a u8->f32
+ *      multiply-add: the hot loop of strong downscaling;
+ *   2. horizontal taps from the accumulators into one float row per
  *      component;
  *   3. colour (YUV->RGB, gray, alpha), clamp, channel order, mean/std;
  *   4. store in the tensor's layout and data type.
  * Vertical first, because a downscale then does its horizontal work only
  * for the destination rows, and the vertical work is the contiguous,
- * FMA-friendly one.
+ * FMA-friendly one.  The 8 rows of a block are kept transposed from the
+ * end of step 1 to step 4 (image_internal.h): the horizontal taps of 8 rows
+ * share their weight and read 8 contiguous floats, where one row's taps
+ * would need a gather per output (profiled: 60% of a 1080p -> 640x640
+ * conversion before this).
  *
  * Filters (the definition of nn_image.h): a tensor pixel's extent [x, x+1)
  * maps back to [a, b) on a component's grid.  b - a <= 1: bilinear between
@@ -28,8 +32,11 @@
  *
  * Memory: the converter owns the filter tables and the per-worker row
  * scratch; both grow only when a conversion needs more, so converting the
- * same sizes again allocates nothing.  Rows are independent, so threads
- * split them and the result does not depend on how.
+ * same sizes again allocates nothing (the tables of an identical
+ * conversion are not even rebuilt).  Work items are the blocks (at fixed
+ * rows: content row 8k onwards) and the padding rows; they are
+ * independent, so threads split them and the result does not depend on
+ * how.
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -47,10 +54,6 @@
 #define IMG_MAX_DST 32768        /* tensor width / height */
 #define IMG_MAX_COORD 1073741824.0   /* |rect.x|, |rect.y|, rect size */
 #define IMG_MIN_RECT (1.0 / 1024.0)  /* smallest rect side, pixels */
-/* Floats past every accumulator row: hpass1 reads weights 4 at a time
- * (up to 3 zero-weight taps past the last real one) and hpass4 reads 4
- * floats from the last pixel's first component. */
-#define IMG_ACC_SLACK 16
 /* Taps whose weight is below this (relative) at either end of an output's
  * range are dropped and the rest renormalised: it keeps rounding noise from
  * adding taps (1:1 stays a copy), and changes results by < 255 * 1e-9. */
@@ -119,7 +122,6 @@ void nn_image_params_init(nn_image_params *p) {
 
 static inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
 static inline int round16(int n) { return (n + 15) & ~15; }
-static inline int round4(int n) { return (n + 3) & ~3; }
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
@@ -162,76 +164,48 @@ static const nn_image_kernels *kernels(void) {
 
 /* ---- portable row kernels --------------------------------------------------------- */
 
-/* Rows (and taps) summed from zero per block before the block's sum is
- * added: the rounding error then grows with the block plus the number of
- * blocks, not with the filter length (a 2160-row column into one pixel).
- * The same blocks as image_avx2.c. */
-#define IMG_VP_ROWS 12
-#define IMG_HP_TAPS 32
+/* Column chunk of the portable vpass8: one row's block sums stay in a small
+ * local array that the compiler keeps vectorized for the baseline ISA. */
 #define IMG_VP_COLS 64
 
-static void vpass_portable(float *acc, const uint8_t *src, ptrdiff_t stride, const float *w,
-                           int n, int len) {
-  /* columns in chunks, so a block's sums stay in a small local row that the
-   * compiler keeps vectorized for the baseline ISA */
+static void vpass8_portable(float *accT, const uint8_t *const *src, ptrdiff_t stride,
+                            const float *const *w, const int *n, int len, float *tmp) {
+  (void)tmp;
   for (int j0 = 0; j0 < len; j0 += IMG_VP_COLS) {
     const int m = len - j0 < IMG_VP_COLS ? len - j0 : IMG_VP_COLS;
-    for (int k0 = 0; k0 < n; k0 += IMG_VP_ROWS) {
-      const int kn = n - k0 < IMG_VP_ROWS ? n - k0 : IMG_VP_ROWS;
-      float b[IMG_VP_COLS];
-      const uint8_t *restrict r = src + (ptrdiff_t)k0 * stride + j0;
-      for (int j = 0; j < m; j++)
-        b[j] = w[k0] * (float)r[j];
-      for (int k = 1; k < kn; k++) {
-        const uint8_t *restrict rk = r + (ptrdiff_t)k * stride;
-        const float wk = w[k0 + k];
+    for (int r = 0; r < 8; r++) {
+      float a[IMG_VP_COLS], b[IMG_VP_COLS];
+      for (int k0 = 0; k0 < n[r]; k0 += NN_IMAGE_VP_ROWS) {
+        const int kn = n[r] - k0 < NN_IMAGE_VP_ROWS ? n[r] - k0 : NN_IMAGE_VP_ROWS;
+        float *restrict d = k0 == 0 ? a : b;
+        const uint8_t *restrict row = src[r] + (ptrdiff_t)k0 * stride + j0;
+        const float *wr = w[r] + k0;
         for (int j = 0; j < m; j++)
-          b[j] = b[j] + wk * (float)rk[j];
+          d[j] = wr[0] * (float)row[j];
+        for (int k = 1; k < kn; k++) {
+          const uint8_t *restrict rk = row + (ptrdiff_t)k * stride;
+          const float wk = wr[k];
+          for (int j = 0; j < m; j++)
+            d[j] = d[j] + wk * (float)rk[j];
+        }
+        if (k0 > 0)
+          for (int j = 0; j < m; j++)
+            a[j] = a[j] + b[j];
       }
-      float *restrict a = acc + j0;
-      if (k0 == 0)
-        memcpy(a, b, (size_t)m * sizeof(float));
-      else
-        for (int j = 0; j < m; j++)
-          a[j] = a[j] + b[j];
+      for (int j = 0; j < m; j++)
+        accT[(size_t)(j0 + j) * 8 + r] = a[j];
     }
   }
 }
 
-/* sum_k w[k] * a[k * ps] over n taps, blocked like the SIMD kernels */
-static inline float dot_blocked(const float *a, int ps, const float *w, int n, int block) {
-  float s = 0.0f;
-  for (int k0 = 0; k0 < n; k0 += block) {
-    const int end = n - k0 < block ? n : k0 + block;
-    float b = 0.0f;
-    for (int k = k0; k < end; k++)
-      b += w[k] * a[(ptrdiff_t)k * ps];
-    s = k0 == 0 ? b : s + b;
-  }
-  return s;
-}
-
-static void hpass1_portable(float *out, const float *acc, int bias, const nn_image_taps *t,
+static void hpass8_portable(const nn_image_hgroup *g, const float *accT, const nn_image_taps *t,
                             int count) {
-  for (int i = 0; i < count; i++)
-    out[i] = dot_blocked(acc + bias + t->first[i], 1, t->w + t->woff[i], round4(t->n[i]),
-                         IMG_HP_TAPS);
+  nn_img_hpass8(g, accT, t, count);
 }
-
-static void hpass4_portable(const nn_image_hgroup4 *g, const float *acc, const nn_image_taps *t,
-                            int count) {
-  const int ps = g->ps;
-  for (int i = 0; i < count; i++) {
-    const float *a = acc + g->bias + (ptrdiff_t)t->first[i] * ps;
-    const float *w = t->w + t->woff[i];
-    for (int c = 0; c < g->n_out; c++)
-      g->out[c][i] = dot_blocked(a + g->lane[c], ps, w, t->n[i], IMG_HP_TAPS / 4);
-  }
-}
-
-static void colour_portable(float *out, const float *const *comp, int K, const nn_image_chan *ch,
-                            int n) {
-  nn_img_colour(out, comp, K, ch, n);
+static void colour8_portable(float *const *rows, const float *const *comp, int K,
+                             const nn_image_chan *ch, int n, float *tmp) {
+  nn_img_colour(tmp, comp, K, ch, n * 8);
+  nn_img_untranspose8(rows, tmp, n);
 }
 static void store_f32_nhwc_portable(float *dst, const float *const *chan, int C, int n) {
   nn_img_store_f32_nhwc(dst, chan, C, n);
@@ -242,7 +216,7 @@ static void store_u8_nhwc_portable(uint8_t *dst, const float *const *chan, int C
 static void store_u8_portable(uint8_t *dst, const float *src, int n) { nn_img_store_u8(dst, src, n); }
 
 const nn_image_kernels nn_image_kernels_portable = {
-  vpass_portable, hpass1_portable, hpass4_portable, colour_portable,
+  vpass8_portable, hpass8_portable, colour8_portable,
   store_f32_nhwc_portable, store_u8_nhwc_portable, store_u8_portable,
 };
 
@@ -281,6 +255,12 @@ static nn_status check_image(const nn_image *img, bool planes, nn_error *err) {
       return nn_error_set(err, NN_ERR_INVALID_ARG,
                           "nn_image: img.strides[%d] = %d is shorter than a %s row (%d bytes)", p,
                           img->strides[p], f->name, row);
+    /* the plane's extent must be addressable (32-bit builds) */
+    const int64_t rows = ceil_div(img->height, f->plane_suby[p]);
+    if ((double)img->strides[p] * (double)rows > (double)PTRDIFF_MAX)
+      return nn_error_set(err, NN_ERR_INVALID_ARG,
+                          "nn_image: img.strides[%d] x %lld rows exceeds the address space", p,
+                          (long long)rows);
   }
   if (f->kind == IMG_YUV) {
     if ((int)img->matrix < NN_YUV_BT601 || img->matrix > NN_YUV_BT2020)
@@ -405,6 +385,10 @@ typedef struct img_tab {
   nn_image_taps t;
   void *mem;
   size_t cap;       /* bytes at mem */
+  /* what the table was built for: the same conversion again reuses it */
+  double key[4];
+  int ikey[4];
+  int valid;
 } img_tab;
 
 /* One output's footprint [a, b) on a grid of n samples, as the samples
@@ -456,14 +440,19 @@ static double fp_weight(const img_fp *fp, int s, int n) {
  * covers image coordinates [s0 + (x0 + i - off) * inv, ... + inv) divided by
  * sub.  Both ends of a footprint come from the same expression, so
  * neighbouring footprints meet exactly and the tap ranges of neighbours
- * overlap in at most one sample: the weights fit n_src + 5 * count floats
- * (bilinear: 2 a tap; each output's padding to 4 included). */
+ * overlap in at most one sample: the weights fit n_src + 2 * count floats
+ * (bilinear: at most 2 a tap). */
 static nn_status taps_build(img_tab *tab, double s0, double off, double inv, int sub, int x0,
                             int count, int n_src, nn_error *err) {
-  const size_t cap_w = (size_t)n_src + 5 * (size_t)count + 4;
+  if (tab->valid && tab->key[0] == s0 && tab->key[1] == off && tab->key[2] == inv &&
+      tab->ikey[0] == sub && tab->ikey[1] == x0 && tab->ikey[2] == count &&
+      tab->ikey[3] == n_src)
+    return NN_OK;
+  tab->valid = 0;
+  const size_t cap_w = (size_t)n_src + 2 * (size_t)count + 4;
   const size_t need = cap_w * sizeof(float) + 3 * (size_t)count * sizeof(int32_t);
   if (need > tab->cap) {
-    /* grow only: the next conversion of these sizes reuses the block */
+    /* grow only: conversions up to these sizes reuse the block */
     void *m = nn_malloc(need);
     if (!m)
       return nn_error_set(err, NN_ERR_NOMEM, "nn_image: out of memory for %zu bytes of filter",
@@ -500,17 +489,15 @@ static nn_status taps_build(img_tab *tab, double s0, double off, double inv, int
     for (int s = s0i; s <= s1i; s++)
       kept += fp_weight(&fp, s, n_src);
     const int n = s1i - s0i + 1;
-    if (wpos + (size_t)round4(n) > cap_w)   /* cannot happen (see above): refuse, never overrun */
+    if (wpos + (size_t)n > cap_w)   /* cannot happen (see above): refuse, never overrun */
       return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: filter table overflow");
     float *w = t->w + wpos;
     for (int k = 0; k < n; k++)
       w[k] = kept > 0.0 ? (float)(fp_weight(&fp, s0i + k, n_src) / kept) : (k == 0 ? 1.0f : 0.0f);
-    for (int k = n; k < round4(n); k++)
-      w[k] = 0.0f;
     t->first[i] = s0i;
     t->n[i] = n;
     t->woff[i] = (int32_t)wpos;
-    wpos += (size_t)round4(n);
+    wpos += (size_t)n;
     if (n > t->max_n)
       t->max_n = n;
     if (s0i < t->lo)
@@ -518,6 +505,14 @@ static nn_status taps_build(img_tab *tab, double s0, double off, double inv, int
     if (s0i + n > t->hi)
       t->hi = s0i + n;
   }
+  tab->key[0] = s0;
+  tab->key[1] = off;
+  tab->key[2] = inv;
+  tab->ikey[0] = sub;
+  tab->ikey[1] = x0;
+  tab->ikey[2] = count;
+  tab->ikey[3] = n_src;
+  tab->valid = 1;
   return NN_OK;
 }
 
@@ -554,35 +549,38 @@ typedef struct img_plane {
   ptrdiff_t stride;
   const nn_image_taps *ty;
   int len;                /* span bytes */
-  int acc_off;            /* floats into a worker's scratch */
+  size_t acc_off;         /* floats into a worker's scratch: len x 8 */
 } img_plane;
 
 typedef struct img_group {
   int plane;
   const nn_image_taps *tx;
-  int planar;             /* hpass1: one component, ps = 1 */
   int ps, bias, n_out;
-  int lane[4], slot[4];   /* lane of the 4-float load, component slot */
+  int lane[4], slot[4];   /* float of the pixel, component slot */
 } img_group;
 
 typedef struct img_plan {
   const nn_image_kernels *k;
   int W, H, C, K;         /* tensor size, channels, components */
   int cx0, cx1, cy0, cy1; /* content pixels */
+  int n_blocks;           /* blocks of 8 content rows */
   int n_planes, n_groups;
   img_plane planes[3];
   img_group groups[3];
   nn_image_chan chan[4];
   float pad[4];           /* normalised padding per channel */
-  int comp_off[4];        /* component rows in a worker's scratch */
-  int chan_off[4];        /* channel rows (when not written in place) */
-  size_t per_worker;      /* floats */
+  /* a worker's scratch, floats: component rows of a block and colour8's
+   * scratch (transposed, ncx x 8), row buffers (C x 8 rows of W; when not
+   * storing in place), a row for a block's rows past the content */
+  size_t comp_off[4], tmp_off, vtmp_off, rows_off, spare_off;
+  size_t per_worker;
+  int width;              /* workers' slots in scratch */
   float *scratch;
   /* destination */
   void *data;             /* batch slot start */
   nn_dtype dtype;
   nn_tensor_layout layout;
-  int direct;             /* float NCHW: channels computed in the tensor */
+  int direct;             /* float planar: rows untransposed into the tensor */
 } img_plan;
 
 static void fill_f32(float *p, float v, int n) {
@@ -590,69 +588,107 @@ static void fill_f32(float *p, float v, int n) {
     p[i] = v;
 }
 
-static void row_run(const img_plan *P, int y, float *ws) {
-  const nn_image_kernels *k = P->k;
-  const int W = P->W, C = P->C, ncx = P->cx1 - P->cx0;
-  float *chan[4];
-  for (int c = 0; c < C; c++)
-    chan[c] = P->direct ? (float *)P->data + ((size_t)c * P->H + y) * W : ws + P->chan_off[c];
+/* Row y of channel c as the rows are built: the tensor's own (float NCHW)
+ * or row r of a block's buffers. */
+static float *chan_row(const img_plan *P, float *ws, int c, int y, int r) {
+  if (P->direct)
+    return (float *)P->data + ((size_t)c * P->H + y) * P->W;
+  return ws + P->rows_off + ((size_t)c * 8 + r) * P->W;
+}
 
-  if (ncx > 0 && y >= P->cy0 && y < P->cy1) {
-    for (int p = 0; p < P->n_planes; p++) {
-      const img_plane *pl = &P->planes[p];
-      const nn_image_taps *ty = pl->ty;
-      const int t = y - P->cy0;
-      float *acc = ws + pl->acc_off;
-      k->vpass(acc, pl->base + (ptrdiff_t)ty->first[t] * pl->stride, pl->stride,
-               ty->w + ty->woff[t], ty->n[t], pl->len);
-      /* the slack past the span is read with zero weights: keep it finite */
-      memset(acc + pl->len, 0, IMG_ACC_SLACK * sizeof(float));
-    }
-    for (int g = 0; g < P->n_groups; g++) {
-      const img_group *gr = &P->groups[g];
-      const float *acc = ws + P->planes[gr->plane].acc_off;
-      if (gr->planar) {
-        k->hpass1(ws + P->comp_off[gr->slot[0]], acc, gr->bias, gr->tx, ncx);
-      } else {
-        nn_image_hgroup4 h = {gr->ps, gr->bias, gr->n_out, {0}, {NULL}};
-        for (int c = 0; c < gr->n_out; c++) {
-          h.lane[c] = gr->lane[c];
-          h.out[c] = ws + P->comp_off[gr->slot[c]];
-        }
-        k->hpass4(&h, acc, gr->tx, ncx);
-      }
-    }
-    const float *comp[4];
-    for (int s = 0; s < P->K; s++)
-      comp[s] = ws + P->comp_off[s];
-    for (int c = 0; c < C; c++) {
-      k->colour(chan[c] + P->cx0, comp, P->K, &P->chan[c], ncx);
-      fill_f32(chan[c], P->pad[c], P->cx0);
-      fill_f32(chan[c] + P->cx1, P->pad[c], W - P->cx1);
-    }
-  } else {
-    for (int c = 0; c < C; c++)
-      fill_f32(chan[c], P->pad[c], W);
-  }
-
+/* Built rows (r of the block) -> the tensor when not built in place. */
+static void row_store(const img_plan *P, float *ws, int y, int r) {
   if (P->direct)
     return;
-  const float *const *cc = (const float *const *)chan;
-  if (P->dtype == NN_DTYPE_FLOAT) {
-    k->store_f32_nhwc((float *)P->data + (size_t)y * W * C, cc, C, W);
-  } else if (P->layout == NN_LAYOUT_NHWC) {
-    k->store_u8_nhwc((uint8_t *)P->data + (size_t)y * W * C, cc, C, W);
-  } else {
+  const nn_image_kernels *k = P->k;
+  const int W = P->W, C = P->C;
+  const float *rows[4];
+  for (int c = 0; c < C; c++)
+    rows[c] = chan_row(P, ws, c, y, r);
+  if (P->dtype == NN_DTYPE_FLOAT)
+    k->store_f32_nhwc((float *)P->data + (size_t)y * W * C, rows, C, W);
+  else if (P->layout == NN_LAYOUT_NHWC)
+    k->store_u8_nhwc((uint8_t *)P->data + (size_t)y * W * C, rows, C, W);
+  else
     for (int c = 0; c < C; c++)
-      k->store_u8((uint8_t *)P->data + ((size_t)c * P->H + y) * W, chan[c], W);
+      k->store_u8((uint8_t *)P->data + ((size_t)c * P->H + y) * W, rows[c], W);
+}
+
+static void pad_row_run(const img_plan *P, int y, float *ws) {
+  for (int c = 0; c < P->C; c++)
+    fill_f32(chan_row(P, ws, c, y, 0), P->pad[c], P->W);
+  row_store(P, ws, y, 0);
+}
+
+static void block_run(const img_plan *P, int b, float *ws) {
+  const nn_image_kernels *k = P->k;
+  const int y0 = P->cy0 + 8 * b;
+  const int nr = P->cy1 - y0 < 8 ? P->cy1 - y0 : 8;
+  const int ncx = P->cx1 - P->cx0;
+  for (int p = 0; p < P->n_planes; p++) {
+    const img_plane *pl = &P->planes[p];
+    const nn_image_taps *ty = pl->ty;
+    const uint8_t *src[8];
+    const float *w[8];
+    int n[8];
+    for (int r = 0; r < 8; r++) {
+      /* rows past the content repeat the last one; they are not stored */
+      const int t = (r < nr ? y0 + r : P->cy1 - 1) - P->cy0;
+      src[r] = pl->base + (ptrdiff_t)ty->first[t] * pl->stride;
+      w[r] = ty->w + ty->woff[t];
+      n[r] = ty->n[t];
+    }
+    k->vpass8(ws + pl->acc_off, src, pl->stride, w, n, pl->len, ws + P->vtmp_off);
+  }
+  for (int g = 0; g < P->n_groups; g++) {
+    const img_group *gr = &P->groups[g];
+    nn_image_hgroup h = {gr->ps, gr->bias, gr->n_out, {0}, {NULL}};
+    for (int c = 0; c < gr->n_out; c++) {
+      h.lane[c] = gr->lane[c];
+      h.out[c] = ws + P->comp_off[gr->slot[c]];
+    }
+    k->hpass8(&h, ws + P->planes[gr->plane].acc_off, gr->tx, ncx);
+  }
+  const float *comp[4];
+  for (int s = 0; s < P->K; s++)
+    comp[s] = ws + P->comp_off[s];
+  for (int c = 0; c < P->C; c++) {
+    float *rows[8];
+    for (int r = 0; r < 8; r++)
+      rows[r] = r < nr ? chan_row(P, ws, c, y0 + r, r) + P->cx0 : ws + P->spare_off;
+    k->colour8(rows, comp, P->K, &P->chan[c], ncx, ws + P->tmp_off);
+  }
+  for (int r = 0; r < nr; r++) {
+    for (int c = 0; c < P->C; c++) {
+      float *row = chan_row(P, ws, c, y0 + r, r);
+      fill_f32(row, P->pad[c], P->cx0);
+      fill_f32(row + P->cx1, P->pad[c], P->W - P->cx1);
+    }
+    row_store(P, ws, y0 + r, r);
   }
 }
 
-static void rows_task(void *arg, int64_t begin, int64_t end) {
+/* Work items: the blocks of content rows, then the padding rows. */
+static void item_run(const img_plan *P, int64_t i, float *ws) {
+  if (i < P->n_blocks) {
+    block_run(P, (int)i, ws);
+  } else {
+    const int k = (int)(i - P->n_blocks);
+    pad_row_run(P, k < P->cy0 ? k : P->cy1 + (k - P->cy0), ws);
+  }
+}
+
+static void items_task(void *arg, int64_t begin, int64_t end) {
   const img_plan *P = arg;
-  float *ws = P->scratch + (size_t)nn_session_worker_index() * P->per_worker;
-  for (int64_t y = begin; y < end; y++)
-    row_run(P, (int)y, ws);
+  /* the calling thread's slot; serial runs (no workers, or a call from a
+   * thread of some other pool, which nn_session_parallel_for runs inline)
+   * may see any index: slot 0 is theirs alone then */
+  int wi = P->width > 1 ? nn_session_worker_index() : 0;
+  if (wi < 0 || wi >= P->width)
+    wi = 0;
+  float *ws = P->scratch + (size_t)wi * P->per_worker;
+  for (int64_t i = begin; i < end; i++)
+    item_run(P, i, ws);
 }
 
 /* Colour of every tensor channel (see nn_image_chan). */
@@ -794,6 +830,8 @@ nn_status nn_image_convert(nn_image_converter *cv, const nn_image *img,
   P.data = (uint8_t *)dst->data + slot * (size_t)dst->batch_index;
   content_range(g.g.content_x, g.g.content_width, P.W, &P.cx0, &P.cx1);
   content_range(g.g.content_y, g.g.content_height, P.H, &P.cy0, &P.cy1);
+  if (P.cx1 == P.cx0 || P.cy1 == P.cy0)   /* no content pixel: all padding */
+    P.cx0 = P.cx1 = P.cy0 = P.cy1 = 0;
   const int ncx = P.cx1 - P.cx0, ncy = P.cy1 - P.cy0;
   if (f->kind == IMG_YUV)
     P.K = P.C == 1 ? 1 : 3;
@@ -840,7 +878,7 @@ nn_status nn_image_convert(nn_image_converter *cv, const nn_image *img,
         gr->plane = plane_of[d->plane];
         gr->tx = &cv->tx[d->subx - 1].t;
         gr->ps = d->ps;
-        gr->bias = d->off;   /* the group's base offset for now */
+        gr->bias = d->off;   /* the group's lowest offset, for now */
       }
       gr->lane[gr->n_out] = d->off;
       gr->slot[gr->n_out] = s;
@@ -848,7 +886,7 @@ nn_status nn_image_convert(nn_image_converter *cv, const nn_image *img,
       if (d->off < gr->bias)
         gr->bias = d->off;
     }
-    /* byte span of each plane: union over its groups */
+    /* byte span of each plane: the union over its groups */
     int lo[3] = {INT32_MAX, INT32_MAX, INT32_MAX}, hi[3] = {0, 0, 0};
     for (int i = 0; i < P.n_groups; i++) {
       img_group *gr = &P.groups[i];
@@ -858,7 +896,6 @@ nn_status nn_image_convert(nn_image_converter *cv, const nn_image *img,
         if (gr->lane[c] > maxlane)
           maxlane = gr->lane[c];
       }
-      gr->planar = gr->ps == 1;
       const int l = gr->tx->lo * gr->ps + gr->bias;
       const int h = (gr->tx->hi - 1) * gr->ps + gr->bias + maxlane + 1;
       if (l < lo[gr->plane])
@@ -875,21 +912,25 @@ nn_status nn_image_convert(nn_image_converter *cv, const nn_image *img,
       pl->stride = img->strides[s];
       pl->base = img->planes[s] + lo[plane_of[s]];
       pl->len = hi[plane_of[s]] - lo[plane_of[s]];
-      pl->acc_off = (int)ws;
-      ws += round16(pl->len + IMG_ACC_SLACK);
+      pl->acc_off = ws;
+      ws += (size_t)round16(pl->len) * 8;
     }
     for (int s = 0; s < P.K; s++) {
-      P.comp_off[s] = (int)ws;
-      ws += round16(ncx);
+      P.comp_off[s] = ws;
+      ws += (size_t)ncx * 8;
     }
+    P.tmp_off = ws;
+    ws += (size_t)ncx * 8;
+    P.vtmp_off = ws;
+    ws += NN_IMAGE_VP_TMP;
+    P.n_blocks = (ncy + 7) / 8;
   }
-  if (!P.direct)
-    for (int c = 0; c < P.C; c++) {
-      P.chan_off[c] = (int)ws;
-      ws += round16(P.W);
-    }
-  if (ws == 0)
-    ws = 16;
+  if (!P.direct) {
+    P.rows_off = ws;
+    ws += (size_t)P.C * 8 * round16(P.W);
+  }
+  P.spare_off = ws;
+  ws += round16(P.W);
   P.per_worker = ws;
   const size_t total = ws * (size_t)width;
   if (total > cv->scratch_cap) {
@@ -902,15 +943,16 @@ nn_status nn_image_convert(nn_image_converter *cv, const nn_image *img,
     cv->scratch_cap = total;
   }
   P.scratch = cv->scratch;
+  P.width = width;
 
+  const int64_t items = (int64_t)P.n_blocks + (P.H - ncy);
   if (workers && width > 1) {
-    int64_t grain = P.H / (8 * width);
-    st = nn_session_parallel_for(workers, P.H, grain < 1 ? 1 : grain, rows_task, &P);
+    /* blocks are the costly items; padding rows are cheap fill */
+    st = nn_session_parallel_for(workers, items, 1, items_task, &P);
     if (st != NN_OK)
       return nn_error_set(err, st, "nn_image: %s", nn_session_last_error(workers));
   } else {
-    for (int y = 0; y < P.H; y++)
-      row_run(&P, y, P.scratch);
+    items_task(&P, 0, items);
   }
   if (geo)
     *geo = g.g;

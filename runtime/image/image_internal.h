@@ -1,18 +1,20 @@
-/* image_internal.h - what image.c shares with its SIMD row kernels
+/* image_internal.h - what image.c shares with its SIMD kernels
  * (image_avx2.c) and with the tests.  Not installed.
  *
- * A conversion is a sequence of row stages (image.c drives them):
- *   vpass    weighted sum of consecutive source rows, bytes -> floats
- *            (acc[j] = sum_k w[k] * src[k * stride + j], j < len);
- *   hpass1   horizontal taps of a one-byte-per-pixel plane (ps = 1);
- *   hpass4   horizontal taps of a group of components packed within 4
- *            consecutive bytes of a pixel (RGB, RGBx, UV pairs, YUY2):
- *            a 4-float vector per tap, de-interleaved into component rows;
- *   colour   per tensor channel: affine in the components, clamp, normalise;
- *   store    channel rows -> the tensor's layout and data type.
- * The portable versions are in image.c; image_avx2.c has the same entry
- * points with AVX2+FMA.  Both compute the same sums in the same order; FMA
- * rounding makes them differ by an ulp or so (the tests bound it).
+ * A conversion runs in blocks of 8 destination rows (image.c drives them),
+ * kept transposed between the passes (element j of the block's row r at
+ * [j * 8 + r]) so that the horizontal taps, the colour conversion and the
+ * normalisation each handle 8 rows per vector operation:
+ *   vpass8       per plane: weighted sums of consecutive source rows, bytes
+ *                -> floats, one sum per destination row, stored transposed;
+ *   hpass8       horizontal taps of a group of components of one plane;
+ *   colour8      per tensor channel: affine in the components, clamp,
+ *                normalise, and back to 8 rows;
+ *   store        channel rows -> the tensor's layout and data type.
+ * The portable kernels are in image.c (hpass8, colour and the stores come
+ * from the templates of image_tmpl.h); image_avx2.c has the same entry
+ * points with AVX2+FMA.  Both sum in the same order; vpass8's FMA rounding
+ * makes them differ by an ulp or so (the tests bound it).
  */
 #ifndef NN_IMAGE_INTERNAL_H
 #define NN_IMAGE_INTERNAL_H
@@ -24,9 +26,8 @@
 
 /* One axis' filter: output t (relative to the first content pixel) reads
  * the n[t] source samples first[t] .. first[t] + n[t] - 1 (all inside the
- * image, clamping already folded into the edge weights) with weights
- * w[woff[t] ..].  Each output's weights are zero-padded to a multiple of 4
- * so hpass1 can read them 4 at a time. */
+ * image: clamping is folded into the edge weights) with weights
+ * w[woff[t] ..]. */
 typedef struct nn_image_taps {
   int32_t *first, *n, *woff;
   float *w;
@@ -35,13 +36,14 @@ typedef struct nn_image_taps {
   int lo, hi;       /* first sample read, one past the last (over all t) */
 } nn_image_taps;
 
-/* A group for hpass4: output component c (c < n_out) is lane lane[c] of the
- * 4 floats at acc[bias + pixel * ps]. */
-typedef struct nn_image_hgroup4 {
+/* A group for hpass8: the components of one plane on one horizontal grid.
+ * Component c (c < n_out) of pixel i is float (i * ps + bias + lane[c]) of
+ * the plane's accumulator row. */
+typedef struct nn_image_hgroup {
   int ps, bias, n_out;
   int lane[4];
-  float *out[4];
-} nn_image_hgroup4;
+  float *out[4];    /* n_out transposed rows of count x 8 */
+} nn_image_hgroup;
 
 /* Colour of one tensor channel: v = o + sum_k m[k] * (comp[k][x] - b[k]) over
  * the K components used, clamped to [0, 255], then (v - mean) * inv_std. */
@@ -50,16 +52,29 @@ typedef struct nn_image_chan {
   float o, mean, inv_std;
 } nn_image_chan;
 
+/* Long sums go in blocks summed from zero, then added up (rows per block
+ * in vpass8, taps per block in hpass8): the rounding error grows with the
+ * block plus the number of blocks instead of the filter length (a
+ * 2160-row column into one pixel). */
+#define NN_IMAGE_VP_ROWS 12
+#define NN_IMAGE_HP_TAPS 32
+/* vpass8's scratch: 8 rows of a column chunk */
+#define NN_IMAGE_VP_CHUNK 256
+#define NN_IMAGE_VP_TMP (8 * NN_IMAGE_VP_CHUNK)
+
 typedef struct nn_image_kernels {
-  void (*vpass)(float *acc, const uint8_t *src, ptrdiff_t stride, const float *w, int n,
-                int len);
-  /* outputs 0 .. count-1 of the table */
-  void (*hpass1)(float *out, const float *acc, int bias, const nn_image_taps *t, int count);
-  void (*hpass4)(const nn_image_hgroup4 *g, const float *acc, const nn_image_taps *t, int count);
-  /* K components (1, 3 or 4) -> n values of one channel */
-  void (*colour)(float *out, const float *const *comp, int K, const nn_image_chan *ch, int n);
-  /* C channel rows of n values -> dst (float or uint8 elements), NHWC:
-   * element x * C + c; NCHW (C = 1 each call): element x */
+  /* accT[j * 8 + r] = sum_k w[r][k] * src[r][k * stride + j], j < len;
+   * tmp: NN_IMAGE_VP_TMP floats of scratch */
+  void (*vpass8)(float *accT, const uint8_t *const *src, ptrdiff_t stride,
+                 const float *const *w, const int *n, int len, float *tmp);
+  /* outputs 0 .. count-1 of the table, 8 rows each */
+  void (*hpass8)(const nn_image_hgroup *g, const float *accT, const nn_image_taps *t, int count);
+  /* one channel of a block from its K (1, 3 or 4) transposed component
+   * rows: rows[r][i] = colour of comp[.][i * 8 + r], i < n; tmp: n x 8
+   * floats of scratch */
+  void (*colour8)(float *const *rows, const float *const *comp, int K, const nn_image_chan *ch,
+                  int n, float *tmp);
+  /* C channel rows of n values -> dst, NHWC: element x * C + c */
   void (*store_f32_nhwc)(float *dst, const float *const *chan, int C, int n);
   void (*store_u8_nhwc)(uint8_t *dst, const float *const *chan, int C, int n);
   void (*store_u8)(uint8_t *dst, const float *src, int n);
@@ -74,10 +89,9 @@ extern const nn_image_kernels nn_image_kernels_avx2;
 #endif
 
 /* Test hook: force the portable kernels (simd = 0) or the best ones the CPU
- * has (1; what NN_CPU allows); returns the previous setting.  Not for use
- * while a conversion is running. */
+ * has (1); returns the previous setting.  Not while a conversion runs. */
 int nn_image_simd_set(int simd);
-/* 1 when conversions currently use SIMD kernels. */
+/* 1 when conversions use SIMD kernels (NN_CPU=portable: 0). */
 int nn_image_simd_get(void);
 
 #endif /* NN_IMAGE_INTERNAL_H */

@@ -1,9 +1,10 @@
-/* image_tmpl.h - the colour and store stages as always-inline templates,
- * instantiated twice: in image.c for the baseline ISA and in image_avx2.c
- * inside target("avx2,fma") functions, where the compiler vectorizes the
- * same loops 8 wide.  They are plain arithmetic on contiguous rows; the
- * build's ISO C mode keeps a*b+c unfused, so both instances compute the
- * same bits.
+/* image_tmpl.h - the portable colour, hpass8 and untranspose8 stages and
+ * the stores, as always-inline templates.  image.c instantiates them all
+ * for the baseline ISA; image_avx2.c instantiates the stores inside
+ * target("avx2,fma") functions, where the compiler vectorizes the same
+ * loops 8 wide (plain arithmetic; the build's ISO C mode keeps a*b+c
+ * unfused, so both compute the same bits).  image_avx2.c's own colour8
+ * follows nn_img_colour_k operation for operation, with FMA.
  */
 #ifndef NN_IMAGE_TMPL_H
 #define NN_IMAGE_TMPL_H
@@ -105,6 +106,49 @@ NN_IMG_INLINE void nn_img_store_u8_nhwc(uint8_t *dst, const float *const *chan, 
 NN_IMG_INLINE void nn_img_store_u8(uint8_t *restrict dst, const float *restrict src, int n) {
   for (int x = 0; x < n; x++)
     dst[x] = nn_img_u8(src[x]);
+}
+
+/* Portable hpass8: per output, per component, the taps over 8 rows (the r
+ * loops vectorize), in the block order of image_avx2.c. */
+NN_IMG_INLINE void nn_img_hpass8(const nn_image_hgroup *g, const float *accT,
+                                 const nn_image_taps *t, int count) {
+  const ptrdiff_t ps8 = (ptrdiff_t)g->ps * 8;
+  for (int i = 0; i < count; i++) {
+    const float *w = t->w + t->woff[i];
+    const int n = t->n[i];
+    const float *base = accT + ((ptrdiff_t)t->first[i] * g->ps + g->bias) * 8;
+    for (int c = 0; c < g->n_out; c++) {
+      const float *a = base + g->lane[c] * 8;
+      float s[8], b[8];
+      for (int r = 0; r < 8; r++)
+        s[r] = w[0] * a[r];
+      int k = 1;
+      for (; k < n && k < NN_IMAGE_HP_TAPS; k++)
+        for (int r = 0; r < 8; r++)
+          s[r] = s[r] + w[k] * a[k * ps8 + r];
+      while (k < n) {
+        const int end = n - k < NN_IMAGE_HP_TAPS ? n : k + NN_IMAGE_HP_TAPS;
+        for (int r = 0; r < 8; r++)
+          b[r] = w[k] * a[k * ps8 + r];
+        for (k++; k < end; k++)
+          for (int r = 0; r < 8; r++)
+            b[r] = b[r] + w[k] * a[k * ps8 + r];
+        for (int r = 0; r < 8; r++)
+          s[r] = s[r] + b[r];
+      }
+      float *o = g->out[c] + (size_t)i * 8;
+      for (int r = 0; r < 8; r++)
+        o[r] = s[r];
+    }
+  }
+}
+
+NN_IMG_INLINE void nn_img_untranspose8(float *const *rows, const float *t, int n) {
+  for (int r = 0; r < 8; r++) {
+    float *restrict o = rows[r];
+    for (int i = 0; i < n; i++)
+      o[i] = t[(size_t)i * 8 + r];
+  }
 }
 
 #endif /* NN_IMAGE_TMPL_H */

@@ -30,23 +30,42 @@
  *                   (every source pixel weighted by its overlap), so strong
  *                   downscaling (1080 -> 128) does not alias.
  *      Samples outside the image repeat the edge pixel (clamp to edge).
+ *      A tensor pixel is content when its centre lies inside `content`;
+ *      the others (letterbox only) take pad_value in every channel.
  *   3. Colour: YUV -> RGB with the image's matrix (BT.601, BT.709, BT.2020)
- *      and range (limited 16-235/240 or full), results clamped to [0, 255];
- *      gray models from RGB get BT.601 luma, from YUV the expanded luma.
+ *      and range (limited 16-235/240 or full), results clamped to [0, 255]
+ *      (limited Y = 235, U = V = 128 is exactly 255; Y = 16 exactly 0);
+ *      gray models from RGB get BT.601 luma (0.299 R + 0.587 G + 0.114 B),
+ *      from YUV the expanded luma; GRAY8 into 3 or 4 channels is repeated.
  *   4. Channels in the requested order (RGB or BGR; a 4th channel is the
- *      image's alpha, or 255), then (v - mean[c]) / std[c].
- *   5. Stored as float32, or uint8 (rounded, clamped to 0..255), NCHW or
- *      NHWC, into batch slot `batch_index` of the destination.
+ *      image's alpha, or 255), then (v - mean[c]) / std[c] (computed as
+ *      (v - mean[c]) * (1 / std[c])).
+ *   5. Stored as float32, or uint8 (clamped to 0..255, rounded half up),
+ *      NCHW or NHWC, into batch slot `batch_index` of the destination.
+ *   The resampling sums in float32: results are within 1e-3 (of 0..255) of
+ *   the exact definition (tests/image/reference.py checks it), and do not
+ *   depend on the number of threads.
+ *
+ * Limits (beyond them: NN_ERR_INVALID_ARG): image sides 1..65536, tensor
+ * sides 1..32768, |src.x|, |src.y| and the rect's sides up to 2^30, its
+ * sides at least 1/1024 pixel.  The filter tables stay within image plus
+ * tensor size whatever the rect (a 1x1 rect into 4096x4096, an 8192x8192
+ * image into 1x1).
  *
  * Memory: an nn_image_converter owns scratch (filter tables, row
- * accumulators per worker).  It grows on the first conversion of a larger
- * image or tensor and is reused afterwards: converting the same sizes again
- * makes no heap allocation (through the runtime's allocator hooks).
+ * accumulators per worker), allocated through the runtime's allocator
+ * hooks.  It grows on the first conversion of a larger image or tensor (or
+ * with more workers) and is reused afterwards: converting the same sizes
+ * again, or smaller ones, makes no heap allocation.
  *
  * Threads: nn_image_convert() spreads the destination rows over the
  * workers of the session passed to it (nn_session_parallel_for), or runs on
- * the calling thread when that is NULL.  One converter must not be used by
- * two threads at once.
+ * the calling thread when that is NULL; the result is the same bits either
+ * way.  One converter must not be used by two threads at once, nor with a
+ * session that is running (nn_session_run) on another thread.
+ *
+ * SIMD: AVX2+FMA kernels where the CPU has them, else portable C;
+ * NN_CPU=portable (read once) forces the portable ones.
  */
 #ifndef NN_IMAGE_H
 #define NN_IMAGE_H
@@ -98,7 +117,9 @@ typedef enum nn_yuv_range {
 } nn_yuv_range;
 
 /* A mapped image; the planes are borrowed for the duration of a call.
- * Chroma planes of 4:2:0 formats are (width+1)/2 x (height+1)/2. */
+ * Chroma planes of 4:2:0 formats are (width+1)/2 x (height+1)/2; a YUY2 /
+ * UYVY row holds (width+1)/2 macropixels of 4 bytes.  Chroma samples are
+ * taken as centred on the luma pixels they cover (JPEG/MPEG-1 siting). */
 typedef struct nn_image {
   nn_pixel_format format;
   int width, height;           /* >= 1 */
@@ -115,7 +136,9 @@ typedef enum nn_resize_mode {
 } nn_resize_mode;
 
 typedef struct nn_rect {
-  double x, y, width, height;  /* pixels; width/height <= 0: the whole image */
+  double x, y, width, height;  /* pixels; width <= 0 or height <= 0: the whole
+                                  image (x, y ignored); may reach outside the
+                                  image (edge pixels repeat) */
 } nn_rect;
 
 typedef enum nn_tensor_layout {
@@ -138,7 +161,8 @@ typedef struct nn_image_dest {
 typedef struct nn_image_params {
   nn_rect src;                 /* source rectangle (image pixels) */
   nn_resize_mode mode;
-  float pad_value;             /* 0..255 pixel value of the padding, before mean/std */
+  float pad_value;             /* 0..255 pixel value of the padding (every
+                                  channel, alpha too), before mean/std */
   int bgr;                     /* 1: channels in B, G, R (, A) order */
   float mean[4], std[4];       /* per channel, in the tensor's channel order;
                                   nn_image_params_init: 0 and 1 */
@@ -157,7 +181,9 @@ typedef struct nn_image_geometry {
   double content_x, content_y, content_width, content_height;
 } nn_image_geometry;
 
-/* The geometry a conversion with these parameters uses, without converting. */
+/* The geometry a conversion with these parameters uses, without converting
+ * (p NULL: defaults).  NN_ERR_INVALID_ARG for what nn_image_convert would
+ * refuse in img's format and size, p or the tensor size. */
 nn_status nn_image_geometry_compute(const nn_image *img, const nn_image_params *p,
                                     int dst_width, int dst_height,
                                     nn_image_geometry *geo);
@@ -168,12 +194,16 @@ typedef struct nn_image_converter nn_image_converter;
 nn_status nn_image_converter_new(nn_image_converter **out);
 void nn_image_converter_free(nn_image_converter *c);
 
-/* Convert img into dst.  workers: a session whose threads run the rows
- * (NULL: the calling thread).  geo (optional) gets the mapping used.
- * Errors (NN_ERR_INVALID_ARG with err->msg saying which field): unknown
- * format, sizes < 1, a stride shorter than a row, a dest too small for the
- * batch slot, an unsupported dtype/channel count, std 0, a source rectangle
- * not finite.  Nothing is written on error. */
+/* Convert img into dst.  p NULL: nn_image_params_init() defaults.
+ * workers: a session whose threads run the rows (NULL: the calling thread).
+ * geo (optional) gets the mapping used.  Errors (NN_ERR_INVALID_ARG with
+ * err->msg, err optional, saying which field): NULL arguments, an unknown
+ * format, matrix, range, mode, layout, sizes out of the limits above, a
+ * missing plane, a stride shorter than a row, a dest too small for the
+ * batch slot, an unsupported dtype/channel count, std 0 (or not finite,
+ * or with 1/std not finite), mean or pad_value not finite, a source
+ * rectangle not finite or out of the limits; NN_ERR_DISPOSED when workers
+ * was disposed; NN_ERR_NOMEM.  Nothing is written (dst, geo) on error. */
 nn_status nn_image_convert(nn_image_converter *c, const nn_image *img,
                            const nn_image_params *p, const nn_image_dest *dst,
                            nn_session *workers, nn_image_geometry *geo,
