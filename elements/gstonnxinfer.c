@@ -39,7 +39,7 @@
  * |[
  * gst-launch-1.0 filesrc location=video.mp4 ! decodebin ! \
  *   onnxinfer model-location=face_detection_front_128x128.onnx \
- *     input-mean="<127.5>" input-std="<127.5>" scale-mode=letterbox ! \
+ *     input-mean=127.5 input-std=127.5 scale-mode=letterbox ! \
  *   tensordecoder scheme=blazeface ! roioverlay ! videoconvert ! autovideosink
  * ]| Faces on a decoded video, boxes drawn on the original frames.
  * |[
@@ -373,6 +373,18 @@ static GstFlowReturn gst_onnx_infer_transform_ip (GstBaseTransform * trans,
 static GstPadProbeReturn sink_caps_probe (GstPad * pad,
     GstPadProbeInfo * info, gpointer user_data);
 
+/* The runtime's messages (Vulkan fallbacks and validation reports, ...)
+ * into this element's debug category: GST_DEBUG=onnxinfer:4 shows them. */
+static void
+runtime_log (nn_log_level level, const char *msg, void *ud)
+{
+  GstDebugLevel l = level == NN_LOG_ERROR ? GST_LEVEL_ERROR :
+      level == NN_LOG_WARNING ? GST_LEVEL_WARNING :
+      level == NN_LOG_INFO ? GST_LEVEL_INFO : GST_LEVEL_DEBUG;
+
+  GST_CAT_LEVEL_LOG (gst_onnx_infer_debug, l, NULL, "runtime: %s", msg);
+}
+
 static void
 gst_onnx_infer_class_init (GstOnnxInferClass * klass)
 {
@@ -384,6 +396,7 @@ gst_onnx_infer_class_init (GstOnnxInferClass * klass)
 
   GST_DEBUG_CATEGORY_INIT (gst_onnx_infer_debug, "onnxinfer", 0,
       "ONNX inference element");
+  nn_set_log (runtime_log, NULL);
 
   gobject_class->set_property = gst_onnx_infer_set_property;
   gobject_class->get_property = gst_onnx_infer_get_property;
@@ -427,31 +440,32 @@ gst_onnx_infer_class_init (GstOnnxInferClass * klass)
    * GstOnnxInfer:input-mean:
    *
    * Per-channel mean subtracted from the 0..255 pixel values, in the model's
-   * channel order: the model gets `(pixel - mean) / std`.  One value applies
-   * to every channel; empty means 0.  E.g. `input-mean="<127.5>"
-   * input-std="<127.5>"` maps pixels to [-1, 1].
+   * channel order: the model gets `(pixel - mean) / std`.  One number
+   * applies to every channel, or one per channel as a comma list
+   * (`123.675,116.28,103.53`; GStreamer's `<...>` array syntax works too);
+   * empty means 0.  E.g. `input-mean=127.5 input-std=127.5` maps pixels to
+   * [-1, 1].  Reads back as a comma list.
    */
   g_object_class_install_property (gobject_class, PROP_INPUT_MEAN,
-      gst_param_spec_array ("input-mean", "Input mean",
+      g_param_spec_string ("input-mean", "Input mean",
           "Per-channel mean subtracted from 0..255 pixel values, in the "
-          "model's channel order; one value for all channels; empty = 0. "
-          "The model input is (pixel - mean) / std",
-          g_param_spec_float ("mean", "Mean", "Mean of one channel",
-              -G_MAXFLOAT, G_MAXFLOAT, 0.0f, rw),
+          "model's channel order: one number for all channels or a comma "
+          "list, e.g. 127.5 or 123.675,116.28,103.53; empty = 0. "
+          "The model input is (pixel - mean) / std", NULL,
           rw | GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstOnnxInfer:input-std:
    *
-   * Per-channel divisor, in the model's channel order (see input-mean).
-   * One value applies to every channel; empty means 1.  Must not be 0.
+   * Per-channel divisor, in the model's channel order, same syntax as
+   * #GstOnnxInfer:input-mean.  One value applies to every channel; empty
+   * means 1.  Must not be 0.
    */
   g_object_class_install_property (gobject_class, PROP_INPUT_STD,
-      gst_param_spec_array ("input-std", "Input standard deviation",
+      g_param_spec_string ("input-std", "Input standard deviation",
           "Per-channel divisor applied after subtracting the mean, in the "
-          "model's channel order; one value for all channels; empty = 1",
-          g_param_spec_float ("std", "Std", "Standard deviation of one "
-              "channel (not 0)", -G_MAXFLOAT, G_MAXFLOAT, 1.0f, rw),
+          "model's channel order: one number or a comma list, e.g. 127.5 or "
+          "58.395,57.12,57.375; empty = 1; not 0", NULL,
           rw | GST_PARAM_MUTABLE_PLAYING));
 
   /**
@@ -730,42 +744,66 @@ gst_onnx_infer_finalize (GObject * object)
 
 /* ---- properties ---------------------------------------------------------- */
 
-static guint
-get_float_array (const GValue * value, gfloat * out, const gchar * name,
-    GstOnnxInfer * self)
+/* Parses a per-channel list: "127.5", "127.5,127.5,127.5", "0.5 1 2",
+ * "<127.5, 1, 2>" (GStreamer's array syntax, and what a GstValueArray set
+ * through g_object_set_property transforms to), "" (none).  Stores up to
+ * MAX_CHANNELS values and returns the real count in *n (so a wrong count
+ * can be reported as it is); FALSE with *why set when an item is not a
+ * finite number. */
+static gboolean
+parse_channel_values (const gchar * str, gfloat * out, guint * n,
+    const gchar ** why)
 {
-  guint n = gst_value_array_get_size (value), i, used = 0;
+  gchar **items;
+  gchar *copy;
+  guint i, count = 0;
+  gboolean ok = TRUE;
 
-  for (i = 0; i < n; i++) {
-    const GValue *v = gst_value_array_get_value (value, i);
-    GValue d = G_VALUE_INIT;
+  *n = 0;
+  if (str == NULL)
+    return TRUE;
+  copy = g_strdup (str);
+  g_strdelimit (copy, "<>{}[]", ' ');
+  items = g_strsplit_set (copy, ", \t;", -1);
+  for (i = 0; items[i] && ok; i++) {
+    gchar *item = items[i], *end = NULL;
+    gdouble d;
 
-    g_value_init (&d, G_TYPE_DOUBLE);
-    if (!g_value_transform (v, &d)) {
-      GST_WARNING_OBJECT (self, "%s: value %u is not a number", name, i);
+    if (*item == '\0')
       continue;
+    /* "(float)127.5", as gst_value_serialize writes array members */
+    if (item[0] == '(' && strchr (item, ')'))
+      item = strchr (item, ')') + 1;
+    d = g_ascii_strtod (item, &end);
+    if (end == item || *end != '\0' || !isfinite (d) || fabs (d) > G_MAXFLOAT) {
+      *why = "not a finite number";
+      ok = FALSE;
+      break;
     }
-    if (used < MAX_CHANNELS)
-      out[used++] = (gfloat) g_value_get_double (&d);
-    else
-      GST_WARNING_OBJECT (self, "%s: more than %d values, ignoring the rest",
-          name, MAX_CHANNELS);
-    g_value_unset (&d);
+    if (count < MAX_CHANNELS)
+      out[count] = (gfloat) d;
+    count++;
   }
-  return used;
+  g_strfreev (items);
+  g_free (copy);
+  *n = count;
+  return ok;
 }
 
-static void
-set_float_array (GValue * value, const gfloat * in, guint n)
+/* The canonical form get_property returns: "127.5,1,2". */
+static gchar *
+format_channel_values (const gfloat * v, guint n)
 {
+  GString *s = g_string_new (NULL);
+  gchar num[G_ASCII_DTOSTR_BUF_SIZE];
   guint i;
 
-  for (i = 0; i < n; i++) {
-    GValue v = G_VALUE_INIT;
-    g_value_init (&v, G_TYPE_FLOAT);
-    g_value_set_float (&v, in[i]);
-    gst_value_array_append_and_take_value (value, &v);
+  for (i = 0; i < n && i < MAX_CHANNELS; i++) {
+    if (i)
+      g_string_append_c (s, ',');
+    g_string_append (s, g_ascii_formatd (num, sizeof num, "%g", v[i]));
   }
+  return g_string_free (s, FALSE);
 }
 
 static void
@@ -854,31 +892,39 @@ gst_onnx_infer_set_property (GObject * object, guint prop_id,
     case PROP_ROI_MIN_SIZE:
       self->roi_min_size = g_value_get_uint (value);
       break;
-    case PROP_INPUT_MEAN:{
-      gfloat m[MAX_CHANNELS];
-      guint n = get_float_array (value, m, "input-mean", self);
-      memcpy (self->mean, m, sizeof m);
-      self->n_mean = n;
-      self->preproc_dirty = TRUE;
-      break;
-    }
+    case PROP_INPUT_MEAN:
     case PROP_INPUT_STD:{
-      gfloat s[MAX_CHANNELS];
-      guint n = get_float_array (value, s, "input-std", self), i;
-      for (i = 0; i < n; i++)
-        if (s[i] == 0.0f)
-          break;
-      if (i < n) {
+      gfloat v[MAX_CHANNELS] = { 0 };
+      guint n = 0, i;
+      const gchar *why = NULL;
+      const gchar *str = g_value_get_string (value);
+      gboolean is_std = prop_id == PROP_INPUT_STD;
+
+      if (!parse_channel_values (str, v, &n, &why)) {
         GST_OBJECT_UNLOCK (self);
-        g_warning ("onnxinfer: input-std values must not be 0; keeping the "
-            "previous value");
+        g_warning ("onnxinfer: %s \"%s\": %s; give one number or a comma "
+            "list (e.g. 127.5 or 123.675,116.28,103.53); keeping the previous "
+            "value", pspec->name, str, why);
         return;
       }
-      memcpy (self->std, s, sizeof s);
-      self->n_std = n;
+      for (i = 0; is_std && i < MIN (n, MAX_CHANNELS); i++)
+        if (v[i] == 0.0f) {
+          GST_OBJECT_UNLOCK (self);
+          g_warning ("onnxinfer: input-std values must not be 0; keeping the "
+              "previous value");
+          return;
+        }
+      if (is_std) {
+        memcpy (self->std, v, sizeof v);
+        self->n_std = n;
+      } else {
+        memcpy (self->mean, v, sizeof v);
+        self->n_mean = n;
+      }
       self->preproc_dirty = TRUE;
       break;
     }
+
     case PROP_CHANNEL_ORDER:
       self->channel_order = g_value_get_enum (value);
       self->preproc_dirty = TRUE;
@@ -923,10 +969,12 @@ gst_onnx_infer_get_property (GObject * object, guint prop_id,
       g_value_set_uint (value, self->threads);
       break;
     case PROP_INPUT_MEAN:
-      set_float_array (value, self->mean, self->n_mean);
+      g_value_take_string (value, format_channel_values (self->mean,
+              self->n_mean));
       break;
     case PROP_INPUT_STD:
-      set_float_array (value, self->std, self->n_std);
+      g_value_take_string (value, format_channel_values (self->std,
+              self->n_std));
       break;
     case PROP_CHANNEL_ORDER:
       g_value_set_enum (value, self->channel_order);
@@ -1715,9 +1763,11 @@ recompute_preproc (GstOnnxInfer * self)
   GST_OBJECT_UNLOCK (self);
 
   if ((n_mean > 1 && n_mean != (guint) C) || (n_std > 1 && n_std != (guint) C)) {
+    gboolean bad_mean = n_mean > 1 && n_mean != (guint) C;
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("input-mean has %u and input-std %u values, but the model has %d "
-            "channels: give 1 or %d values.", n_mean, n_std, C, C), (NULL));
+        ("%s has %u values, but the model input has %d channels: give 1 "
+            "or %d values.", bad_mean ? "input-mean" : "input-std",
+            bad_mean ? n_mean : n_std, C, C), (NULL));
     return FALSE;
   }
 
@@ -2326,10 +2376,34 @@ fail:
   return ret;
 }
 
+/* IEEE half -> double (subnormals, infinities and NaN included). */
+static gdouble
+half_to_double (guint16 h)
+{
+  gint e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  gdouble v;
+
+  if (e == 0)
+    v = ldexp (m, -24);
+  else if (e == 31)
+    v = m ? NAN : INFINITY;
+  else
+    v = ldexp (m | 0x400, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
 static gdouble
 tensor_value (const GstOnnxTensor * t, gint64 i)
 {
   switch (t->data_type) {
+    case GST_ONNX_TENSOR_DATA_TYPE_FLOAT16:
+      return half_to_double (((const guint16 *) t->data)[i]);
+    case GST_ONNX_TENSOR_DATA_TYPE_BFLOAT16:{
+      guint32 bits = (guint32) ((const guint16 *) t->data)[i] << 16;
+      gfloat f;
+      memcpy (&f, &bits, sizeof f);
+      return f;
+    }
     case GST_ONNX_TENSOR_DATA_TYPE_FLOAT32:
       return ((const gfloat *) t->data)[i];
     case GST_ONNX_TENSOR_DATA_TYPE_FLOAT64:

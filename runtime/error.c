@@ -1,7 +1,40 @@
 /* error.c - status names and error formatting. */
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "nn_internal.h"
+
+/* The log hook: set rarely (at start-up), read on every message; the mutex
+ * keeps function and user data consistent with each other. */
+static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static nn_log_fn g_log_fn;
+static void *g_log_ud;
+
+void nn_set_log(nn_log_fn fn, void *ud) {
+  pthread_mutex_lock(&g_log_mu);
+  g_log_fn = fn;
+  g_log_ud = ud;
+  pthread_mutex_unlock(&g_log_mu);
+}
+
+void nn_log(nn_log_level level, const char *fmt, ...) {
+  static const char *const names[] = {"error", "warning", "info", "debug"};
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  pthread_mutex_lock(&g_log_mu);
+  nn_log_fn fn = g_log_fn;
+  void *ud = g_log_ud;
+  pthread_mutex_unlock(&g_log_mu);
+  if (fn)
+    fn(level, msg, ud);
+  else
+    fprintf(stderr, "onnxinfer runtime %s: %s\n",
+            names[(unsigned)level < 4 ? (unsigned)level : 0], msg);
+}
 
 const char *nn_status_str(nn_status st) {
   switch (st) {

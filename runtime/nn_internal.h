@@ -45,13 +45,23 @@ void nn_alloc_unpin(void);
 #define NN_ALIGN 64
 static inline size_t nn_align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
-/* Overflow-checked arithmetic: return false on overflow. */
+/* Overflow-checked arithmetic: return true on overflow. */
 static inline bool nn_mul_overflow_i64(int64_t a, int64_t b, int64_t *r) {
   return __builtin_mul_overflow(a, b, r);
 }
 static inline bool nn_mul_overflow_size(size_t a, size_t b, size_t *r) {
   return __builtin_mul_overflow(a, b, r);
 }
+
+/* ---- files (file.c; the public readers are in include/nn_file.h) --------
+ * Open `path` for reading with the guards of nn_file.h: a regular file only
+ * (a FIFO does not block, a device or directory is refused by name), and,
+ * when inside_dir is not NULL, a real path inside the real path of
+ * inside_dir (checked before opening and on the open descriptor).  On
+ * success *fd is an open descriptor the caller closes and *size the file's
+ * size; on failure *fd is -1 and err says why, naming the path. */
+nn_status nn_file_open(const char *path, const char *inside_dir, int *fd, int64_t *size,
+                       nn_error *err);
 
 /* ---- errors (error.c) ------------------------------------------------------ */
 /* Format into err (may be NULL) and return st. */
@@ -190,6 +200,9 @@ typedef struct nn_ctx {
   bool pack_consts;            /* the plan may re-lay out constants for the CPU
                                   kernels (op->const_a_groups): a CPU session */
 } nn_ctx;
+
+/* A message for the log hook (nn_set_log), stderr by default. */
+void nn_log(nn_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 nn_status nn_fail(nn_ctx *c, nn_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -21,7 +21,6 @@ case "$TARGET" in
   *) echo "usage: tools/fuzz.sh [SECONDS] [model|struct]" >&2; exit 2 ;;
 esac
 SHARED=${NN_SHARED_DIR:-../shared}
-[ -d "$SHARED/onnx-tests" ] || SHARED=/work/shared
 if [ ! -f build-fuzz/build.ninja ]; then
   CC=clang meson setup build-fuzz -Dfuzz=true -Dgstreamer=disabled -Dvulkan=disabled \
     -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized >/dev/null

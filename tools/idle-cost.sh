@@ -43,7 +43,6 @@ while [ $# -gt 0 ]; do
   esac
 done
 SHARED=${NN_SHARED_DIR:-$(cd .. && pwd)/shared}
-[ -d "$SHARED" ] || SHARED=/work/shared
 [ -n "$MODEL" ] || MODEL=$SHARED/real-cases/blazeface_front_128/model.onnx
 [ -f "$MODEL" ] || { echo "idle-cost: $MODEL not found" >&2; exit 2; }
 [ -f "$BUILD/elements/libgstonnxinfer.so" ] || { echo "idle-cost: build $BUILD with GStreamer first" >&2; exit 2; }

@@ -27,7 +27,6 @@ for a in "$@"; do
   esac
 done
 SHARED=${NN_SHARED_DIR:-../shared}
-[ -d "$SHARED/onnx-tests" ] || SHARED=/work/shared
 passed=0
 failed=0
 skipped=0

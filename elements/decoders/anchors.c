@@ -8,11 +8,11 @@
  * the order its two heads output them; BlazeFace back has the same grids at
  * strides 16 and 32 of its 256x256 input.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "decode_internal.h"
+#include "nn_file.h"
 
 void nd_anchor_options_blazeface_front(nd_anchor_options *o) {
   /* mediapipe/modules/face_detection/face_detection_front.pbtxt */
@@ -128,21 +128,34 @@ nd_status nd_anchors_generate(const nd_anchor_options *o, float *anchors, int ca
   return ND_OK;
 }
 
+/* Priors are a few thousand lines (SSD MobileNet: 1917); the caps keep a
+ * hostile file from taking the process's memory or time. */
+static const nn_text_limits priors_limits = {
+  .max_bytes = (size_t)64 << 20,
+  .max_line_bytes = 1024,
+  .max_lines = 1000000,
+};
+
 nd_status nd_priors_load(const char *path, float **priors, int *n_priors, nd_error *err) {
   if (!path || !priors || !n_priors)
     return nd_set_error(err, ND_ERR_INVALID_ARG, "priors: NULL argument");
   *priors = NULL;
   *n_priors = 0;
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return nd_set_error(err, ND_ERR_IO, "cannot open priors file '%s': %s", path,
-                        strerror(errno));
+  /* the guarded reader: a FIFO, /dev/zero or a directory is refused by name
+   * (fopen() blocked on the first, spun on the second reading NUL bytes as
+   * blank lines, and read the third as a file without priors) */
+  char **lines = NULL;
+  size_t n_lines = 0;
+  nn_error ferr = {0};
+  nn_status fst = nn_file_read_lines(path, &priors_limits, &lines, &n_lines, &ferr);
+  if (fst != NN_OK)
+    return nd_set_error(err, nd_status_from_nn(fst), "priors file: %s", ferr.msg);
   float *p = NULL;
-  int n = 0, cap = 0, line_no = 0;
-  char line[1024];
+  int n = 0, cap = 0;
   nd_status st = ND_OK;
-  while (fgets(line, sizeof line, f)) {
-    line_no++;
+  for (size_t k = 0; k < n_lines && st == ND_OK; k++) {
+    char *line = lines[k];
+    size_t line_no = k + 1;
     char *hash = strchr(line, '#');
     if (hash)
       *hash = '\0';
@@ -155,16 +168,12 @@ nd_status nd_priors_load(const char *path, float **priors, int *n_priors, nd_err
     if (got <= 0) {
       /* blank or comment line */
       char dummy;
-      if (sscanf(line, " %c", &dummy) == 1) {
-        st = nd_set_error(err, ND_ERR_PARSE, "%s:%d: expected 4 numbers 'cx cy w h'", path,
-                          line_no);
-        break;
-      }
+      if (sscanf(line, " %c", &dummy) == 1)
+        st = nd_set_error(err, ND_ERR_PARSE, "%s:%zu: expected 4 numbers 'cx cy w h'", path, line_no);
       continue;
     }
     if (got != 4) {
-      st = nd_set_error(err, ND_ERR_PARSE, "%s:%d: expected 4 numbers 'cx cy w h'", path,
-                        line_no);
+      st = nd_set_error(err, ND_ERR_PARSE, "%s:%zu: expected 4 numbers 'cx cy w h'", path, line_no);
       break;
     }
     if (n == cap) {
@@ -180,9 +189,9 @@ nd_status nd_priors_load(const char *path, float **priors, int *n_priors, nd_err
     memcpy(p + (size_t)n * 4, v, sizeof v);
     n++;
   }
-  fclose(f);
+  nn_file_free(lines);
   if (st == ND_OK && n == 0)
-    st = nd_set_error(err, ND_ERR_PARSE, "%s: no priors", path);
+    st = nd_set_error(err, ND_ERR_PARSE, "%s: no priors (only blank or comment lines)", path);
   if (st != ND_OK) {
     free(p);
     return st;

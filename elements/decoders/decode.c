@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "decode_internal.h"
+#include "nn.h"
 
 const char *nd_status_str(nd_status st) {
   switch (st) {
@@ -34,6 +35,16 @@ nd_status nd_set_error(nd_error *err, nd_status st, const char *fmt, ...) {
     va_end(ap);
   }
   return st;
+}
+
+nd_status nd_status_from_nn(int nn_st) {
+  switch ((nn_status)nn_st) {
+  case NN_OK: return ND_OK;
+  case NN_ERR_INVALID_ARG: return ND_ERR_INVALID_ARG;
+  case NN_ERR_NOMEM: return ND_ERR_NOMEM;
+  case NN_ERR_IO: return ND_ERR_IO;         /* cannot open, not a regular file */
+  default: return ND_ERR_PARSE;             /* over a cap, not text */
+  }
 }
 
 const char *nd_scheme_name(nd_scheme s) {

@@ -34,6 +34,9 @@ struct nd_decoder {
 nd_status nd_set_error(nd_error *err, nd_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The nd_status of a failure of the runtime's file reader (nn_file.h). */
+nd_status nd_status_from_nn(int nn_st);
+
 /* Make room for n candidates (allocates only when n exceeds the capacity). */
 nd_status nd_decoder_reserve(nd_decoder *dec, int n, nd_error *err);
 

@@ -1,98 +1,49 @@
-/* labels.c - a labels file: one class name per line, line N is class N-1. */
-#include <errno.h>
-#include <stdio.h>
+/* labels.c - a labels file: one class name per line, line N is class N-1.
+ * Read through the runtime's guarded reader (nn_file.h): a FIFO, /dev/zero
+ * or a directory is refused by name, NUL bytes, over-long lines and too many
+ * lines are refused with the line number. */
 #include <stdlib.h>
 
 #include "decode_internal.h"
+#include "nn_file.h"
 
 struct nd_labels {
-  char **names;
+  char **names;                /* nn_file_read_lines block: index and text */
   int n;
-  char *text;                  /* the file, split in place */
 };
 
-#define ND_LABELS_MAX_BYTES (16 << 20)
+/* ImageNet-21k has 21,841 classes; a million one-line labels is a generous
+ * bound that still keeps a hostile file from taking the process's memory. */
+static const nn_text_limits labels_limits = {
+  .max_bytes = (size_t)16 << 20,
+  .max_line_bytes = 4096,
+  .max_lines = 1000000,
+};
 
 nd_status nd_labels_load(const char *path, nd_labels **out, nd_error *err) {
   if (!path || !out)
     return nd_set_error(err, ND_ERR_INVALID_ARG, "labels: NULL argument");
   *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return nd_set_error(err, ND_ERR_IO, "cannot open labels file '%s': %s", path,
-                        strerror(errno));
   nd_labels *l = calloc(1, sizeof *l);
-  size_t cap = 4096, len = 0;
-  char *text = malloc(cap);
-  if (!l || !text) {
-    fclose(f);
-    free(l);
-    free(text);
+  if (!l)
     return nd_set_error(err, ND_ERR_NOMEM, "out of memory");
-  }
-  for (;;) {
-    if (len + 1 >= cap) {
-      if (cap >= ND_LABELS_MAX_BYTES) {
-        fclose(f);
-        free(text);
-        free(l);
-        return nd_set_error(err, ND_ERR_PARSE, "labels file '%s' is larger than %d bytes", path,
-                            ND_LABELS_MAX_BYTES);
-      }
-      char *nt = realloc(text, cap * 2);
-      if (!nt) {
-        fclose(f);
-        free(text);
-        free(l);
-        return nd_set_error(err, ND_ERR_NOMEM, "out of memory");
-      }
-      text = nt;
-      cap *= 2;
-    }
-    size_t got = fread(text + len, 1, cap - 1 - len, f);
-    if (got == 0)
-      break;
-    len += got;
-  }
-  int ioerr = ferror(f);
-  fclose(f);
-  if (ioerr) {
-    free(text);
+  char **lines = NULL;
+  size_t n = 0;
+  nn_error ferr = {0};
+  nn_status st = nn_file_read_lines(path, &labels_limits, &lines, &n, &ferr);
+  if (st != NN_OK) {
     free(l);
-    return nd_set_error(err, ND_ERR_IO, "error reading labels file '%s'", path);
+    return nd_set_error(err, nd_status_from_nn(st), "labels file: %s", ferr.msg);
   }
-  text[len] = '\0';
-  if (memchr(text, '\0', len)) {
-    free(text);
-    free(l);
-    return nd_set_error(err, ND_ERR_PARSE, "labels file '%s' is not text", path);
+  for (size_t i = 0; i < n; i++) {
+    /* trim trailing blanks (the reader already dropped the CR of CRLF) */
+    char *p = lines[i];
+    size_t len = strlen(p);
+    while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\r'))
+      p[--len] = '\0';
   }
-  int lines = 0;
-  for (size_t i = 0; i < len; i++)
-    if (text[i] == '\n')
-      lines++;
-  if (len > 0 && text[len - 1] != '\n')
-    lines++;
-  l->names = calloc(lines > 0 ? (size_t)lines : 1, sizeof *l->names);
-  if (!l->names) {
-    free(text);
-    free(l);
-    return nd_set_error(err, ND_ERR_NOMEM, "out of memory");
-  }
-  char *p = text;
-  for (int i = 0; i < lines; i++) {
-    char *nl = strchr(p, '\n');
-    if (nl)
-      *nl = '\0';
-    /* trim trailing CR and blanks (files written on Windows) */
-    size_t n = strlen(p);
-    while (n > 0 && (p[n - 1] == '\r' || p[n - 1] == ' ' || p[n - 1] == '\t'))
-      p[--n] = '\0';
-    l->names[i] = p;
-    p = nl ? nl + 1 : p + n;
-  }
-  l->n = lines;
-  l->text = text;
+  l->names = lines;
+  l->n = (int)n; /* <= max_lines */
   *out = l;
   return ND_OK;
 }
@@ -110,7 +61,6 @@ const char *nd_labels_get(const nd_labels *l, int id) {
 void nd_labels_free(nd_labels *l) {
   if (!l)
     return;
-  free(l->names);
-  free(l->text);
+  nn_file_free(l->names);
   free(l);
 }

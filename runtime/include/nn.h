@@ -105,6 +105,22 @@ nn_status nn_set_allocator(const nn_allocator *a);
 /* Process-wide bytes currently allocated through the hooks, and the peak. */
 void nn_memory_usage(size_t *current, size_t *peak);
 
+/* ---- log -------------------------------------------------------------------
+ * The runtime's own messages (which nodes fall back to the CPU, Vulkan
+ * validation reports, ...).  By default they go to stderr; an application
+ * (the GStreamer element routes them into its GST_DEBUG category) installs
+ * a function instead.  It may be called from any thread the runtime uses and
+ * must not call back into the runtime.  NULL restores stderr. */
+typedef enum nn_log_level {
+  NN_LOG_ERROR = 0,
+  NN_LOG_WARNING,
+  NN_LOG_INFO,
+  NN_LOG_DEBUG,
+} nn_log_level;
+
+typedef void (*nn_log_fn)(nn_log_level level, const char *msg, void *ud);
+void nn_set_log(nn_log_fn fn, void *ud);
+
 /* ---- sessions -------------------------------------------------------------- */
 typedef enum nn_backend {
   NN_BACKEND_CPU = 0,

@@ -82,7 +82,8 @@ debug_cb(VkDebugUtilsMessageSeverityFlagBitsEXT sev, VkDebugUtilsMessageTypeFlag
     /* the loader repeats itself on every failed attempt */
     return VK_FALSE;
   }
-  fprintf(stderr, "nn-vulkan %s [%s%s%s] %s\n",
+  nn_log(sev >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? NN_LOG_ERROR : NN_LOG_WARNING,
+          "vulkan %s [%s%s%s] %s",
           sev >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "ERROR" : "WARNING",
           (type & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT) ? "validation" : "",
           (type & VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT) ? "performance" : "",
@@ -355,8 +356,8 @@ static nn_status ctx_create(nn_vk_ctx **out, nn_error *err) {
         has_instance_ext(k_validation_layer, VK_EXT_DEBUG_UTILS_EXTENSION_NAME))
       validation = true;
     else
-      fprintf(stderr, "nn-vulkan: NN_VULKAN_VALIDATION is set but %s (with %s) is not "
-                      "installed; running without validation\n",
+      nn_log(NN_LOG_WARNING, "vulkan: NN_VULKAN_VALIDATION is set but %s (with %s) is not "
+                             "installed; running without validation",
               k_validation_layer, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   }
   /* MoltenVK and other portability drivers are only listed when asked. */

@@ -627,7 +627,7 @@ nn_status nn_vk_graph_build(nn_vk_graph *vg, nn_graph *g, nn_plan *plan, nn_ctx 
     goto out_release;
   if (vg->nodes_cpu > 0 && !vg->logged) {
     /* once per session: which ops the device lacks */
-    fprintf(stderr, "onnxinfer: vulkan: %d of %d nodes run on the CPU (%s)\n", vg->nodes_cpu,
+    nn_log(NN_LOG_INFO, "vulkan: %d of %d nodes run on the CPU (%s)", vg->nodes_cpu,
             vg->nodes_cpu + vg->nodes_vulkan, vg->fallback);
     vg->logged = true;
   }

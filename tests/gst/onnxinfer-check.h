@@ -3,7 +3,7 @@
  * Locations (compiled defaults, each overridable from the environment):
  *   ONNXINFER_TEST_MODELS  synthetic models made at build time
  *   ONNXINFER_REAL_CASES   real models (default $NN_SHARED_DIR/real-cases or
- *                          the shared dir meson found, /work/shared/real-cases)
+ *                          the shared dir meson found)
  *   ONNXINFER_MEDIA_DIR    media from tools/fetch-media.sh (default ./data)
  *   ONNXINFER_NN_RUN       the nn-run binary
  */

@@ -178,32 +178,53 @@ GST_START_TEST (test_properties)
   gst_util_set_object_arg (G_OBJECT (e), "input-std", "<127.5>");
   gst_util_set_object_arg (G_OBJECT (e), "backend", "cpu");
   gst_util_set_object_arg (G_OBJECT (e), "channel-order", "bgr");
-  g_value_init (&arr, GST_TYPE_ARRAY);
-  g_object_get_property (G_OBJECT (e), "input-mean", &arr);
-  fail_unless_equals_int (gst_value_array_get_size (&arr), 3);
-  fail_unless_equals_float (g_value_get_float (gst_value_array_get_value (&arr,
-              0)), 127.5f);
-  s = gst_value_serialize (&arr);
-  fail_unless_equals_string (s, "< (float)127.5, (float)1, (float)2 >");
+  g_object_get (e, "input-mean", &s, NULL);
+  fail_unless_equals_string (s, "127.5,1,2");
   g_free (s);
-  g_value_unset (&arr);
   g_object_get (e, "backend", &backend, "channel-order", &order, NULL);
   fail_unless_equals_int (backend, 1);
   fail_unless_equals_int (order, 1);
 
-  /* std = 0 is refused with a warning, the old value stays. */
+  /* the forms a shell user types: one number, a comma list, blanks */
+  {
+    static const struct
+    {
+      const gchar *in, *out;
+    } forms[] = {
+      {"127.5", "127.5"}, {"127.5,127.5,127.5", "127.5,127.5,127.5"},
+      {"123.675, 116.28, 103.53", "123.675,116.28,103.53"},
+      {"0.5 1 2", "0.5,1,2"}, {"<(float)1, (float)2>", "1,2"}, {"", ""},
+      {"1,2,3,4,5", "1,2,3,4"},
+    };
+    guint k;
+    for (k = 0; k < G_N_ELEMENTS (forms); k++) {
+      gst_util_set_object_arg (G_OBJECT (e), "input-mean", forms[k].in);
+      g_object_get (e, "input-mean", &s, NULL);
+      fail_unless_equals_string (s, forms[k].out);
+      g_free (s);
+    }
+  }
+  /* a GstValueArray, as applications set it with g_object_set_property */
   g_value_init (&arr, GST_TYPE_ARRAY);
   g_value_init (&v, G_TYPE_FLOAT);
-  g_value_set_float (&v, 0.0f);
+  g_value_set_float (&v, 2.5f);
   gst_value_array_append_value (&arr, &v);
-  ASSERT_WARNING (g_object_set_property (G_OBJECT (e), "input-std", &arr));
+  g_value_set_float (&v, 3.0f);
+  gst_value_array_append_value (&arr, &v);
+  g_object_set_property (G_OBJECT (e), "input-mean", &arr);
   g_value_unset (&arr);
   g_value_unset (&v);
-  g_value_init (&arr, GST_TYPE_ARRAY);
-  g_object_get_property (G_OBJECT (e), "input-std", &arr);
-  fail_unless_equals_float (g_value_get_float (gst_value_array_get_value (&arr,
-              0)), 127.5f);
-  g_value_unset (&arr);
+  g_object_get (e, "input-mean", &s, NULL);
+  fail_unless_equals_string (s, "2.5,3");
+  g_free (s);
+
+  /* std = 0 and junk are refused with a warning, the old value stays. */
+  ASSERT_WARNING (gst_util_set_object_arg (G_OBJECT (e), "input-std", "0"));
+  ASSERT_WARNING (gst_util_set_object_arg (G_OBJECT (e), "input-std",
+          "1,abc"));
+  g_object_get (e, "input-std", &s, NULL);
+  fail_unless_equals_string (s, "127.5");
+  g_free (s);
 
   gst_object_unref (e);
 }
@@ -1635,7 +1656,7 @@ GST_START_TEST (test_real_cascade)
   gchar *front = media_file ("models/blazeface/face_detection_front_128x128_barracuda.onnx");
   gchar *m2 = test_model ("mean-colour-b1.onnx");
   gchar *desc;
-  GstElement *p, *sink, *second;
+  GstElement *p, *sink, *nn2;
   guint frames = 0, faces = 0, max_faces = 0;
   GstSample *sample;
 
@@ -1655,7 +1676,7 @@ GST_START_TEST (test_real_cascade)
       "appsink name=sink sync=false", video, front, m2);
   p = launch (desc);
   sink = gst_bin_get_by_name (GST_BIN (p), "sink");
-  second = gst_bin_get_by_name (GST_BIN (p), "second");
+  nn2 = gst_bin_get_by_name (GST_BIN (p), "second");
   fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
       GST_STATE_CHANGE_FAILURE);
   while ((sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
@@ -1694,18 +1715,40 @@ GST_START_TEST (test_real_cascade)
   }
   g_print ("  cascade on Megamind.avi: %u frames, %u faces (up to %u a "
       "frame), second model ran %" G_GUINT64_FORMAT " times\n", frames, faces,
-      max_faces, get_u64 (second, "frames-inferred"));
+      max_faces, get_u64 (nn2, "frames-inferred"));
   fail_unless_equals_int (frames, 270);
   fail_unless (faces >= 269);
-  fail_unless_equals_uint64 (get_u64 (second, "frames-inferred"), faces);
+  fail_unless_equals_uint64 (get_u64 (nn2, "frames-inferred"), faces);
   gst_object_unref (sink);
-  gst_object_unref (second);
+  gst_object_unref (nn2);
   stop_and_unref (p);
   g_free (desc);
 done:
   g_free (video);
   g_free (front);
   g_free (m2);
+}
+
+GST_END_TEST;
+
+/* input-mean with the wrong number of values: the error says how many it
+ * got and how many the model needs. */
+GST_START_TEST (test_error_mean_count)
+{
+  gchar *m = test_model ("relu-f32-nhwc-6x4.onnx");
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=2 ! "
+      "video/x-raw,width=16,height=8 ! onnxinfer name=nn backend=cpu "
+      "threads=1 model-location=%s input-mean=1,2,3,4,5 ! fakesink", m);
+  GstElement *p = launch (desc);
+  GstMessage *msg = run_pipeline (p, TIMEOUT);
+  const gchar *needles[] = { "input-mean has 5 values", "3 channels", NULL };
+
+  fail_unless (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR);
+  assert_error (msg, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS, needles);
+  gst_message_unref (msg);
+  stop_and_unref (p);
+  g_free (desc);
+  g_free (m);
 }
 
 GST_END_TEST;
@@ -1768,6 +1811,7 @@ onnxinfer_suite (void)
   tcase_add_test (tc, test_letterbox);
   tcase_add_test (tc, test_regions);
   tcase_add_test (tc, test_real_cascade);
+  tcase_add_test (tc, test_error_mean_count);
   return s;
 }
 
