@@ -1,17 +1,23 @@
 #!/bin/sh
-# The test command: set up, build and run every test; prints a final line
+# The test command: set up, build and run the tests; prints a final line
 #   N passed, N failed, N skipped
-# Usage: tools/test.sh [--sanitize] [--no-setup] [meson test args...]
+# Usage: tools/test.sh [--full] [--sanitize] [--no-setup] [meson test args...]
+#   (default)   every test but the fuller tier (meson suite 'full': the
+#               10,000-frame/1,000-cycle soaks, valgrind over pipelines,
+#               whole models and conformance on lavapipe): minutes
+#   --full      everything (what CI runs)
 #   --sanitize  build in build-asan with AddressSanitizer + UBSan and run there
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=build
 SANITIZE=0
 SETUP=1
+FULL=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) SANITIZE=1; BUILD=build-asan; shift ;;
     --no-setup) SETUP=0; shift ;;
+    --full) FULL=1; shift ;;
     *) break ;;
   esac
 done
@@ -37,7 +43,10 @@ if [ "$SANITIZE" = 1 ]; then
   export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp:${LSAN_OPTIONS:-}"
 fi
 status=0
-meson test -C "$BUILD" --print-errorlogs --num-processes 2 "$@" || status=$?
+tier=""
+[ "$FULL" = 1 ] || tier="--no-suite full"
+# shellcheck disable=SC2086
+meson test -C "$BUILD" --print-errorlogs --num-processes 2 $tier "$@" || status=$?
 python3 - "$BUILD/meson-logs/testlog.json" <<'PY'
 import json, sys
 p = f = s = 0
