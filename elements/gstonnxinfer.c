@@ -673,7 +673,7 @@ gst_onnx_infer_class_init (GstOnnxInferClass * klass)
       "ONNX inference", "Filter/Analyzer/Video",
       "Runs an ONNX model on video frames and attaches the output tensors "
       "as GstOnnxTensorMeta",
-      "onnxinfer developers <onnxinfer@example.org>");
+      ONNXINFER_AUTHOR);
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
 

@@ -180,7 +180,7 @@ gst_roi_overlay_class_init (GstRoiOverlayClass * klass)
   gst_element_class_set_static_metadata (element_class,
       "Region of interest overlay", "Filter/Effect/Video",
       "Draws the regions of interest of each frame: boxes, labels with "
-      "scores, keypoints", "onnxinfer developers <onnxinfer@example.org>");
+      "scores, keypoints", ONNXINFER_AUTHOR);
 
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_roi_overlay_stop);
   filter_class->set_info = GST_DEBUG_FUNCPTR (gst_roi_overlay_set_info);

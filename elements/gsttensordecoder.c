@@ -479,7 +479,7 @@ gst_tensor_decoder_class_init (GstTensorDecoderClass * klass)
       "Tensor decoder", "Filter/Analyzer/Video",
       "Decodes the output tensors of onnxinfer (BlazeFace, SSD, YOLOv5/v8, "
       "classification) into region-of-interest metas and messages",
-      "onnxinfer developers <onnxinfer@example.org>");
+      ONNXINFER_AUTHOR);
 
   trans_class->start = GST_DEBUG_FUNCPTR (gst_tensor_decoder_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_tensor_decoder_stop);

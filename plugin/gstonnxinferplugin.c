@@ -40,5 +40,5 @@ GST_PLUGIN_DEFINE (GST_VERSION_MAJOR,
     GST_VERSION_MINOR,
     onnxinfer,
     "ONNX model inference on video frames with a built-in runtime (CPU, Vulkan)",
-    plugin_init, VERSION, GST_LICENSE_UNKNOWN, PACKAGE_NAME,
+    plugin_init, VERSION, ONNXINFER_LICENSE, PACKAGE_NAME,
     GST_PACKAGE_ORIGIN)

@@ -212,13 +212,16 @@ struct _GstOnnxTensorMeta
 static inline GType
 gst_onnx_tensor_meta_api_get_type (void)
 {
-  static GType type = 0;
-  GType t = (GType) g_atomic_pointer_get ((gpointer *) & type);
+  /* The type is cached once found; a gpointer slot read and written as a
+   * gpointer (no type-punned access: the header builds with
+   * -Werror=strict-aliasing), 0 is not cached: the plugin may load later. */
+  static gpointer type = NULL;
+  GType t = (GType) GPOINTER_TO_SIZE (g_atomic_pointer_get (&type));
 
   if (G_UNLIKELY (t == 0)) {
     t = g_type_from_name (GST_ONNX_TENSOR_META_API_NAME);
     if (t != 0)
-      g_atomic_pointer_set ((gpointer *) & type, (gpointer) t);
+      g_atomic_pointer_set (&type, GSIZE_TO_POINTER (t));
   }
   return t;
 }

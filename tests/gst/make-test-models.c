@@ -102,6 +102,21 @@ main (int argc, char **argv)
   mb_output (&m, "y");
   rc |= write_model (&m, dir, "mean-colour-b1.onnx");
 
+  /* A run-time failure that depends on the pixels: y = table[x] with a
+   * table of 10 entries, so any pixel value >= 10 is an index out of range
+   * (the error must reach the application with the runtime's text). */
+  mb_init (&m, 13);
+  mb_input (&m, "x", NN_DTYPE_UINT8, 4, (int64_t[]) {1, 8, 8, 3});
+  {
+    static const float table[10] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+    OnnxSubset__NodeProto *n = mb_node (&m, "Cast", "cast0", "x", "idx");
+    mb_attr_int (&m, n, "to", NN_DTYPE_INT64);
+    mb_init_f32 (&m, "table", 1, (int64_t[]) {10}, table);
+    mb_node (&m, "Gather", "lookup_node", "table,idx", "y");
+  }
+  mb_output (&m, "y");
+  rc |= write_model (&m, dir, "gather-u8-8x8.onnx");
+
   /* An operator nobody implements. */
   mb_init (&m, 13);
   mb_input (&m, "x", NN_DTYPE_FLOAT, 4, (int64_t[]) {1, 3, 8, 8});

@@ -1753,6 +1753,57 @@ GST_START_TEST (test_error_mean_count)
 
 GST_END_TEST;
 
+/* A run that fails on the second frame (an index out of range that depends
+ * on the pixels): the error names the node and says what is wrong, not
+ * just NN_ERR_RUNTIME; the first frame's result went through. */
+GST_START_TEST (test_error_runtime_message)
+{
+  gchar *m = test_model ("gather-u8-8x8.onnx");
+  gchar *desc = g_strdup_printf ("appsrc name=src format=time caps="
+      "video/x-raw,format=RGB,width=8,height=8,framerate=30/1 ! "
+      "onnxinfer name=nn backend=cpu threads=1 model-location=%s ! "
+      "appsink name=sink sync=false", m);
+  GstElement *p = launch (desc);
+  GstElement *src = gst_bin_get_by_name (GST_BIN (p), "src");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  GstBus *bus = gst_element_get_bus (p);
+  const gchar *needles[] = { "lookup_node", "out of range", NULL };
+  GstVideoInfo info;
+  GstSample *sample;
+  GstMessage *msg;
+  gint f;
+
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGB, 8, 8);
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  for (f = 0; f < 3; f++) {
+    GstBuffer *buf = gst_buffer_new_allocate (NULL, 8 * 8 * 3, NULL);
+    gst_buffer_memset (buf, 0, f == 2 ? 255 : 3, 8 * 8 * 3);
+    GST_BUFFER_PTS (buf) = f * GST_SECOND / 30;
+    gst_app_src_push_buffer (GST_APP_SRC (src), buf);
+    if (f < 2) {
+      const GstOnnxTensor *t;
+      sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), TIMEOUT);
+      fail_unless (sample != NULL);
+      t = sample_tensor (sample, "nn", "y", NULL);
+      fail_unless_equals_float (((const gfloat *) t->data)[5], 3.0f);
+      gst_sample_unref (sample);
+    }
+  }
+  msg = gst_bus_timed_pop_filtered (bus, TIMEOUT, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  assert_error (msg, GST_STREAM_ERROR, GST_STREAM_ERROR_FAILED, needles);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  stop_and_unref (p);
+  g_free (desc);
+  g_free (m);
+}
+
+GST_END_TEST;
+
 static Suite *
 onnxinfer_suite (void)
 {
@@ -1812,6 +1863,7 @@ onnxinfer_suite (void)
   tcase_add_test (tc, test_regions);
   tcase_add_test (tc, test_real_cascade);
   tcase_add_test (tc, test_error_mean_count);
+  tcase_add_test (tc, test_error_runtime_message);
   return s;
 }
 
