@@ -1091,7 +1091,9 @@ post_create_error (GstOnnxInfer * self, nn_status st, const nn_error * err,
 
   switch (st) {
     case NN_ERR_IO:
-      if (!g_file_test (location, G_FILE_TEST_EXISTS))
+      /* the runtime tells a missing file from a symlink loop, an
+       * over-long path or a special file; only the first is "not found" */
+      if (strstr (msg, "' does not exist") != NULL)
         GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
             ("Model file \"%s\" does not exist; check the model-location "
                 "property.", location), ("%s", msg));

@@ -59,9 +59,11 @@ static inline bool nn_mul_overflow_size(size_t a, size_t b, size_t *r) {
  * when inside_dir is not NULL, a real path inside the real path of
  * inside_dir (checked before opening and on the open descriptor).  On
  * success *fd is an open descriptor the caller closes and *size the file's
- * size; on failure *fd is -1 and err says why, naming the path. */
+ * size; on failure *fd is -1 and err says why, naming the path (NN_ERR_IO,
+ * with *outside, when not NULL, set for a path that resolves outside
+ * inside_dir: the loader reports that as an invalid model). */
 nn_status nn_file_open(const char *path, const char *inside_dir, int *fd, int64_t *size,
-                       nn_error *err);
+                       bool *outside, nn_error *err);
 
 /* ---- errors (error.c) ------------------------------------------------------ */
 /* Format into err (may be NULL) and return st. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "graph.h"
+#include "include/nn_file.h"
 #include "cpu/threadpool.h"
 #ifdef NN_HAVE_VULKAN
 #include "vulkan/vk_backend.h"
@@ -524,8 +525,8 @@ nn_status nn_session_create_from_memory(const void *data, size_t size, const nn_
 nn_status nn_session_create_from_file(const char *path, const nn_options *opt, nn_session **out,
                                       nn_error *err) {
   nn_status st;
-  FILE *f = NULL;
-  unsigned char *buf = NULL;
+  void *buf = NULL;
+  size_t size = 0;
   char *dir = NULL;
   if (err) {
     err->status = NN_OK;
@@ -540,36 +541,12 @@ nn_status nn_session_create_from_file(const char *path, const nn_options *opt, n
   else
     nn_options_init(&o);
   limits_fill(&o.limits);
-  /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer
-   * forever; it is refused below as not a regular file */
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0)
-    return nn_error_set(err, NN_ERR_IO, "cannot open model '%s': %s", path, strerror(errno));
-  f = fdopen(fd, "rb");
-  if (!f) {
-    close(fd);
-    return nn_error_set(err, NN_ERR_NOMEM, "out of memory opening '%s'", path);
-  }
-  struct stat sb;
-  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    st = nn_error_set(err, NN_ERR_IO, "cannot read model '%s': not a regular file", path);
-    goto out_close;
-  }
-  if ((int64_t)sb.st_size > o.limits.max_model_bytes) {
-    st = nn_error_set(err, NN_ERR_LIMIT, "model '%s' is %lld bytes, more than the limit %lld", path,
-                      (long long)sb.st_size, (long long)o.limits.max_model_bytes);
-    goto out_close;
-  }
-  size_t size = (size_t)sb.st_size;
-  buf = nn_malloc(size ? size : 1);
-  if (!buf) {
-    st = nn_error_set(err, NN_ERR_NOMEM, "out of memory reading '%s'", path);
-    goto out_close;
-  }
-  if (size && fread(buf, 1, size, f) != size) {
-    st = nn_error_set(err, NN_ERR_IO, "cannot read model '%s': short read", path);
-    goto out_free_buf;
-  }
+  /* the guarded reader: a FIFO does not block, a device or a directory is
+   * refused by name, the size limit holds before anything is allocated */
+  nn_error ferr = {0};
+  st = nn_file_read(path, (size_t)o.limits.max_model_bytes, &buf, &size, &ferr); /* > 0: filled */
+  if (st != NN_OK)
+    return nn_error_set(err, st, "cannot read model: %s", ferr.msg);
   const char *slash = strrchr(path, '/');
   dir = slash ? nn_strndup(path, (size_t)(slash - path) + (slash == path ? 1 : 0)) : nn_strdup(".");
   if (!dir) {
@@ -584,9 +561,7 @@ nn_status nn_session_create_from_file(const char *path, const nn_options *opt, n
   }
   nn_free(dir);
 out_free_buf:
-  nn_free(buf);
-out_close:
-  fclose(f);
+  nn_file_free(buf);
   return st;
 }
 

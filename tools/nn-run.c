@@ -9,6 +9,10 @@
  * test_data_set_N/input_K.pb, output_K.pb), prints one line per output with
  * its max abs error, then PASS or FAIL.  Exit status: 0 pass, 1 mismatch or
  * run failure, 2 model not supported or invalid (the reason is printed).
+ * A case is self-contained: its model, data sets and data files must resolve
+ * inside CASE_DIR (a symlink leading out is refused, not followed).  Every
+ * file is read through the runtime's guarded reader (nn_file.h): a FIFO,
+ * a device or a directory is refused by name.
  * Running a model: 0 when it ran, 2 when it cannot be loaded or run (one
  * line "nn-run: NN_ERR_...: reason" on stderr).
  *
@@ -28,6 +32,7 @@
 #include <time.h>
 
 #include "cpu/ops.h"
+#include "include/nn_file.h"
 #include "nn_internal.h"
 #include "onnx-subset.pb-c.h"
 #include "onnx/loader.h"
@@ -60,34 +65,49 @@ static void usage(void) {
           "       nn-run --list-ops\n");
 }
 
-static unsigned char *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  struct stat sb;
-  if (fstat(fileno(f), &sb) != 0) {
-    fclose(f);
-    return NULL;
-  }
-  unsigned char *buf = malloc((size_t)sb.st_size + 1);
-  if (buf && fread(buf, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *size = (size_t)sb.st_size;
-  return buf;
+/* A .pb tensor may be as large as the runtime's default model limit. */
+#define PB_MAX_BYTES ((size_t)2 << 30)
+
+/* Load a .pb TensorProto through the runtime's guarded reader: a FIFO,
+ * /dev/zero or a directory is refused by name instead of blocking or
+ * spinning.  inside_dir non-NULL (the data of a --check case): the file must
+ * resolve inside it, so a symlinked data file cannot make the checker read
+ * elsewhere.  data is nn_aligned_alloc'd, name nn_malloc'd. */
+static nn_status load_pb(const char *path, const char *inside_dir, nn_tensor *t, char **name,
+                         nn_error *err) {
+  void *buf = NULL;
+  size_t size = 0;
+  nn_status st = inside_dir ? nn_file_read_inside(inside_dir, path, PB_MAX_BYTES, &buf, &size, err)
+                            : nn_file_read(path, PB_MAX_BYTES, &buf, &size, err);
+  if (st != NN_OK)
+    return st;
+  nn_error derr = {0};
+  st = nn_tensor_decode(buf, size, t, name, &derr);
+  if (st != NN_OK)
+    nn_error_set(err, st, "'%.200s': %s", path, derr.msg);
+  nn_file_free(buf);
+  return st;
 }
 
-/* Load a .pb TensorProto; data is nn_aligned_alloc'd, name nn_malloc'd. */
-static nn_status load_pb(const char *path, nn_tensor *t, char **name, nn_error *err) {
-  size_t size = 0;
-  unsigned char *buf = read_file(path, &size);
-  if (!buf)
-    return nn_error_set(err, NN_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
-  nn_status st = nn_tensor_decode(buf, size, t, name, err);
-  free(buf);
-  return st;
+/* Where does `path` resolve, against `dir` (both through realpath)?  For
+ * the directories and the model of a --check case, which are opened by other
+ * means than nn_file_read_inside. */
+typedef enum { RESOLVES_INSIDE, RESOLVES_OUTSIDE, RESOLVES_NOT } resolves;
+static resolves resolve_in(const char *dir, const char *path, int *err_no) {
+  char *rd = realpath(dir, NULL);
+  *err_no = errno;
+  char *rp = rd ? realpath(path, NULL) : NULL;
+  if (rd && !rp)
+    *err_no = errno;
+  resolves r = RESOLVES_NOT;
+  if (rd && rp) {
+    size_t n = strlen(rd);
+    bool in = strncmp(rp, rd, n) == 0 && (rp[n] == '\0' || rp[n] == '/' || (n > 0 && rd[n - 1] == '/'));
+    r = in ? RESOLVES_INSIDE : RESOLVES_OUTSIDE;
+  }
+  free(rd);
+  free(rp);
+  return r;
 }
 
 /* mkdir -p */
@@ -358,6 +378,13 @@ static int run_check(const opts *o) {
   snprintf(path, sizeof path, "%s/model.onnx", o->check_dir);
   nn_session *s = NULL;
   nn_error err = {0};
+  /* a case is self-contained: nothing it names may lead out of it (a model
+   * that does not resolve is reported by the loader, with its reason) */
+  int eno = 0;
+  if (resolve_in(o->check_dir, path, &eno) == RESOLVES_OUTSIDE) {
+    printf("UNSUPPORTED %s resolves outside the case directory\n", path);
+    return EXIT_UNSUPPORTED;
+  }
   nn_status st = make_session(path, o, &s, &err);
   if (st != NN_OK) {
     printf("UNSUPPORTED %s: %s\n", nn_status_str(st), err.msg);
@@ -377,9 +404,21 @@ static int run_check(const opts *o) {
     char setdir[4096];
     snprintf(setdir, sizeof setdir, "%s/%s", o->check_dir, sets[ds]);
     char **ins = NULL, **outs = NULL;
+    resolves where = resolve_in(o->check_dir, setdir, &eno);
+    if (where != RESOLVES_INSIDE) {
+      printf("UNSUPPORTED %s %s\n", setdir,
+             where == RESOLVES_OUTSIDE ? "resolves outside the case directory" : strerror(eno));
+      rc = EXIT_UNSUPPORTED;
+      break;
+    }
     int ni = list_dir(setdir, "input_", &ins);
     int no = list_dir(setdir, "output_", &outs);
     if (ni < 0 || no < 0) {
+      printf("UNSUPPORTED cannot list %s: %s\n", setdir, strerror(errno));
+      if (ni >= 0)
+        free_list(ins, ni);
+      if (no >= 0)
+        free_list(outs, no);
       rc = EXIT_UNSUPPORTED;
       break;
     }
@@ -395,7 +434,7 @@ static int run_check(const opts *o) {
       nn_tensor t;
       char *name = NULL;
       nn_error perr = {0};
-      st = load_pb(p, &t, &name, &perr);
+      st = load_pb(p, o->check_dir, &t, &name, &perr);
       if (st != NN_OK) {
         printf("UNSUPPORTED %s\n", perr.msg);
         rc = EXIT_UNSUPPORTED;
@@ -436,7 +475,7 @@ static int run_check(const opts *o) {
       nn_tensor want;
       char *name = NULL;
       nn_error perr = {0};
-      st = load_pb(p, &want, &name, &perr);
+      st = load_pb(p, o->check_dir, &want, &name, &perr);
       if (st != NN_OK) {
         printf("UNSUPPORTED %s\n", perr.msg);
         rc = EXIT_UNSUPPORTED;
@@ -497,7 +536,7 @@ static int run_model(const opts *o) {
     nn_tensor t;
     char *tname = NULL;
     nn_error perr = {0};
-    if (load_pb(file, &t, &tname, &perr) != NN_OK) {
+    if (load_pb(file, NULL, &t, &tname, &perr) != NN_OK) {
       fprintf(stderr, "nn-run: %s\n", perr.msg);
       rc = EXIT_UNSUPPORTED;
       goto out;

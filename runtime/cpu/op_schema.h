@@ -2,9 +2,11 @@
  * schemas (and hand entries for opsets newer than the onnx package knows).
  * Do not edit: rerun the generator.  Included only from registry.c. */
 
+static const nn_attr_spec attrs_none[] = {{NULL, 0}};
 static const nn_attr_spec attrs_Abs_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Add_1[] = {{"axis", 2}, {"broadcast", 2}, {"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Add_6[] = {{"axis", 2}, {"broadcast", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_AffineGrid_20[] = {{"align_corners", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_And_1[] = {{"axis", 2}, {"broadcast", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ArgMax_1[] = {{"axis", 2}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ArgMax_11[] = {{"axis", 2}, {"keepdims", 2}, {NULL, 0}};
@@ -14,11 +16,15 @@ static const nn_attr_spec attrs_ArgMin_1[] = {{"axis", 2}, {"keepdims", 2}, {NUL
 static const nn_attr_spec attrs_ArgMin_11[] = {{"axis", 2}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ArgMin_12[] = {{"axis", 2}, {"keepdims", 2}, {"select_last_index", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ArgMin_13[] = {{"axis", 2}, {"keepdims", 2}, {"select_last_index", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Attention_23[] = {{"is_causal", 2}, {"kv_num_heads", 2}, {"q_num_heads", 2}, {"qk_matmul_output_mode", 2}, {"scale", 1}, {"softcap", 1}, {"softmax_precision", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Attention_24[] = {{"is_causal", 2}, {"kv_num_heads", 2}, {"q_num_heads", 2}, {"qk_matmul_output_mode", 2}, {"scale", 1}, {"softcap", 1}, {"softmax_precision", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Attention_25[] = {{"is_causal", 2}, {"kv_num_heads", 2}, {"left_window_size", 2}, {"q_num_heads", 2}, {"qk_matmul_output_mode", 2}, {"right_window_size", 2}, {"scale", 1}, {"softcap", 1}, {"softmax_precision", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_AveragePool_1[] = {{"auto_pad", 3}, {"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_AveragePool_7[] = {{"auto_pad", 3}, {"count_include_pad", 2}, {"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_AveragePool_10[] = {{"auto_pad", 3}, {"ceil_mode", 2}, {"count_include_pad", 2}, {"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_AveragePool_11[] = {{"auto_pad", 3}, {"ceil_mode", 2}, {"count_include_pad", 2}, {"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
-static const nn_attr_spec attrs_AveragePool_19[] = {{"auto_pad", 3}, {"ceil_mode", 2}, {"count_include_pad", 2}, {"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_AveragePool_19[] = {{"auto_pad", 3}, {"ceil_mode", 2}, {"count_include_pad", 2}, {"dilations", 7}, {"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_AveragePool_22[] = {{"auto_pad", 3}, {"ceil_mode", 2}, {"count_include_pad", 2}, {"dilations", 7}, {"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_BatchNormalization_1[] = {{"consumed_inputs", 7}, {"epsilon", 1}, {"is_test", 2}, {"momentum", 1}, {"spatial", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_BatchNormalization_6[] = {{"epsilon", 1}, {"is_test", 2}, {"momentum", 1}, {"spatial", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_BatchNormalization_7[] = {{"epsilon", 1}, {"momentum", 1}, {"spatial", 2}, {NULL, 0}};
@@ -31,10 +37,24 @@ static const nn_attr_spec attrs_Cast_1[] = {{"to", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_Cast_6[] = {{"to", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Cast_9[] = {{"to", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Cast_13[] = {{"to", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Cast_19[] = {{"saturate", 2}, {"to", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Cast_21[] = {{"saturate", 2}, {"to", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Cast_23[] = {{"saturate", 2}, {"to", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Cast_24[] = {{"round_mode", 3}, {"saturate", 2}, {"to", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Cast_25[] = {{"round_mode", 3}, {"saturate", 2}, {"to", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_CastLike_19[] = {{"saturate", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_CastLike_21[] = {{"saturate", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_CastLike_23[] = {{"saturate", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_CastLike_24[] = {{"round_mode", 3}, {"saturate", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_CastLike_25[] = {{"round_mode", 3}, {"saturate", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_CausalConvWithState_27[] = {{"activation", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_Ceil_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Celu_12[] = {{"alpha", 1}, {NULL, 0}};
+static const nn_attr_spec attrs_Celu_28[] = {{"alpha", 1}, {NULL, 0}};
+static const nn_attr_spec attrs_CenterCropPad_18[] = {{"axes", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Clip_1[] = {{"consumed_inputs", 7}, {"max", 1}, {"min", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_Clip_6[] = {{"max", 1}, {"min", 1}, {NULL, 0}};
+static const nn_attr_spec attrs_Col2Im_18[] = {{"dilations", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Compress_9[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Compress_11[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Concat_1[] = {{"axis", 2}, {NULL, 0}};
@@ -46,24 +66,40 @@ static const nn_attr_spec attrs_Constant_9[] = {{"value", 4}, {NULL, 0}};
 static const nn_attr_spec attrs_Constant_11[] = {{"sparse_value", 11}, {"value", 4}, {NULL, 0}};
 static const nn_attr_spec attrs_Constant_12[] = {{"sparse_value", 11}, {"value", 4}, {"value_float", 1}, {"value_floats", 6}, {"value_int", 2}, {"value_ints", 7}, {"value_string", 3}, {"value_strings", 8}, {NULL, 0}};
 static const nn_attr_spec attrs_Constant_13[] = {{"sparse_value", 11}, {"value", 4}, {"value_float", 1}, {"value_floats", 6}, {"value_int", 2}, {"value_ints", 7}, {"value_string", 3}, {"value_strings", 8}, {NULL, 0}};
+static const nn_attr_spec attrs_Constant_19[] = {{"sparse_value", 11}, {"value", 4}, {"value_float", 1}, {"value_floats", 6}, {"value_int", 2}, {"value_ints", 7}, {"value_string", 3}, {"value_strings", 8}, {NULL, 0}};
+static const nn_attr_spec attrs_Constant_21[] = {{"sparse_value", 11}, {"value", 4}, {"value_float", 1}, {"value_floats", 6}, {"value_int", 2}, {"value_ints", 7}, {"value_string", 3}, {"value_strings", 8}, {NULL, 0}};
+static const nn_attr_spec attrs_Constant_23[] = {{"sparse_value", 11}, {"value", 4}, {"value_float", 1}, {"value_floats", 6}, {"value_int", 2}, {"value_ints", 7}, {"value_string", 3}, {"value_strings", 8}, {NULL, 0}};
+static const nn_attr_spec attrs_Constant_24[] = {{"sparse_value", 11}, {"value", 4}, {"value_float", 1}, {"value_floats", 6}, {"value_int", 2}, {"value_ints", 7}, {"value_string", 3}, {"value_strings", 8}, {NULL, 0}};
+static const nn_attr_spec attrs_Constant_25[] = {{"sparse_value", 11}, {"value", 4}, {"value_float", 1}, {"value_floats", 6}, {"value_int", 2}, {"value_ints", 7}, {"value_string", 3}, {"value_strings", 8}, {NULL, 0}};
 static const nn_attr_spec attrs_ConstantOfShape_9[] = {{"value", 4}, {NULL, 0}};
+static const nn_attr_spec attrs_ConstantOfShape_20[] = {{"value", 4}, {NULL, 0}};
+static const nn_attr_spec attrs_ConstantOfShape_21[] = {{"value", 4}, {NULL, 0}};
+static const nn_attr_spec attrs_ConstantOfShape_23[] = {{"value", 4}, {NULL, 0}};
+static const nn_attr_spec attrs_ConstantOfShape_24[] = {{"value", 4}, {NULL, 0}};
+static const nn_attr_spec attrs_ConstantOfShape_25[] = {{"value", 4}, {NULL, 0}};
 static const nn_attr_spec attrs_Conv_1[] = {{"auto_pad", 3}, {"dilations", 7}, {"group", 2}, {"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Conv_11[] = {{"auto_pad", 3}, {"dilations", 7}, {"group", 2}, {"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_Conv_22[] = {{"auto_pad", 3}, {"dilations", 7}, {"group", 2}, {"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_ConvInteger_10[] = {{"auto_pad", 3}, {"dilations", 7}, {"group", 2}, {"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_ConvTranspose_1[] = {{"auto_pad", 3}, {"dilations", 7}, {"group", 2}, {"kernel_shape", 7}, {"output_padding", 7}, {"output_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_ConvTranspose_11[] = {{"auto_pad", 3}, {"dilations", 7}, {"group", 2}, {"kernel_shape", 7}, {"output_padding", 7}, {"output_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_ConvTranspose_22[] = {{"auto_pad", 3}, {"dilations", 7}, {"group", 2}, {"kernel_shape", 7}, {"output_padding", 7}, {"output_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_CumProd_26[] = {{"exclusive", 2}, {"reverse", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_CumSum_11[] = {{"exclusive", 2}, {"reverse", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_CumSum_14[] = {{"exclusive", 2}, {"reverse", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_DFT_17[] = {{"axis", 2}, {"inverse", 2}, {"onesided", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_DFT_20[] = {{"axis", 2}, {"inverse", 2}, {"onesided", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_DFT_20[] = {{"inverse", 2}, {"onesided", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_DeformConv_19[] = {{"dilations", 7}, {"group", 2}, {"kernel_shape", 7}, {"offset_group", 2}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_DeformConv_22[] = {{"dilations", 7}, {"group", 2}, {"kernel_shape", 7}, {"offset_group", 2}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_DepthToSpace_1[] = {{"blocksize", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_DepthToSpace_11[] = {{"blocksize", 2}, {"mode", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_DepthToSpace_13[] = {{"blocksize", 2}, {"mode", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_DequantizeLinear_13[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_DequantizeLinear_19[] = {{"axis", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_DequantizeLinear_21[] = {{"axis", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_DequantizeLinear_23[] = {{"axis", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_DequantizeLinear_25[] = {{"axis", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_DequantizeLinear_21[] = {{"axis", 2}, {"block_size", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_DequantizeLinear_23[] = {{"axis", 2}, {"block_size", 2}, {"output_dtype", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_DequantizeLinear_24[] = {{"axis", 2}, {"block_size", 2}, {"output_dtype", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_DequantizeLinear_25[] = {{"axis", 2}, {"block_size", 2}, {"output_dtype", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Div_1[] = {{"axis", 2}, {"broadcast", 2}, {"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Div_6[] = {{"axis", 2}, {"broadcast", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Dropout_1[] = {{"consumed_inputs", 7}, {"is_test", 2}, {"ratio", 1}, {NULL, 0}};
@@ -72,21 +108,29 @@ static const nn_attr_spec attrs_Dropout_7[] = {{"ratio", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_Dropout_10[] = {{"ratio", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_Dropout_12[] = {{"seed", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Dropout_13[] = {{"seed", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Dropout_22[] = {{"seed", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Einsum_12[] = {{"equation", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_Elu_1[] = {{"alpha", 1}, {"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Elu_6[] = {{"alpha", 1}, {NULL, 0}};
+static const nn_attr_spec attrs_Elu_22[] = {{"alpha", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_Equal_1[] = {{"axis", 2}, {"broadcast", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Exp_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_EyeLike_9[] = {{"dtype", 2}, {"k", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_EyeLike_22[] = {{"dtype", 2}, {"k", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Flatten_1[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Flatten_9[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Flatten_11[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Flatten_13[] = {{"axis", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Flatten_21[] = {{"axis", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Flatten_23[] = {{"axis", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Flatten_24[] = {{"axis", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Flatten_25[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Floor_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_GRU_1[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {"output_sequence", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_GRU_3[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {"linear_before_reset", 2}, {"output_sequence", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_GRU_7[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {"linear_before_reset", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_GRU_14[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {"layout", 2}, {"linear_before_reset", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_GRU_22[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {"layout", 2}, {"linear_before_reset", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Gather_1[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Gather_11[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Gather_13[] = {{"axis", 2}, {NULL, 0}};
@@ -94,6 +138,7 @@ static const nn_attr_spec attrs_GatherElements_11[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_GatherElements_13[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_GatherND_12[] = {{"batch_dims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_GatherND_13[] = {{"batch_dims", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Gelu_20[] = {{"approximate", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_Gemm_1[] = {{"alpha", 1}, {"beta", 1}, {"broadcast", 2}, {"transA", 2}, {"transB", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Gemm_6[] = {{"alpha", 1}, {"beta", 1}, {"broadcast", 2}, {"transA", 2}, {"transB", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Gemm_7[] = {{"alpha", 1}, {"beta", 1}, {"transA", 2}, {"transB", 2}, {NULL, 0}};
@@ -102,46 +147,59 @@ static const nn_attr_spec attrs_Gemm_11[] = {{"alpha", 1}, {"beta", 1}, {"transA
 static const nn_attr_spec attrs_Gemm_13[] = {{"alpha", 1}, {"beta", 1}, {"transA", 2}, {"transB", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_GlobalLpPool_1[] = {{"p", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_GlobalLpPool_2[] = {{"p", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_GlobalLpPool_22[] = {{"p", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Greater_1[] = {{"axis", 2}, {"broadcast", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_GridSample_16[] = {{"align_corners", 2}, {"mode", 3}, {"padding_mode", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_GridSample_20[] = {{"align_corners", 2}, {"mode", 3}, {"padding_mode", 3}, {NULL, 0}};
+static const nn_attr_spec attrs_GridSample_22[] = {{"align_corners", 2}, {"mode", 3}, {"padding_mode", 3}, {NULL, 0}};
+static const nn_attr_spec attrs_GroupNormalization_18[] = {{"epsilon", 1}, {"num_groups", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_GroupNormalization_21[] = {{"epsilon", 1}, {"num_groups", 2}, {"stash_type", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_HammingWindow_17[] = {{"output_datatype", 2}, {"periodic", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_HannWindow_17[] = {{"output_datatype", 2}, {"periodic", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_HardSigmoid_1[] = {{"alpha", 1}, {"beta", 1}, {"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_HardSigmoid_6[] = {{"alpha", 1}, {"beta", 1}, {NULL, 0}};
+static const nn_attr_spec attrs_HardSigmoid_22[] = {{"alpha", 1}, {"beta", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_Hardmax_1[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Hardmax_11[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Hardmax_13[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_InstanceNormalization_1[] = {{"consumed_inputs", 7}, {"epsilon", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_InstanceNormalization_6[] = {{"epsilon", 1}, {NULL, 0}};
+static const nn_attr_spec attrs_InstanceNormalization_22[] = {{"epsilon", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_IsInf_10[] = {{"detect_negative", 2}, {"detect_positive", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_IsInf_20[] = {{"detect_negative", 2}, {"detect_positive", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LRN_1[] = {{"alpha", 1}, {"beta", 1}, {"bias", 1}, {"size", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LRN_13[] = {{"alpha", 1}, {"beta", 1}, {"bias", 1}, {"size", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LSTM_1[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {"input_forget", 2}, {"output_sequence", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LSTM_7[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {"input_forget", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LSTM_14[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {"input_forget", 2}, {"layout", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_LSTM_22[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {"input_forget", 2}, {"layout", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LayerNormalization_17[] = {{"axis", 2}, {"epsilon", 1}, {"stash_type", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LeakyRelu_1[] = {{"alpha", 1}, {"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_LeakyRelu_6[] = {{"alpha", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_LeakyRelu_16[] = {{"alpha", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_Less_1[] = {{"axis", 2}, {"broadcast", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_LinearAttention_27[] = {{"chunk_size", 2}, {"kv_num_heads", 2}, {"q_num_heads", 2}, {"scale", 1}, {"update_rule", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_Log_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_LogSoftmax_1[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LogSoftmax_11[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LogSoftmax_13[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LpNormalization_1[] = {{"axis", 2}, {"p", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_LpNormalization_22[] = {{"axis", 2}, {"p", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LpPool_1[] = {{"auto_pad", 3}, {"kernel_shape", 7}, {"p", 1}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_LpPool_2[] = {{"auto_pad", 3}, {"kernel_shape", 7}, {"p", 2}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_LpPool_11[] = {{"auto_pad", 3}, {"kernel_shape", 7}, {"p", 2}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
-static const nn_attr_spec attrs_LpPool_18[] = {{"auto_pad", 3}, {"kernel_shape", 7}, {"p", 2}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_LpPool_18[] = {{"auto_pad", 3}, {"ceil_mode", 2}, {"dilations", 7}, {"kernel_shape", 7}, {"p", 2}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_LpPool_22[] = {{"auto_pad", 3}, {"ceil_mode", 2}, {"dilations", 7}, {"kernel_shape", 7}, {"p", 2}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Max_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_MaxPool_1[] = {{"auto_pad", 3}, {"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_MaxPool_8[] = {{"auto_pad", 3}, {"kernel_shape", 7}, {"pads", 7}, {"storage_order", 2}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_MaxPool_10[] = {{"auto_pad", 3}, {"ceil_mode", 2}, {"dilations", 7}, {"kernel_shape", 7}, {"pads", 7}, {"storage_order", 2}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_MaxPool_11[] = {{"auto_pad", 3}, {"ceil_mode", 2}, {"dilations", 7}, {"kernel_shape", 7}, {"pads", 7}, {"storage_order", 2}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_MaxPool_12[] = {{"auto_pad", 3}, {"ceil_mode", 2}, {"dilations", 7}, {"kernel_shape", 7}, {"pads", 7}, {"storage_order", 2}, {"strides", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_MaxPool_22[] = {{"auto_pad", 3}, {"ceil_mode", 2}, {"dilations", 7}, {"kernel_shape", 7}, {"pads", 7}, {"storage_order", 2}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_MaxUnpool_9[] = {{"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_MaxUnpool_11[] = {{"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_MaxUnpool_22[] = {{"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Mean_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_MeanVarianceNormalization_9[] = {{"axes", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_MeanVarianceNormalization_13[] = {{"axes", 7}, {NULL, 0}};
@@ -154,6 +212,7 @@ static const nn_attr_spec attrs_Mul_6[] = {{"axis", 2}, {"broadcast", 2}, {NULL,
 static const nn_attr_spec attrs_Neg_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_NegativeLogLikelihoodLoss_12[] = {{"ignore_index", 2}, {"reduction", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_NegativeLogLikelihoodLoss_13[] = {{"ignore_index", 2}, {"reduction", 3}, {NULL, 0}};
+static const nn_attr_spec attrs_NegativeLogLikelihoodLoss_22[] = {{"ignore_index", 2}, {"reduction", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_NonMaxSuppression_10[] = {{"center_point_box", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_NonMaxSuppression_11[] = {{"center_point_box", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_OneHot_9[] = {{"axis", 2}, {NULL, 0}};
@@ -166,69 +225,86 @@ static const nn_attr_spec attrs_Pad_11[] = {{"mode", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_Pad_13[] = {{"mode", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_Pad_18[] = {{"mode", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_Pad_19[] = {{"mode", 3}, {NULL, 0}};
+static const nn_attr_spec attrs_Pad_21[] = {{"mode", 3}, {NULL, 0}};
+static const nn_attr_spec attrs_Pad_23[] = {{"mode", 3}, {NULL, 0}};
+static const nn_attr_spec attrs_Pad_24[] = {{"mode", 3}, {NULL, 0}};
+static const nn_attr_spec attrs_Pad_25[] = {{"mode", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_Pow_1[] = {{"axis", 2}, {"broadcast", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_QLinearConv_10[] = {{"auto_pad", 3}, {"dilations", 7}, {"group", 2}, {"kernel_shape", 7}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_QuantizeLinear_13[] = {{"axis", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_QuantizeLinear_19[] = {{"axis", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_QuantizeLinear_21[] = {{"axis", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_QuantizeLinear_23[] = {{"axis", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_QuantizeLinear_25[] = {{"axis", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_QuantizeLinear_19[] = {{"axis", 2}, {"saturate", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_QuantizeLinear_21[] = {{"axis", 2}, {"block_size", 2}, {"output_dtype", 2}, {"saturate", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_QuantizeLinear_23[] = {{"axis", 2}, {"block_size", 2}, {"output_dtype", 2}, {"precision", 2}, {"saturate", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_QuantizeLinear_24[] = {{"axis", 2}, {"block_size", 2}, {"output_dtype", 2}, {"precision", 2}, {"saturate", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_QuantizeLinear_25[] = {{"axis", 2}, {"block_size", 2}, {"output_dtype", 2}, {"precision", 2}, {"saturate", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_RMSNormalization_23[] = {{"axis", 2}, {"epsilon", 1}, {"stash_type", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_RNN_1[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {"output_sequence", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_RNN_7[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_RNN_14[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {"layout", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_RNN_22[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {"layout", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Range_27[] = {{"stash_type", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Reciprocal_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceL1_1[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceL1_11[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceL1_13[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_ReduceL1_18[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_ReduceL1_18[] = {{"keepdims", 2}, {"noop_with_empty_axes", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceL2_1[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceL2_11[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceL2_13[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_ReduceL2_18[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_ReduceL2_18[] = {{"keepdims", 2}, {"noop_with_empty_axes", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceLogSum_1[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceLogSum_11[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceLogSum_13[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_ReduceLogSum_18[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_ReduceLogSum_18[] = {{"keepdims", 2}, {"noop_with_empty_axes", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceLogSumExp_1[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceLogSumExp_11[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceLogSumExp_13[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_ReduceLogSumExp_18[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_ReduceLogSumExp_18[] = {{"keepdims", 2}, {"noop_with_empty_axes", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceMax_1[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceMax_11[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceMax_12[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceMax_13[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_ReduceMax_18[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_ReduceMax_18[] = {{"keepdims", 2}, {"noop_with_empty_axes", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_ReduceMax_20[] = {{"keepdims", 2}, {"noop_with_empty_axes", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceMean_1[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceMean_11[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceMean_13[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_ReduceMean_18[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_ReduceMean_18[] = {{"keepdims", 2}, {"noop_with_empty_axes", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceMin_1[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceMin_11[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceMin_12[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceMin_13[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_ReduceMin_18[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_ReduceMin_18[] = {{"keepdims", 2}, {"noop_with_empty_axes", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_ReduceMin_20[] = {{"keepdims", 2}, {"noop_with_empty_axes", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceProd_1[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceProd_11[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceProd_13[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_ReduceProd_18[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_ReduceProd_18[] = {{"keepdims", 2}, {"noop_with_empty_axes", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceSum_1[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceSum_11[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceSum_13[] = {{"keepdims", 2}, {"noop_with_empty_axes", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceSumSquare_1[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceSumSquare_11[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceSumSquare_13[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_ReduceSumSquare_18[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_ReduceSumSquare_18[] = {{"keepdims", 2}, {"noop_with_empty_axes", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Relu_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Reshape_1[] = {{"consumed_inputs", 7}, {"shape", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Reshape_14[] = {{"allowzero", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Reshape_19[] = {{"allowzero", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Reshape_21[] = {{"allowzero", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Reshape_23[] = {{"allowzero", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Reshape_24[] = {{"allowzero", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Reshape_25[] = {{"allowzero", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Resize_10[] = {{"mode", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_Resize_11[] = {{"coordinate_transformation_mode", 3}, {"cubic_coeff_a", 1}, {"exclude_outside", 2}, {"extrapolation_value", 1}, {"mode", 3}, {"nearest_mode", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_Resize_13[] = {{"coordinate_transformation_mode", 3}, {"cubic_coeff_a", 1}, {"exclude_outside", 2}, {"extrapolation_value", 1}, {"mode", 3}, {"nearest_mode", 3}, {NULL, 0}};
-static const nn_attr_spec attrs_Resize_18[] = {{"coordinate_transformation_mode", 3}, {"cubic_coeff_a", 1}, {"exclude_outside", 2}, {"extrapolation_value", 1}, {"mode", 3}, {"nearest_mode", 3}, {NULL, 0}};
-static const nn_attr_spec attrs_Resize_19[] = {{"coordinate_transformation_mode", 3}, {"cubic_coeff_a", 1}, {"exclude_outside", 2}, {"extrapolation_value", 1}, {"mode", 3}, {"nearest_mode", 3}, {NULL, 0}};
+static const nn_attr_spec attrs_Resize_18[] = {{"antialias", 2}, {"axes", 7}, {"coordinate_transformation_mode", 3}, {"cubic_coeff_a", 1}, {"exclude_outside", 2}, {"extrapolation_value", 1}, {"keep_aspect_ratio_policy", 3}, {"mode", 3}, {"nearest_mode", 3}, {NULL, 0}};
+static const nn_attr_spec attrs_Resize_19[] = {{"antialias", 2}, {"axes", 7}, {"coordinate_transformation_mode", 3}, {"cubic_coeff_a", 1}, {"exclude_outside", 2}, {"extrapolation_value", 1}, {"keep_aspect_ratio_policy", 3}, {"mode", 3}, {"nearest_mode", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_ReverseSequence_10[] = {{"batch_axis", 2}, {"time_axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_RoiAlign_10[] = {{"mode", 3}, {"output_height", 2}, {"output_width", 2}, {"sampling_ratio", 2}, {"spatial_scale", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_RoiAlign_16[] = {{"coordinate_transformation_mode", 3}, {"mode", 3}, {"output_height", 2}, {"output_width", 2}, {"sampling_ratio", 2}, {"spatial_scale", 1}, {NULL, 0}};
+static const nn_attr_spec attrs_RoiAlign_22[] = {{"coordinate_transformation_mode", 3}, {"mode", 3}, {"output_height", 2}, {"output_width", 2}, {"sampling_ratio", 2}, {"spatial_scale", 1}, {NULL, 0}};
+static const nn_attr_spec attrs_RotaryEmbedding_23[] = {{"interleaved", 2}, {"num_heads", 2}, {"rotary_embedding_dim", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_STFT_17[] = {{"onesided", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Scatter_9[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Scatter_11[] = {{"axis", 2}, {NULL, 0}};
@@ -240,7 +316,13 @@ static const nn_attr_spec attrs_ScatterND_16[] = {{"reduction", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_ScatterND_18[] = {{"reduction", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_Selu_1[] = {{"alpha", 1}, {"consumed_inputs", 7}, {"gamma", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_Selu_6[] = {{"alpha", 1}, {"gamma", 1}, {NULL, 0}};
+static const nn_attr_spec attrs_Selu_22[] = {{"alpha", 1}, {"gamma", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_Shape_15[] = {{"end", 2}, {"start", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Shape_19[] = {{"end", 2}, {"start", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Shape_21[] = {{"end", 2}, {"start", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Shape_23[] = {{"end", 2}, {"start", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Shape_24[] = {{"end", 2}, {"start", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Shape_25[] = {{"end", 2}, {"start", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Shrink_9[] = {{"bias", 1}, {"lambd", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_Sigmoid_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Slice_1[] = {{"axes", 7}, {"ends", 7}, {"starts", 7}, {NULL, 0}};
@@ -255,21 +337,29 @@ static const nn_attr_spec attrs_Split_1[] = {{"axis", 2}, {"split", 7}, {NULL, 0
 static const nn_attr_spec attrs_Split_2[] = {{"axis", 2}, {"split", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Split_11[] = {{"axis", 2}, {"split", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Split_13[] = {{"axis", 2}, {NULL, 0}};
-static const nn_attr_spec attrs_Split_18[] = {{"axis", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Split_18[] = {{"axis", 2}, {"num_outputs", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Sqrt_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Squeeze_1[] = {{"axes", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Squeeze_11[] = {{"axes", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Sub_1[] = {{"axis", 2}, {"broadcast", 2}, {"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Sub_6[] = {{"axis", 2}, {"broadcast", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Sum_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_SwiGLU_28[] = {{"alpha", 1}, {NULL, 0}};
+static const nn_attr_spec attrs_Swish_24[] = {{"alpha", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_Tanh_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_TfIdfVectorizer_9[] = {{"max_gram_length", 2}, {"max_skip_count", 2}, {"min_gram_length", 2}, {"mode", 3}, {"ngram_counts", 7}, {"ngram_indexes", 7}, {"pool_int64s", 7}, {"pool_strings", 8}, {"weights", 6}, {NULL, 0}};
 static const nn_attr_spec attrs_ThresholdedRelu_10[] = {{"alpha", 1}, {NULL, 0}};
+static const nn_attr_spec attrs_ThresholdedRelu_22[] = {{"alpha", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_TopK_1[] = {{"axis", 2}, {"k", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_TopK_10[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_TopK_11[] = {{"axis", 2}, {"largest", 2}, {"sorted", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_TopK_24[] = {{"axis", 2}, {"largest", 2}, {"sorted", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Transpose_1[] = {{"perm", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Transpose_13[] = {{"perm", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_Transpose_21[] = {{"perm", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_Transpose_23[] = {{"perm", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_Transpose_24[] = {{"perm", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_Transpose_25[] = {{"perm", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Trilu_14[] = {{"upper", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Unique_11[] = {{"axis", 2}, {"sorted", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Unsqueeze_1[] = {{"axes", 7}, {NULL, 0}};
@@ -282,18 +372,20 @@ static const nn_attr_spec attrs_Xor_1[] = {{"axis", 2}, {"broadcast", 2}, {NULL,
 
 static const nn_op_schema op_schema_table[] = {
   {"Abs", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Abs_1},
-  {"Abs", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Abs", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Acos", 7, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Acosh", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Abs", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Abs", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Acos", 7, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Acos", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Acosh", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Acosh", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Add", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Add_1},
   {"Add", 6, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Add_6},
-  {"Add", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Add", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Add", 14, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"AffineGrid", 20, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"Add", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Add", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Add", 14, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"AffineGrid", 20, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_AffineGrid_20},
   {"And", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_And_1},
-  {"And", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"And", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"ArgMax", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ArgMax_1},
   {"ArgMax", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ArgMax_11},
   {"ArgMax", 12, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ArgMax_12},
@@ -302,17 +394,23 @@ static const nn_op_schema op_schema_table[] = {
   {"ArgMin", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ArgMin_11},
   {"ArgMin", 12, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ArgMin_12},
   {"ArgMin", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ArgMin_13},
-  {"Asin", 7, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Asinh", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Atan", 7, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Atanh", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Attention", 23, 3, 6, 1, 4, 0x7u, 0x1u, 1000, 1000, NULL},
-  {"Attention", 24, 3, 7, 1, 4, 0x7u, 0x1u, 1000, 1000, NULL},
+  {"Asin", 7, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Asin", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Asinh", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Asinh", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Atan", 7, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Atan", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Atanh", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Atanh", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Attention", 23, 3, 6, 1, 4, 0x7u, 0x1u, 1000, 1000, attrs_Attention_23},
+  {"Attention", 24, 3, 7, 1, 4, 0x7u, 0x1u, 1000, 1000, attrs_Attention_24},
+  {"Attention", 25, 3, 7, 1, 4, 0x7u, 0x1u, 1000, 1000, attrs_Attention_25},
   {"AveragePool", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_AveragePool_1},
   {"AveragePool", 7, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_AveragePool_7},
   {"AveragePool", 10, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_AveragePool_10},
   {"AveragePool", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_AveragePool_11},
   {"AveragePool", 19, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_AveragePool_19},
+  {"AveragePool", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_AveragePool_22},
   {"BatchNormalization", 1, 5, 5, 1, 5, 0x1fu, 0x1u, 1000, 1000, attrs_BatchNormalization_1},
   {"BatchNormalization", 6, 5, 5, 1, 5, 0x1fu, 0x1u, 1000, 1000, attrs_BatchNormalization_6},
   {"BatchNormalization", 7, 5, 5, 1, 5, 0x1fu, 0x1u, 1000, 1000, attrs_BatchNormalization_7},
@@ -320,28 +418,39 @@ static const nn_op_schema op_schema_table[] = {
   {"BatchNormalization", 14, 5, 5, 1, 3, 0x1fu, 0x1u, 1000, 1000, attrs_BatchNormalization_14},
   {"BatchNormalization", 15, 5, 5, 1, 3, 0x1fu, 0x1u, 1000, 1000, attrs_BatchNormalization_15},
   {"BitShift", 11, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_BitShift_11},
-  {"BitwiseAnd", 18, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"BitwiseNot", 18, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"BitwiseOr", 18, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"BitwiseXor", 18, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"BitwiseAnd", 18, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"BitwiseNot", 18, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"BitwiseOr", 18, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"BitwiseXor", 18, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"BlackmanWindow", 17, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_BlackmanWindow_17},
   {"Cast", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Cast_1},
   {"Cast", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Cast_6},
   {"Cast", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Cast_9},
   {"Cast", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Cast_13},
-  {"CastLike", 15, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"CausalConvWithState", 27, 2, 4, 1, 2, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"Cast", 19, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Cast_19},
+  {"Cast", 21, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Cast_21},
+  {"Cast", 23, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Cast_23},
+  {"Cast", 24, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Cast_24},
+  {"Cast", 25, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Cast_25},
+  {"CastLike", 15, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"CastLike", 19, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_CastLike_19},
+  {"CastLike", 21, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_CastLike_21},
+  {"CastLike", 23, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_CastLike_23},
+  {"CastLike", 24, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_CastLike_24},
+  {"CastLike", 25, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_CastLike_25},
+  {"CausalConvWithState", 27, 2, 4, 1, 2, 0x3u, 0x1u, 1000, 1000, attrs_CausalConvWithState_27},
   {"Ceil", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Ceil_1},
-  {"Ceil", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Ceil", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Ceil", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Ceil", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Celu", 12, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Celu_12},
-  {"CenterCropPad", 18, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"Celu", 28, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Celu_28},
+  {"CenterCropPad", 18, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_CenterCropPad_18},
   {"Clip", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Clip_1},
   {"Clip", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Clip_6},
-  {"Clip", 11, 1, 3, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Clip", 12, 1, 3, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Clip", 13, 1, 3, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Col2Im", 18, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, NULL},
+  {"Clip", 11, 1, 3, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Clip", 12, 1, 3, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Clip", 13, 1, 3, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Col2Im", 18, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_Col2Im_18},
   {"Compress", 9, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Compress_9},
   {"Compress", 11, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Compress_11},
   {"Concat", 1, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_Concat_1},
@@ -353,222 +462,276 @@ static const nn_op_schema op_schema_table[] = {
   {"Constant", 11, 0, 0, 1, 1, 0x0u, 0x1u, 1000, 1000, attrs_Constant_11},
   {"Constant", 12, 0, 0, 1, 1, 0x0u, 0x1u, 1000, 1000, attrs_Constant_12},
   {"Constant", 13, 0, 0, 1, 1, 0x0u, 0x1u, 1000, 1000, attrs_Constant_13},
+  {"Constant", 19, 0, 0, 1, 1, 0x0u, 0x1u, 1000, 1000, attrs_Constant_19},
+  {"Constant", 21, 0, 0, 1, 1, 0x0u, 0x1u, 1000, 1000, attrs_Constant_21},
+  {"Constant", 23, 0, 0, 1, 1, 0x0u, 0x1u, 1000, 1000, attrs_Constant_23},
+  {"Constant", 24, 0, 0, 1, 1, 0x0u, 0x1u, 1000, 1000, attrs_Constant_24},
+  {"Constant", 25, 0, 0, 1, 1, 0x0u, 0x1u, 1000, 1000, attrs_Constant_25},
   {"ConstantOfShape", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ConstantOfShape_9},
+  {"ConstantOfShape", 20, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ConstantOfShape_20},
+  {"ConstantOfShape", 21, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ConstantOfShape_21},
+  {"ConstantOfShape", 23, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ConstantOfShape_23},
+  {"ConstantOfShape", 24, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ConstantOfShape_24},
+  {"ConstantOfShape", 25, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ConstantOfShape_25},
   {"Conv", 1, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Conv_1},
   {"Conv", 11, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Conv_11},
+  {"Conv", 22, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Conv_22},
   {"ConvInteger", 10, 2, 4, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_ConvInteger_10},
   {"ConvTranspose", 1, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_ConvTranspose_1},
   {"ConvTranspose", 11, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_ConvTranspose_11},
-  {"Cos", 7, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Cosh", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"CumProd", 26, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"ConvTranspose", 22, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_ConvTranspose_22},
+  {"Cos", 7, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Cos", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Cosh", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Cosh", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"CumProd", 26, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_CumProd_26},
   {"CumSum", 11, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_CumSum_11},
   {"CumSum", 14, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_CumSum_14},
   {"DFT", 17, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_DFT_17},
   {"DFT", 20, 1, 3, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_DFT_20},
-  {"DeformConv", 19, 3, 5, 1, 1, 0x7u, 0x1u, 1000, 1000, NULL},
+  {"DeformConv", 19, 3, 5, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_DeformConv_19},
+  {"DeformConv", 22, 3, 5, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_DeformConv_22},
   {"DepthToSpace", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_DepthToSpace_1},
   {"DepthToSpace", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_DepthToSpace_11},
   {"DepthToSpace", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_DepthToSpace_13},
-  {"DequantizeLinear", 10, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"DequantizeLinear", 10, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"DequantizeLinear", 13, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_DequantizeLinear_13},
   {"DequantizeLinear", 19, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_DequantizeLinear_19},
   {"DequantizeLinear", 21, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_DequantizeLinear_21},
   {"DequantizeLinear", 23, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_DequantizeLinear_23},
+  {"DequantizeLinear", 24, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_DequantizeLinear_24},
   {"DequantizeLinear", 25, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_DequantizeLinear_25},
-  {"Det", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Det", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Det", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Div", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Div_1},
   {"Div", 6, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Div_6},
-  {"Div", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Div", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Div", 14, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"Div", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Div", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Div", 14, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"Dropout", 1, 1, 1, 1, 2, 0x1u, 0x1u, 1000, 1000, attrs_Dropout_1},
   {"Dropout", 6, 1, 1, 1, 2, 0x1u, 0x1u, 1000, 1000, attrs_Dropout_6},
   {"Dropout", 7, 1, 1, 1, 2, 0x1u, 0x1u, 1000, 1000, attrs_Dropout_7},
   {"Dropout", 10, 1, 1, 1, 2, 0x1u, 0x1u, 1000, 1000, attrs_Dropout_10},
   {"Dropout", 12, 1, 3, 1, 2, 0x1u, 0x1u, 1000, 1000, attrs_Dropout_12},
   {"Dropout", 13, 1, 3, 1, 2, 0x1u, 0x1u, 1000, 1000, attrs_Dropout_13},
-  {"DynamicQuantizeLinear", 11, 1, 1, 3, 3, 0x1u, 0x7u, 1000, 1000, NULL},
+  {"Dropout", 22, 1, 3, 1, 2, 0x1u, 0x1u, 1000, 1000, attrs_Dropout_22},
+  {"DynamicQuantizeLinear", 11, 1, 1, 3, 3, 0x1u, 0x7u, 1000, 1000, attrs_none},
   {"Einsum", 12, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_Einsum_12},
   {"Elu", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Elu_1},
   {"Elu", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Elu_6},
+  {"Elu", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Elu_22},
   {"Equal", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Equal_1},
-  {"Equal", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Equal", 11, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Equal", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Erf", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Erf", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Equal", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Equal", 11, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Equal", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Equal", 19, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Erf", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Erf", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Exp", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Exp_1},
-  {"Exp", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Exp", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Expand", 8, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Expand", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"Exp", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Exp", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Expand", 8, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Expand", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"EyeLike", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_EyeLike_9},
+  {"EyeLike", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_EyeLike_22},
   {"Flatten", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Flatten_1},
   {"Flatten", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Flatten_9},
   {"Flatten", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Flatten_11},
   {"Flatten", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Flatten_13},
+  {"Flatten", 21, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Flatten_21},
+  {"Flatten", 23, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Flatten_23},
+  {"Flatten", 24, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Flatten_24},
+  {"Flatten", 25, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Flatten_25},
   {"Floor", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Floor_1},
-  {"Floor", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Floor", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Floor", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Floor", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"GRU", 1, 3, 6, 2, 2, 0x7u, 0x2u, 1000, 1000, attrs_GRU_1},
   {"GRU", 3, 3, 6, 0, 2, 0x7u, 0x0u, 1000, 1000, attrs_GRU_3},
   {"GRU", 7, 3, 6, 0, 2, 0x7u, 0x0u, 1000, 1000, attrs_GRU_7},
   {"GRU", 14, 3, 6, 0, 2, 0x7u, 0x0u, 1000, 1000, attrs_GRU_14},
+  {"GRU", 22, 3, 6, 0, 2, 0x7u, 0x0u, 1000, 1000, attrs_GRU_22},
   {"Gather", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Gather_1},
   {"Gather", 11, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Gather_11},
   {"Gather", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Gather_13},
   {"GatherElements", 11, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_GatherElements_11},
   {"GatherElements", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_GatherElements_13},
-  {"GatherND", 11, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"GatherND", 11, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"GatherND", 12, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_GatherND_12},
   {"GatherND", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_GatherND_13},
-  {"Gelu", 20, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Gelu", 20, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Gelu_20},
   {"Gemm", 1, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_Gemm_1},
   {"Gemm", 6, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_Gemm_6},
   {"Gemm", 7, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_Gemm_7},
   {"Gemm", 9, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_Gemm_9},
   {"Gemm", 11, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Gemm_11},
   {"Gemm", 13, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Gemm_13},
-  {"GlobalAveragePool", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"GlobalAveragePool", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"GlobalAveragePool", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"GlobalLpPool", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_GlobalLpPool_1},
   {"GlobalLpPool", 2, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_GlobalLpPool_2},
-  {"GlobalMaxPool", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"GlobalLpPool", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_GlobalLpPool_22},
+  {"GlobalMaxPool", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"GlobalMaxPool", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Greater", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Greater_1},
-  {"Greater", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Greater", 9, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Greater", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"GreaterOrEqual", 12, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"GreaterOrEqual", 16, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"Greater", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Greater", 9, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Greater", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"GreaterOrEqual", 12, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"GreaterOrEqual", 16, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"GridSample", 16, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_GridSample_16},
   {"GridSample", 20, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_GridSample_20},
-  {"GroupNormalization", 18, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, NULL},
-  {"GroupNormalization", 21, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, NULL},
+  {"GridSample", 22, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_GridSample_22},
+  {"GroupNormalization", 18, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_GroupNormalization_18},
+  {"GroupNormalization", 21, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_GroupNormalization_21},
   {"HammingWindow", 17, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_HammingWindow_17},
   {"HannWindow", 17, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_HannWindow_17},
   {"HardSigmoid", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_HardSigmoid_1},
   {"HardSigmoid", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_HardSigmoid_6},
-  {"HardSwish", 14, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"HardSigmoid", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_HardSigmoid_22},
+  {"HardSwish", 14, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"HardSwish", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Hardmax", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Hardmax_1},
   {"Hardmax", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Hardmax_11},
   {"Hardmax", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Hardmax_13},
-  {"Identity", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Identity", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Identity", 14, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Identity", 16, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Identity", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Identity", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Identity", 14, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Identity", 16, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Identity", 19, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Identity", 21, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Identity", 23, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Identity", 24, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Identity", 25, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"InstanceNormalization", 1, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_InstanceNormalization_1},
   {"InstanceNormalization", 6, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_InstanceNormalization_6},
+  {"InstanceNormalization", 22, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_InstanceNormalization_22},
   {"IsInf", 10, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_IsInf_10},
-  {"IsNaN", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"IsNaN", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"IsInf", 20, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_IsInf_20},
+  {"IsNaN", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"IsNaN", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"IsNaN", 20, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"LRN", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LRN_1},
   {"LRN", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LRN_13},
   {"LSTM", 1, 3, 8, 0, 3, 0x7u, 0x0u, 1000, 1000, attrs_LSTM_1},
   {"LSTM", 7, 3, 8, 0, 3, 0x7u, 0x0u, 1000, 1000, attrs_LSTM_7},
   {"LSTM", 14, 3, 8, 0, 3, 0x7u, 0x0u, 1000, 1000, attrs_LSTM_14},
+  {"LSTM", 22, 3, 8, 0, 3, 0x7u, 0x0u, 1000, 1000, attrs_LSTM_22},
   {"LayerNormalization", 17, 2, 3, 1, 3, 0x3u, 0x1u, 1000, 1000, attrs_LayerNormalization_17},
   {"LeakyRelu", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LeakyRelu_1},
   {"LeakyRelu", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LeakyRelu_6},
   {"LeakyRelu", 16, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LeakyRelu_16},
   {"Less", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Less_1},
-  {"Less", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Less", 9, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Less", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"LessOrEqual", 12, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"LessOrEqual", 16, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"LinearAttention", 27, 3, 7, 1, 2, 0x7u, 0x1u, 1000, 1000, NULL},
+  {"Less", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Less", 9, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Less", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"LessOrEqual", 12, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"LessOrEqual", 16, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"LinearAttention", 27, 3, 7, 1, 2, 0x7u, 0x1u, 1000, 1000, attrs_LinearAttention_27},
   {"Log", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Log_1},
-  {"Log", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Log", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Log", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Log", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"LogSoftmax", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LogSoftmax_1},
   {"LogSoftmax", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LogSoftmax_11},
   {"LogSoftmax", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LogSoftmax_13},
   {"LpNormalization", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LpNormalization_1},
+  {"LpNormalization", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LpNormalization_22},
   {"LpPool", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LpPool_1},
   {"LpPool", 2, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LpPool_2},
   {"LpPool", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LpPool_11},
   {"LpPool", 18, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LpPool_18},
-  {"MatMul", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"MatMul", 9, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"MatMul", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"MatMulInteger", 10, 2, 4, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"LpPool", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LpPool_22},
+  {"MatMul", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"MatMul", 9, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"MatMul", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"MatMulInteger", 10, 2, 4, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"Max", 1, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_Max_1},
-  {"Max", 6, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, NULL},
-  {"Max", 8, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, NULL},
-  {"Max", 12, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, NULL},
-  {"Max", 13, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, NULL},
+  {"Max", 6, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_none},
+  {"Max", 8, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_none},
+  {"Max", 12, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_none},
+  {"Max", 13, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_none},
   {"MaxPool", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_MaxPool_1},
   {"MaxPool", 8, 1, 1, 1, 2, 0x1u, 0x1u, 1000, 1000, attrs_MaxPool_8},
   {"MaxPool", 10, 1, 1, 1, 2, 0x1u, 0x1u, 1000, 1000, attrs_MaxPool_10},
   {"MaxPool", 11, 1, 1, 1, 2, 0x1u, 0x1u, 1000, 1000, attrs_MaxPool_11},
   {"MaxPool", 12, 1, 1, 1, 2, 0x1u, 0x1u, 1000, 1000, attrs_MaxPool_12},
+  {"MaxPool", 22, 1, 1, 1, 2, 0x1u, 0x1u, 1000, 1000, attrs_MaxPool_22},
   {"MaxUnpool", 9, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_MaxUnpool_9},
   {"MaxUnpool", 11, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_MaxUnpool_11},
+  {"MaxUnpool", 22, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_MaxUnpool_22},
   {"Mean", 1, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_Mean_1},
-  {"Mean", 6, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, NULL},
-  {"Mean", 8, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, NULL},
-  {"Mean", 13, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, NULL},
+  {"Mean", 6, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_none},
+  {"Mean", 8, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_none},
+  {"Mean", 13, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_none},
   {"MeanVarianceNormalization", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_MeanVarianceNormalization_9},
   {"MeanVarianceNormalization", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_MeanVarianceNormalization_13},
   {"MelWeightMatrix", 17, 5, 5, 1, 1, 0x1fu, 0x1u, 1000, 1000, attrs_MelWeightMatrix_17},
   {"Min", 1, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_Min_1},
-  {"Min", 6, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, NULL},
-  {"Min", 8, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, NULL},
-  {"Min", 12, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, NULL},
-  {"Min", 13, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, NULL},
-  {"Mish", 18, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Min", 6, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_none},
+  {"Min", 8, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_none},
+  {"Min", 12, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_none},
+  {"Min", 13, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_none},
+  {"Mish", 18, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Mish", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Mod", 10, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Mod_10},
   {"Mod", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Mod_13},
   {"Mul", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Mul_1},
   {"Mul", 6, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Mul_6},
-  {"Mul", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Mul", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Mul", 14, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"Mul", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Mul", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Mul", 14, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"Neg", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Neg_1},
-  {"Neg", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Neg", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Neg", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Neg", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"NegativeLogLikelihoodLoss", 12, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_NegativeLogLikelihoodLoss_12},
   {"NegativeLogLikelihoodLoss", 13, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_NegativeLogLikelihoodLoss_13},
+  {"NegativeLogLikelihoodLoss", 22, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_NegativeLogLikelihoodLoss_22},
   {"NonMaxSuppression", 10, 2, 5, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_NonMaxSuppression_10},
   {"NonMaxSuppression", 11, 2, 5, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_NonMaxSuppression_11},
-  {"NonZero", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"NonZero", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Not", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"NonZero", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"NonZero", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Not", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"OneHot", 9, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_OneHot_9},
   {"OneHot", 11, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_OneHot_11},
   {"Or", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Or_1},
-  {"Or", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"Or", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"PRelu", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_PRelu_1},
-  {"PRelu", 6, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"PRelu", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"PRelu", 9, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"PRelu", 16, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"PRelu", 6, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"PRelu", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"PRelu", 9, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"PRelu", 16, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"Pad", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Pad_1},
   {"Pad", 2, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Pad_2},
   {"Pad", 11, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Pad_11},
   {"Pad", 13, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Pad_13},
   {"Pad", 18, 2, 4, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Pad_18},
   {"Pad", 19, 2, 4, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Pad_19},
+  {"Pad", 21, 2, 4, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Pad_21},
+  {"Pad", 23, 2, 4, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Pad_23},
+  {"Pad", 24, 2, 4, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Pad_24},
+  {"Pad", 25, 2, 4, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Pad_25},
   {"Pow", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Pow_1},
-  {"Pow", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Pow", 12, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Pow", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Pow", 15, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"Pow", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Pow", 12, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Pow", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Pow", 15, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"QLinearConv", 10, 8, 9, 1, 1, 0xffu, 0x1u, 1000, 1000, attrs_QLinearConv_10},
-  {"QuantizeLinear", 10, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"QuantizeLinear", 10, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"QuantizeLinear", 13, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_QuantizeLinear_13},
   {"QuantizeLinear", 19, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_QuantizeLinear_19},
   {"QuantizeLinear", 21, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_QuantizeLinear_21},
   {"QuantizeLinear", 23, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_QuantizeLinear_23},
+  {"QuantizeLinear", 24, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_QuantizeLinear_24},
   {"QuantizeLinear", 25, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_QuantizeLinear_25},
-  {"RMSNormalization", 23, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"RMSNormalization", 23, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_RMSNormalization_23},
   {"RNN", 1, 3, 6, 0, 2, 0x7u, 0x0u, 1000, 1000, attrs_RNN_1},
   {"RNN", 7, 3, 6, 0, 2, 0x7u, 0x0u, 1000, 1000, attrs_RNN_7},
   {"RNN", 14, 3, 6, 0, 2, 0x7u, 0x0u, 1000, 1000, attrs_RNN_14},
-  {"Range", 11, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, NULL},
+  {"RNN", 22, 3, 6, 0, 2, 0x7u, 0x0u, 1000, 1000, attrs_RNN_22},
+  {"Range", 11, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_none},
+  {"Range", 27, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_Range_27},
   {"Reciprocal", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Reciprocal_1},
-  {"Reciprocal", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Reciprocal", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Reciprocal", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Reciprocal", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"ReduceL1", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceL1_1},
   {"ReduceL1", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceL1_11},
   {"ReduceL1", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceL1_13},
@@ -590,6 +753,7 @@ static const nn_op_schema op_schema_table[] = {
   {"ReduceMax", 12, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceMax_12},
   {"ReduceMax", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceMax_13},
   {"ReduceMax", 18, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceMax_18},
+  {"ReduceMax", 20, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceMax_20},
   {"ReduceMean", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceMean_1},
   {"ReduceMean", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceMean_11},
   {"ReduceMean", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceMean_13},
@@ -599,6 +763,7 @@ static const nn_op_schema op_schema_table[] = {
   {"ReduceMin", 12, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceMin_12},
   {"ReduceMin", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceMin_13},
   {"ReduceMin", 18, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceMin_18},
+  {"ReduceMin", 20, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceMin_20},
   {"ReduceProd", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceProd_1},
   {"ReduceProd", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceProd_11},
   {"ReduceProd", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceProd_13},
@@ -611,13 +776,18 @@ static const nn_op_schema op_schema_table[] = {
   {"ReduceSumSquare", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceSumSquare_13},
   {"ReduceSumSquare", 18, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceSumSquare_18},
   {"Relu", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Relu_1},
-  {"Relu", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Relu", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Relu", 14, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Relu", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Relu", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Relu", 14, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Reshape", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Reshape_1},
-  {"Reshape", 5, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Reshape", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"Reshape", 5, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Reshape", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"Reshape", 14, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Reshape_14},
+  {"Reshape", 19, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Reshape_19},
+  {"Reshape", 21, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Reshape_21},
+  {"Reshape", 23, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Reshape_23},
+  {"Reshape", 24, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Reshape_24},
+  {"Reshape", 25, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Reshape_25},
   {"Resize", 10, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Resize_10},
   {"Resize", 11, 3, 4, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_Resize_11},
   {"Resize", 13, 1, 4, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Resize_13},
@@ -626,8 +796,10 @@ static const nn_op_schema op_schema_table[] = {
   {"ReverseSequence", 10, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_ReverseSequence_10},
   {"RoiAlign", 10, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_RoiAlign_10},
   {"RoiAlign", 16, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_RoiAlign_16},
-  {"RotaryEmbedding", 23, 3, 4, 1, 1, 0x7u, 0x1u, 1000, 1000, NULL},
-  {"Round", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"RoiAlign", 22, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_RoiAlign_22},
+  {"RotaryEmbedding", 23, 3, 4, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_RotaryEmbedding_23},
+  {"Round", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Round", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"STFT", 17, 2, 4, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_STFT_17},
   {"Scatter", 9, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_Scatter_9},
   {"Scatter", 11, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_Scatter_11},
@@ -635,36 +807,51 @@ static const nn_op_schema op_schema_table[] = {
   {"ScatterElements", 13, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_ScatterElements_13},
   {"ScatterElements", 16, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_ScatterElements_16},
   {"ScatterElements", 18, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_ScatterElements_18},
-  {"ScatterND", 11, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, NULL},
-  {"ScatterND", 13, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, NULL},
+  {"ScatterND", 11, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_none},
+  {"ScatterND", 13, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_none},
   {"ScatterND", 16, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_ScatterND_16},
   {"ScatterND", 18, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_ScatterND_18},
   {"Selu", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Selu_1},
   {"Selu", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Selu_6},
-  {"Shape", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Shape", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Selu", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Selu_22},
+  {"Shape", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Shape", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Shape", 15, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Shape_15},
+  {"Shape", 19, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Shape_19},
+  {"Shape", 21, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Shape_21},
+  {"Shape", 23, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Shape_23},
+  {"Shape", 24, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Shape_24},
+  {"Shape", 25, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Shape_25},
   {"Shrink", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Shrink_9},
   {"Sigmoid", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Sigmoid_1},
-  {"Sigmoid", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Sigmoid", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Sign", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Sign", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Sin", 7, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Sinh", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Size", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Size", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Sigmoid", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Sigmoid", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Sign", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Sign", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Sin", 7, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Sin", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Sinh", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Sinh", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Size", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Size", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Size", 19, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Size", 21, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Size", 23, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Size", 24, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Size", 25, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Slice", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Slice_1},
-  {"Slice", 10, 3, 5, 1, 1, 0x7u, 0x1u, 1000, 1000, NULL},
-  {"Slice", 11, 3, 5, 1, 1, 0x7u, 0x1u, 1000, 1000, NULL},
-  {"Slice", 13, 3, 5, 1, 1, 0x7u, 0x1u, 1000, 1000, NULL},
+  {"Slice", 10, 3, 5, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_none},
+  {"Slice", 11, 3, 5, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_none},
+  {"Slice", 13, 3, 5, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_none},
   {"Softmax", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Softmax_1},
   {"Softmax", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Softmax_11},
   {"Softmax", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Softmax_13},
   {"SoftmaxCrossEntropyLoss", 12, 2, 3, 1, 2, 0x3u, 0x1u, 1000, 1000, attrs_SoftmaxCrossEntropyLoss_12},
   {"SoftmaxCrossEntropyLoss", 13, 2, 3, 1, 2, 0x3u, 0x1u, 1000, 1000, attrs_SoftmaxCrossEntropyLoss_13},
-  {"Softplus", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Softsign", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Softplus", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Softplus", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Softsign", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Softsign", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"SpaceToDepth", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_SpaceToDepth_1},
   {"SpaceToDepth", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_SpaceToDepth_13},
   {"Split", 1, 1, 2, 1, -1, 0x1u, 0x0u, 1000, 0, attrs_Split_1},
@@ -673,47 +860,62 @@ static const nn_op_schema op_schema_table[] = {
   {"Split", 13, 1, 2, 1, -1, 0x1u, 0x0u, 1000, 0, attrs_Split_13},
   {"Split", 18, 1, 2, 1, -1, 0x1u, 0x1u, 1000, 0, attrs_Split_18},
   {"Sqrt", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Sqrt_1},
-  {"Sqrt", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Sqrt", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Sqrt", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Sqrt", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Squeeze", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Squeeze_1},
   {"Squeeze", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Squeeze_11},
-  {"Squeeze", 13, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Squeeze", 13, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Squeeze", 21, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Squeeze", 23, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Squeeze", 24, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Squeeze", 25, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Sub", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Sub_1},
   {"Sub", 6, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Sub_6},
-  {"Sub", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Sub", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Sub", 14, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"Sub", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Sub", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Sub", 14, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"Sum", 1, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_Sum_1},
-  {"Sum", 6, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, NULL},
-  {"Sum", 8, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, NULL},
-  {"Sum", 13, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, NULL},
-  {"SwiGLU", 28, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Swish", 24, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Tan", 7, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Sum", 6, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_none},
+  {"Sum", 8, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_none},
+  {"Sum", 13, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_none},
+  {"SwiGLU", 28, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_SwiGLU_28},
+  {"Swish", 24, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Swish_24},
+  {"Tan", 7, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Tan", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Tanh", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Tanh_1},
-  {"Tanh", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
-  {"Tanh", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, NULL},
+  {"Tanh", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"Tanh", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"TfIdfVectorizer", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_TfIdfVectorizer_9},
   {"ThresholdedRelu", 10, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ThresholdedRelu_10},
-  {"Tile", 1, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, NULL},
-  {"Tile", 6, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
-  {"Tile", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"ThresholdedRelu", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ThresholdedRelu_22},
+  {"Tile", 1, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_none},
+  {"Tile", 6, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Tile", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"TopK", 1, 1, 1, 2, 2, 0x1u, 0x3u, 1000, 1000, attrs_TopK_1},
   {"TopK", 10, 2, 2, 2, 2, 0x3u, 0x3u, 1000, 1000, attrs_TopK_10},
   {"TopK", 11, 2, 2, 2, 2, 0x3u, 0x3u, 1000, 1000, attrs_TopK_11},
+  {"TopK", 24, 2, 2, 2, 2, 0x3u, 0x3u, 1000, 1000, attrs_TopK_24},
   {"Transpose", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Transpose_1},
   {"Transpose", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Transpose_13},
+  {"Transpose", 21, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Transpose_21},
+  {"Transpose", 23, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Transpose_23},
+  {"Transpose", 24, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Transpose_24},
+  {"Transpose", 25, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Transpose_25},
   {"Trilu", 14, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Trilu_14},
   {"Unique", 11, 1, 1, 1, 4, 0x1u, 0x1u, 1000, 1000, attrs_Unique_11},
   {"Unsqueeze", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Unsqueeze_1},
   {"Unsqueeze", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Unsqueeze_11},
-  {"Unsqueeze", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"Unsqueeze", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Unsqueeze", 21, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Unsqueeze", 23, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Unsqueeze", 24, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"Unsqueeze", 25, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"Upsample", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Upsample_1},
   {"Upsample", 7, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Upsample_7},
   {"Upsample", 9, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Upsample_9},
   {"Upsample", 10, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Upsample_10},
-  {"Where", 9, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, NULL},
-  {"Where", 16, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, NULL},
+  {"Where", 9, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_none},
+  {"Where", 16, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_none},
   {"Xor", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Xor_1},
-  {"Xor", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, NULL},
+  {"Xor", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
 };

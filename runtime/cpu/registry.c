@@ -16,7 +16,8 @@ typedef struct nn_op_schema {
   int min_in, max_in, min_out, max_out;   /* max -1: variadic, unbounded */
   uint32_t req_in, req_out;               /* slots < 32 that must not be empty */
   int req_in_from, req_out_from;          /* every slot from here on (variadic) too */
-  const nn_attr_spec *attrs;              /* NULL-terminated; NULL when unknown */
+  const nn_attr_spec *attrs;              /* the version's whole set, NULL-terminated;
+                                             NULL when unknown (not checked) */
 } nn_op_schema;
 
 #include "cpu/op_schema.h"
@@ -61,7 +62,8 @@ static const char *attr_type_name(int t) {
 }
 
 /* The rules of the ONNX checker for a node (input and output counts in
- * range, required slots not empty, attributes of the declared type) are what
+ * range, required slots not empty, only the attributes the operator version
+ * defines, each of its declared type) are what
  * every kernel relies on when it reads n->x[0] or n->y[0] without a check or
  * reads an attribute through a typed getter: enforce them once, for all
  * kernels, at load. */
@@ -99,22 +101,46 @@ nn_status nn_op_check_schema(const nn_node *n, nn_error *err) {
         return nn_error_set(err, NN_ERR_INVALID_MODEL, "node '%s' (%s): required %s %d is empty",
                             n->name, n->op_type, io ? "output" : "input", k);
   }
-  for (int i = 0; best->attrs && i < n->n_attrs; i++) {
+  /* only what the model gave: plan-time fusion appends attributes of its own */
+  for (int i = 0; best->attrs && i < n->n_attrs_model; i++) {
     const nn_attr *a = &n->attrs[i];
-    for (const nn_attr_spec *sp = best->attrs; sp->name; sp++) {
-      if (strcmp(sp->name, a->name) != 0)
-        continue;
-      /* UNDEFINED reads as absent; an INT where a FLOAT is declared reads as
-         that number (nn_attr_float): both harmless, so both tolerated */
-      bool ok = (int)a->type == sp->type || a->type == NN_ATTR_UNDEFINED ||
-                (sp->type == NN_ATTR_FLOAT && a->type == NN_ATTR_INT);
-      if (!ok)
-        return nn_error_set(err, NN_ERR_INVALID_MODEL,
-                            "node '%s' (%s): attribute '%s' has type %s, the operator declares %s",
-                            n->name, n->op_type, a->name, attr_type_name((int)a->type),
-                            attr_type_name(sp->type));
-      break;
-    }
+    const nn_attr_spec *sp = best->attrs;
+    while (sp->name && strcmp(sp->name, a->name) != 0)
+      sp++;
+    /* an attribute this version does not define is refused, as the ONNX
+       checker does: ReduceSum-13 takes its axes as an input, and an `axes`
+       attribute left over from opset 11 would silently reduce over all */
+    if (!sp->name)
+      return nn_error_set(err, NN_ERR_INVALID_MODEL,
+                          "node '%s' (%s-%d): attribute '%s' is not defined by the operator at "
+                          "opset %d", n->name, n->op_type, best->since, a->name, n->opset);
+    /* UNDEFINED reads as absent; an INT where a FLOAT is declared reads as
+       that number (nn_attr_float): both harmless, so both tolerated */
+    bool ok = (int)a->type == sp->type || a->type == NN_ATTR_UNDEFINED ||
+              (sp->type == NN_ATTR_FLOAT && a->type == NN_ATTR_INT);
+    if (!ok)
+      return nn_error_set(err, NN_ERR_INVALID_MODEL,
+                          "node '%s' (%s): attribute '%s' has type %s, the operator declares %s",
+                          n->name, n->op_type, a->name, attr_type_name((int)a->type),
+                          attr_type_name(sp->type));
+  }
+  /* Constant: exactly one of its value attributes (the rule of the ONNX
+     Constant schema); with two, which one the kernel reads is arbitrary */
+  if (strcmp(n->op_type, "Constant") == 0) {
+    const char *first = NULL;
+    int values = 0;
+    for (int i = 0; i < n->n_attrs_model; i++)
+      if (strcmp(n->attrs[i].name, "value") == 0 || strncmp(n->attrs[i].name, "value_", 6) == 0 ||
+          strcmp(n->attrs[i].name, "sparse_value") == 0) {
+        if (values++ == 1)
+          return nn_error_set(err, NN_ERR_INVALID_MODEL,
+                              "node '%s' (Constant): attributes '%s' and '%s' both give the value; "
+                              "exactly one is allowed", n->name, first, n->attrs[i].name);
+        first = n->attrs[i].name;
+      }
+    if (values == 0)
+      return nn_error_set(err, NN_ERR_INVALID_MODEL,
+                          "node '%s' (Constant) has no value attribute", n->name);
   }
   return NN_OK;
 }

@@ -230,30 +230,16 @@ static bool external_path_is_safe(const char *rel) {
   return true;
 }
 
-/* Is the path of an open descriptor inside real_base?  Asked of the kernel
- * (/proc/self/fd) after open(), so a symlink swapped in between the
- * realpath() check and the open() cannot redirect the read.  True when /proc
- * is not mounted: the realpath() check then stands alone. */
-static bool fd_inside(int fd, const char *real_base) {
-  char link[64], target[PATH_MAX + 1];
-  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  ssize_t n = readlink(link, target, sizeof target - 1);
-  if (n < 0)
-    return true;
-  target[n] = '\0';
-  size_t bl = strlen(real_base);
-  return strncmp(target, real_base, bl) == 0 && (target[bl] == '/' || real_base[bl - 1] == '/');
-}
-
-/* Open base_dir/location for reading [offset, offset+length).  The resolved
- * real path must lie inside the real path of base_dir (symlinks included),
- * the file must be a regular file (a FIFO would block open() forever) and
- * the range must lie inside it.  On success *out is an open FILE positioned
- * at offset. */
+/* Open base_dir/location for reading [offset, offset+length).  The guarded
+ * open (nn_file_open) keeps the resolved real path inside the real path of
+ * base_dir (symlinks included, checked again on the open descriptor) and
+ * takes regular files only (a FIFO would block open() forever, /dev/zero
+ * never ends); the range must lie inside the file.  On success *out is an
+ * open FILE positioned at offset. */
 static nn_status open_external(const char *base_dir, const char *location, int64_t offset,
                                int64_t length, const char *tname, FILE **out, nn_error *err) {
   nn_status st = NN_OK;
-  char *path = NULL, *real_base = NULL, *real_file = NULL;
+  char *path = NULL;
   int fd = -1;
   *out = NULL;
   if (!base_dir)
@@ -269,42 +255,20 @@ static nn_status open_external(const char *base_dir, const char *location, int64
   if (!path)
     return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
   snprintf(path, plen, "%s/%s", base_dir, location);
-  real_base = realpath(base_dir, NULL);
-  real_file = realpath(path, NULL);
-  if (!real_base || !real_file) {
-    st = nn_error_set(err, NN_ERR_IO, "tensor '%s': cannot open external data '%s': %s", tname,
-                      location, strerror(errno));
+  nn_error ferr = {0};
+  int64_t fsize = 0;
+  bool outside = false;
+  st = nn_file_open(path, base_dir, &fd, &fsize, &outside, &ferr);
+  if (st != NN_OK) {
+    /* leading out of its directory is the model's fault, not the disk's */
+    st = nn_error_set(err, outside ? NN_ERR_INVALID_MODEL : st,
+                      "tensor '%s': cannot read external data: %s", tname, ferr.msg);
     goto out_free;
   }
-  size_t bl = strlen(real_base);
-  if (strncmp(real_file, real_base, bl) != 0 || (real_file[bl] != '/' && real_base[bl - 1] != '/')) {
-    st = nn_error_set(err, NN_ERR_INVALID_MODEL,
-                      "tensor '%s': external data '%s' resolves outside the model directory",
-                      tname, location);
-    goto out_free;
-  }
-  fd = open(real_file, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    st = nn_error_set(err, NN_ERR_IO, "tensor '%s': cannot open external data '%s': %s", tname,
-                      location, strerror(errno));
-    goto out_free;
-  }
-  if (!fd_inside(fd, real_base)) {
-    st = nn_error_set(err, NN_ERR_INVALID_MODEL,
-                      "tensor '%s': external data '%s' resolves outside the model directory",
-                      tname, location);
-    goto out_free;
-  }
-  struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    st = nn_error_set(err, NN_ERR_INVALID_MODEL, "tensor '%s': external data '%s' is not a regular file",
-                      tname, location);
-    goto out_free;
-  }
-  if (offset < 0 || length < 0 || offset > (int64_t)sb.st_size || length > (int64_t)sb.st_size - offset) {
+  if (offset < 0 || length < 0 || offset > fsize || length > fsize - offset) {
     st = nn_error_set(err, NN_ERR_INVALID_MODEL,
                       "tensor '%s': external data range [%lld, +%lld) is outside '%s' (%lld bytes)", tname,
-                      (long long)offset, (long long)length, location, (long long)sb.st_size);
+                      (long long)offset, (long long)length, location, (long long)fsize);
     goto out_free;
   }
   FILE *f = fdopen(fd, "rb");
@@ -322,8 +286,6 @@ static nn_status open_external(const char *base_dir, const char *location, int64
 out_free:
   if (fd >= 0)
     close(fd);
-  free(real_base); /* realpath() memory comes from libc */
-  free(real_file);
   nn_free(path);
   return st;
 }
@@ -481,6 +443,9 @@ nn_status nn_tensor_decode(const void *buf, size_t size, nn_tensor *out, char **
   if (name)
     *name = NULL;
   static const char bad[] = "not a TensorProto (protobuf does not decode)";
+  /* zero bytes decode as a TensorProto of data type 0: say what it is */
+  if (size == 0)
+    return nn_error_set(err, NN_ERR_PARSE, "the tensor file is empty (0 bytes)");
   nn_status st = pb_check(buf, size, &onnx_subset__tensor_proto__descriptor, "the tensor", bad, err);
   if (st != NN_OK)
     return st;
@@ -505,8 +470,11 @@ nn_status nn_tensor_decode(const void *buf, size_t size, nn_tensor *out, char **
 }
 
 /* ---- attributes ---------------------------------------------------------- */
+/* base_dir anchors a tensor attribute's external data (a Constant's value,
+ * as onnx.external_data_helper writes with convert_attribute=True), with the
+ * confinement rules of initializers; NULL forbids it. */
 static nn_status attr_copy(nn_attr *a, const AttributeProto *ap, const char *node_name,
-                           const nn_limits *lim, nn_error *err) {
+                           const char *base_dir, const nn_limits *lim, nn_error *err) {
   a->name = nn_strdup(ap->name ? ap->name : "");
   if (!a->name)
     return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
@@ -572,13 +540,38 @@ static nn_status attr_copy(nn_attr *a, const AttributeProto *ap, const char *nod
     if (!ap->t)
       return nn_error_set(err, NN_ERR_INVALID_MODEL, "node '%s': tensor attribute '%s' is empty",
                           node_name, a->name);
-    return nn_tensor_from_proto(ap->t, NULL, lim, &a->t, err);
+    return nn_tensor_from_proto(ap->t, base_dir, lim, &a->t, err);
   default:
     /* graphs, sparse tensors, type protos: kept as typed but empty; ops
      * needing them are not implemented and fail at lookup */
     break;
   }
   return NN_OK;
+}
+
+static int name_ptr_cmp(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The same attribute twice is invalid (the ONNX checker: "appeared multiple
+ * times"), and the getters would silently read the first.  Sorted rather
+ * than compared pairwise: a node may carry 65536 attributes. */
+static nn_status attrs_check_unique(const nn_node *n, nn_error *err) {
+  if (n->n_attrs < 2)
+    return NN_OK;
+  const char **names = nn_malloc((size_t)n->n_attrs * sizeof *names);
+  if (!names)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  for (int k = 0; k < n->n_attrs; k++)
+    names[k] = n->attrs[k].name;
+  qsort(names, (size_t)n->n_attrs, sizeof *names, name_ptr_cmp);
+  nn_status st = NN_OK;
+  for (int k = 1; k < n->n_attrs && st == NN_OK; k++)
+    if (strcmp(names[k - 1], names[k]) == 0)
+      st = nn_error_set(err, NN_ERR_INVALID_MODEL, "node '%s' (%s): attribute '%s' is given more "
+                        "than once", n->name, n->op_type, names[k]);
+  nn_free(names);
+  return st;
 }
 
 /* ---- graph --------------------------------------------------------------- */
@@ -793,12 +786,15 @@ static nn_status load_graph(nn_graph *g, const ModelProto *mp, const nn_limits *
       }
     }
     for (size_t k = 0; k < np->n_attribute; k++) {
-      st = attr_copy(&n->attrs[k], np->attribute[k], n->name, lim, err);
+      st = attr_copy(&n->attrs[k], np->attribute[k], n->name, g->base_dir, lim, err);
       n->n_attrs = (int)k + 1;
       if (st != NN_OK)
         goto out;
     }
     n->n_attrs_model = n->n_attrs;
+    st = attrs_check_unique(n, err);
+    if (st != NN_OK)
+      goto out;
   }
 
   /* graph outputs */

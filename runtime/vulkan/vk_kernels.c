@@ -299,7 +299,7 @@ static nn_status gemm_part(nn_vk_exec *e, const nn_vk_gemm *p, int64_t n0, int64
     return nn_error_set(err, NN_ERR_UNSUPPORTED, "vulkan gemm: split output with several rows");
   /* B restricted to the columns of this part. */
   int64_t bdims[4] = {p->batch1, p->batch2, p->K, nc}, bstr[4] = {p->sb1, p->sb2, p->sbk, p->sbn};
-  uint64_t nb = span_elems(4, bdims, bstr);
+  uint64_t nb = p->K ? span_elems(4, bdims, bstr) : 1; /* K == 0: a stand-in, never read */
   nn_vk_tensor bv = {b->buffer, b->offset + (VkDeviceSize)(n0 * p->sbn) * 4, nb * 4};
   bool gemv = p->M * batch <= 4 && p->sbk == 1 && p->K >= 64;
   nn_vk_dispatch d;
@@ -371,6 +371,14 @@ nn_status nn_vk_k_gemm(nn_vk_exec *e, const nn_vk_gemm *p, const nn_vk_tensor *a
     return NN_OK;
   if (batch > MAX_GROUPS)
     return nn_error_set(err, NN_ERR_UNSUPPORTED, "vulkan gemm: batch %lld", (long long)batch);
+  /* K == 0, an empty inner dimension: Y = beta*C (0 without C), then the
+   * activation, as on the CPU.  A and B hold no element and a zero-byte view
+   * is no valid descriptor range; the shaders read neither when K is 0, so
+   * the output view stands in for both bindings. */
+  if (p->K == 0) {
+    a = y;
+    b = y;
+  }
   int64_t adims[4] = {p->batch1, p->batch2, p->M, p->K}, astr[4] = {p->sa1, p->sa2, p->sam, p->sak};
   int64_t bdims[4] = {p->batch1, p->batch2, p->K, p->N}, bstr[4] = {p->sb1, p->sb2, p->sbk, p->sbn};
   int64_t cdims[2] = {p->M, p->N}, cstr[2] = {p->scm, p->scn};

@@ -17,22 +17,15 @@
 #include <string.h>
 
 #include "decode.h"
+#include "include/nn_file.h"
 #include "onnx/loader.h"
 
+/* Through the runtime's guarded reader; free with nn_file_free. */
 static void *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *buf = n > 0 ? malloc((size_t)n) : NULL;
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
+  void *buf = NULL;
+  nn_error err = {0};
+  if (nn_file_read(path, (size_t)1 << 30, &buf, size, &err) != NN_OK)
+    fprintf(stderr, "%s\n", err.msg);
   return buf;
 }
 
@@ -62,10 +55,10 @@ int main(int argc, char **argv) {
     nn_error err;
     if (!buf || nn_tensor_decode(buf, size, &t[i], &names[i], &err) != NN_OK) {
       fprintf(stderr, "cannot read %s\n", path);
-      free(buf);
+      nn_file_free(buf);
       return 1;
     }
-    free(buf);
+    nn_file_free(buf);
     memset(&nt[i], 0, sizeof nt[i]);
     nt[i].name = names[i];
     nt[i].dtype = (int)t[i].dtype;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "decode.h"
@@ -1114,6 +1115,103 @@ static void test_files(const char *tmpdir) {
   CHECK(nd_priors_load(path, &p, &np, &err) == ND_ERR_PARSE, "5 numbers: %s", err.msg);
 }
 
+/* Special files and odd paths as labels and priors files: each refused with
+ * a message naming the path and what it is, at once.  A FIFO used to block
+ * in fopen() forever, /dev/zero to spin reading NUL bytes as blank priors
+ * lines, a directory to read as "no priors"; a loop or an over-long path
+ * must not be "does not exist".  alarm() turns a hang into a failure. */
+static void test_hostile_files(const char *tmpdir) {
+  cur_test = "hostile files";
+  char fifo[512], dir[512], loop[512], dangling[512], zeros[512], big[512], lines[512], wide[512];
+  char longname[1024];
+  snprintf(fifo, sizeof fifo, "%s/nd-fifo.txt", tmpdir);
+  snprintf(dir, sizeof dir, "%s/nd-dir.txt", tmpdir);
+  snprintf(loop, sizeof loop, "%s/nd-loop.txt", tmpdir);
+  snprintf(dangling, sizeof dangling, "%s/nd-dangling.txt", tmpdir);
+  snprintf(zeros, sizeof zeros, "%s/nd-zeros.txt", tmpdir);
+  snprintf(big, sizeof big, "%s/nd-big.txt", tmpdir);
+  snprintf(lines, sizeof lines, "%s/nd-lines.txt", tmpdir);
+  snprintf(wide, sizeof wide, "%s/nd-wide.txt", tmpdir);
+  snprintf(longname, sizeof longname, "%s/%0300d.txt", tmpdir, 0);
+  unlink(fifo);
+  rmdir(dir);
+  unlink(loop);
+  unlink(dangling);
+  CHECK(mkfifo(fifo, 0600) == 0, "mkfifo %s", fifo);
+  CHECK(mkdir(dir, 0700) == 0, "mkdir %s", dir);
+  CHECK(symlink("nd-loop.txt", loop) == 0, "symlink %s", loop);
+  CHECK(symlink("nd-nowhere.txt", dangling) == 0, "symlink %s", dangling);
+  FILE *f = fopen(zeros, "wb");
+  static const char nul[4096];
+  fwrite(nul, 1, sizeof nul, f);
+  fclose(f);
+  /* over both caps (labels 16 MiB, priors 64 MiB) by its size alone: sparse,
+   * and refused before a byte is read */
+  f = fopen(big, "wb");
+  CHECK(f && ftruncate(fileno(f), (off_t)65 << 20) == 0, "truncate %s", big);
+  fclose(f);
+  f = fopen(lines, "wb");
+  for (int i = 0; i < 1000001; i++)
+    fputs("0.5 0.5 0.1 0.1\n", f);
+  fclose(f);
+  f = fopen(wide, "wb");
+  fputs("0.5 0.5 0.1 0.1\n", f);
+  for (int i = 0; i < 5000; i++)
+    fputc(' ', f);
+  fputs("0.5 0.5 0.1 0.1\n", f);
+  fclose(f);
+
+  struct {
+    const char *path, *want;
+    nd_status st;
+  } cases[] = {
+      {fifo, "nd-fifo.txt' is a FIFO, not a regular file", ND_ERR_IO},
+      {"/dev/zero", "'/dev/zero' is a character device, not a regular file", ND_ERR_IO},
+      {dir, "nd-dir.txt' is a directory, not a regular file", ND_ERR_IO},
+      {loop, "nd-loop.txt': too many levels of symbolic links", ND_ERR_IO},
+      {dangling, "nd-dangling.txt' is a dangling symbolic link", ND_ERR_IO},
+      {longname, "is too long (a name in it has more than 255 bytes", ND_ERR_IO},
+      {"/nonexistent/dir/labels.txt", "'/nonexistent/dir/labels.txt' does not exist", ND_ERR_IO},
+      {big, "nd-big.txt' is 68157440 bytes, more than the limit", ND_ERR_PARSE},
+      {zeros, "nd-zeros.txt' is not a text file: NUL byte at line 1 (byte 0)", ND_ERR_PARSE},
+      {lines, "nd-lines.txt' has more than 1000000 lines", ND_ERR_PARSE},
+  };
+  alarm(60);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    nd_error err = {0};
+    nd_labels *l = (nd_labels *)&err; /* must come back NULL */
+    nd_status st = nd_labels_load(cases[i].path, &l, &err);
+    CHECK(st == cases[i].st && l == NULL && strncmp(err.msg, "labels file: ", 13) == 0 &&
+              strstr(err.msg, cases[i].want),
+          "labels %s: %s %s", cases[i].path, nd_status_str(st), err.msg);
+    float *p = (float *)&err;
+    int np = -1;
+    memset(&err, 0, sizeof err);
+    st = nd_priors_load(cases[i].path, &p, &np, &err);
+    CHECK(st == cases[i].st && p == NULL && np == 0 && strncmp(err.msg, "priors file: ", 13) == 0 &&
+              strstr(err.msg, cases[i].want),
+          "priors %s: %s %s", cases[i].path, nd_status_str(st), err.msg);
+  }
+  /* a line over the cap, with its number */
+  nd_error err = {0};
+  float *p = NULL;
+  int np = 0;
+  CHECK(nd_priors_load(wide, &p, &np, &err) == ND_ERR_PARSE && strstr(err.msg, "line 2 is longer than 1024 bytes"),
+        "wide priors: %s", err.msg);
+  nd_labels *l = NULL;
+  CHECK(nd_labels_load(wide, &l, &err) == ND_ERR_PARSE && strstr(err.msg, "line 2 is longer than 4096 bytes"),
+        "wide labels: %s", err.msg);
+  alarm(0);
+  unlink(fifo);
+  rmdir(dir);
+  unlink(loop);
+  unlink(dangling);
+  unlink(zeros);
+  unlink(big);
+  unlink(lines);
+  unlink(wide);
+}
+
 /* ---- drawing ------------------------------------------------------------------------- */
 
 typedef struct {
@@ -1442,6 +1540,7 @@ int main(int argc, char **argv) {
   test_transform();
   test_transform_geometry();
   test_files(tmp);
+  test_hostile_files(tmp);
   test_draw();
   test_random_shapes();
   printf("%d passed, %d failed\n", n_pass, n_fail);

@@ -13,8 +13,12 @@
  * alone.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <glib/gstdio.h>
 
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
@@ -932,6 +936,129 @@ GST_START_TEST (test_missing_labels_file_fails_start)
 
 GST_END_TEST;
 
+/* labels-file and priors-file naming a special file or an odd path: the
+ * state change returns FAILURE with an error naming the path and what it is.
+ * Run in a thread and waited for 10 s: a FIFO used to block the state change
+ * (and a set_state(NULL) from another thread) forever, /dev/zero as priors
+ * to spin. */
+typedef struct
+{
+  GstElement *element;
+  GstStateChangeReturn ret;
+  gboolean done;
+  GMutex lock;
+  GCond cond;
+} StateJob;
+
+static gpointer
+set_paused_job (gpointer data)
+{
+  StateJob *job = data;
+  GstStateChangeReturn ret = gst_element_set_state (job->element,
+      GST_STATE_PAUSED);
+
+  g_mutex_lock (&job->lock);
+  job->ret = ret;
+  job->done = TRUE;
+  g_cond_signal (&job->cond);
+  g_mutex_unlock (&job->lock);
+  return NULL;
+}
+
+static void
+check_bad_file_property (const gchar * prop, const gchar * path,
+    const gchar * needle)
+{
+  GstElement *e = gst_element_factory_make ("tensordecoder", NULL);
+  GstBus *bus = gst_bus_new ();
+  StateJob job = { e, GST_STATE_CHANGE_SUCCESS, FALSE };
+  GThread *thread;
+  GstMessage *m;
+  GError *err = NULL;
+  gint64 deadline;
+
+  gst_util_set_object_arg (G_OBJECT (e), "scheme", "ssd");
+  g_object_set (e, prop, path, NULL);
+  gst_element_set_bus (e, bus);
+  g_mutex_init (&job.lock);
+  g_cond_init (&job.cond);
+  thread = g_thread_new ("set-state", set_paused_job, &job);
+  deadline = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+  g_mutex_lock (&job.lock);
+  while (!job.done && g_cond_wait_until (&job.cond, &job.lock, deadline));
+  g_mutex_unlock (&job.lock);
+  fail_unless (job.done, "%s=%s: the state change did not return within 10 s",
+      prop, path);
+  g_thread_join (thread);
+  fail_unless_equals_int (job.ret, GST_STATE_CHANGE_FAILURE);
+
+  while ((m = gst_bus_pop (bus)) && GST_MESSAGE_TYPE (m) != GST_MESSAGE_ERROR)
+    gst_message_unref (m);
+  fail_unless (m != NULL, "%s=%s: no error message", prop, path);
+  gst_message_parse_error (m, &err, NULL);
+  fail_unless (strstr (err->message, needle) != NULL,
+      "%s=%s: '%s' lacks '%s'", prop, path, err->message, needle);
+  fail_unless_equals_int (err->domain == GST_RESOURCE_ERROR, TRUE);
+  g_clear_error (&err);
+  gst_message_unref (m);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_element_set_bus (e, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+  g_mutex_clear (&job.lock);
+  g_cond_clear (&job.cond);
+}
+
+GST_START_TEST (test_special_files_fail_start)
+{
+  const gchar *props[] = { "labels-file", "priors-file" };
+  gchar *dir = g_dir_make_tmp ("nd-special-XXXXXX", NULL);
+  gchar *fifo = g_build_filename (dir, "fifo.txt", NULL);
+  gchar *sub = g_build_filename (dir, "dir.txt", NULL);
+  gchar *loop = g_build_filename (dir, "loop.txt", NULL);
+  gchar *big = g_build_filename (dir, "big.txt", NULL);
+  gchar *name = g_strnfill (300, 'n');
+  gchar *longp = g_build_filename (dir, name, NULL);
+  FILE *f;
+  guint i;
+
+  fail_unless (dir != NULL);
+  fail_unless_equals_int (mkfifo (fifo, 0600), 0);
+  fail_unless_equals_int (g_mkdir (sub, 0700), 0);
+  fail_unless_equals_int (symlink ("loop.txt", loop), 0);
+  /* over both caps (16 and 64 MiB) by its size: sparse, never read */
+  f = fopen (big, "wb");
+  fail_unless (f != NULL && ftruncate (fileno (f), (off_t) 65 << 20) == 0);
+  fclose (f);
+
+  for (i = 0; i < G_N_ELEMENTS (props); i++) {
+    check_bad_file_property (props[i], fifo, "fifo.txt' is a FIFO");
+    check_bad_file_property (props[i], "/dev/zero",
+        "'/dev/zero' is a character device");
+    check_bad_file_property (props[i], sub, "dir.txt' is a directory");
+    check_bad_file_property (props[i], loop,
+        "loop.txt': too many levels of symbolic links");
+    check_bad_file_property (props[i], longp, "is too long");
+    check_bad_file_property (props[i], big, "more than the limit");
+  }
+
+  unlink (fifo);
+  g_rmdir (sub);
+  unlink (loop);
+  unlink (big);
+  g_rmdir (dir);
+  g_free (longp);
+  g_free (name);
+  g_free (big);
+  g_free (loop);
+  g_free (sub);
+  g_free (fifo);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 /* ---- roioverlay ---------------------------------------------------------- */
 
 static void
@@ -1140,6 +1267,7 @@ decoders_suite (void)
   tcase_add_test (tc, test_malformed_tensors_error);
   tcase_add_test (tc, test_no_meta_passes);
   tcase_add_test (tc, test_missing_labels_file_fails_start);
+  tcase_add_test (tc, test_special_files_fail_start);
   tcase_add_test (tc, test_roioverlay_formats);
   tcase_add_test (tc, test_roioverlay_clear_layer);
   tcase_add_test (tc, test_roioverlay_labelled_region);

@@ -26,7 +26,7 @@ import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, external_data_helper, helper, numpy_helper
 
 F = TensorProto.FLOAT
 I64 = TensorProto.INT64
@@ -34,8 +34,12 @@ CASES = []
 OUT = None
 
 
-def case(name, model, expect=2, msg=None, args=(), extra=None):
-    """Write OUT/name/model.onnx (bytes or ModelProto); extra(dir) adds files."""
+def case(name, model, expect=2, msg=None, args=(), extra=None, check=False, model_path=None, allow=()):
+    """Write OUT/name/model.onnx (bytes or ModelProto); extra(dir) adds files.
+    args may say {dir} for the case directory.  check: run `nn-run --check
+    DIR` (the verdict on stdout is judged); model_path: the path given to
+    nn-run instead of model.onnx (relative to the case directory); allow:
+    files outside the directory that nn-run may open (to refuse them)."""
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
     data = model if isinstance(model, (bytes, bytearray)) else model.SerializeToString()
@@ -44,7 +48,14 @@ def case(name, model, expect=2, msg=None, args=(), extra=None):
     if extra:
         extra(d)
     exp = list(expect) if isinstance(expect, (list, tuple)) else [expect]
-    CASES.append({"name": name, "args": list(args), "expect": exp, "msg": msg})
+    c = {"name": name, "args": list(args), "expect": exp, "msg": msg}
+    if check:
+        c["check"] = True
+    if model_path:
+        c["model"] = model_path
+    if allow:
+        c["allow"] = list(allow)
+    CASES.append(c)
 
 
 def vi(name, elem=F, shape=None):
@@ -273,21 +284,22 @@ def gen_external():
     case("ext-empty-location", add_model_with_init(ext_tensor("w", [4, 4], ""), [4, 4]), msg="leaves the model directory")
     case("ext-no-location", add_model_with_init(ext_tensor("w", [4, 4], None), [4, 4]), msg="leaves the model directory")
     case("ext-symlink-outside", add_model_with_init(ext_tensor("w", [4, 4], "w.bin"), [4, 4]),
-         msg="resolves outside the model directory",
+         msg="resolves outside the directory",
          extra=lambda d: os.symlink(secret, os.path.join(d, "w.bin")))
     case("ext-symlink-relative-outside", add_model_with_init(ext_tensor("w", [4, 4], "w.bin"), [4, 4]),
-         msg="resolves outside the model directory",
+         msg="resolves outside the directory",
          extra=lambda d: os.symlink("../secret/outside.bin", os.path.join(d, "w.bin")))
     case("ext-symlinked-dir-outside", add_model_with_init(ext_tensor("w", [4, 4], "sub/outside.bin"), [4, 4]),
-         msg="resolves outside the model directory",
+         msg="resolves outside the directory",
          extra=lambda d: os.symlink(os.path.join(OUT, "secret"), os.path.join(d, "sub")))
     case("ext-symlink-to-etc-passwd", add_model_with_init(ext_tensor("w", [4], "w.bin", elem=TensorProto.UINT8), [4]),
-         msg="resolves outside the model directory",
+         msg="resolves outside the directory",
          extra=lambda d: os.symlink("/etc/passwd", os.path.join(d, "w.bin")))
     case("ext-dangling-symlink", add_model_with_init(ext_tensor("w", [4, 4], "w.bin"), [4, 4]),
-         msg="cannot open external data",
+         msg="cannot read external data: '.*w.bin' is a dangling symbolic link",
          extra=lambda d: os.symlink("nowhere.bin", os.path.join(d, "w.bin")))
-    case("ext-missing", add_model_with_init(ext_tensor("w", [4, 4], "missing.bin"), [4, 4]), msg="cannot open external data")
+    case("ext-missing", add_model_with_init(ext_tensor("w", [4, 4], "missing.bin"), [4, 4]),
+         msg="cannot read external data: '.*missing.bin' does not exist")
     case("ext-offset-past-eof", add_model_with_init(ext_tensor("w", [4, 4], "w.bin", offset=1 << 20), [4, 4]),
          msg="is outside 'w.bin'", extra=write_w)
     case("ext-length-past-eof", add_model_with_init(ext_tensor("w", [8, 4], "w.bin"), [8, 4]),
@@ -304,12 +316,14 @@ def gen_external():
          msg="length 8 does not match its 64 bytes", extra=write_w)
     case("ext-huge-tensor-tiny-file", add_model_with_init(ext_tensor("w", [1 << 28, 4], "w.bin"), [1 << 28, 4]),
          args=["--limit-weights", str(1 << 30)], msg="weights exceed the limit|is outside 'w.bin'", extra=write_w)
-    case("ext-is-directory", add_model_with_init(ext_tensor("w", [4, 4], "sub"), [4, 4]), msg="not a regular file",
+    case("ext-is-directory", add_model_with_init(ext_tensor("w", [4, 4], "sub"), [4, 4]),
+         msg="'.*sub' is a directory, not a regular file",
          extra=lambda d: os.makedirs(os.path.join(d, "sub"), exist_ok=True))
-    case("ext-is-fifo", add_model_with_init(ext_tensor("w", [4, 4], "w.bin"), [4, 4]), msg="not a regular file",
+    case("ext-is-fifo", add_model_with_init(ext_tensor("w", [4, 4], "w.bin"), [4, 4]),
+         msg="'.*w.bin' is a FIFO, not a regular file",
          extra=lambda d: os.mkfifo(os.path.join(d, "w.bin")))
     case("ext-dev-zero-link", add_model_with_init(ext_tensor("w", [4, 4], "w.bin"), [4, 4]),
-         msg="resolves outside the model directory",
+         msg="resolves outside the directory",
          extra=lambda d: os.symlink("/dev/zero", os.path.join(d, "w.bin")))
     # the model file itself
     case("model-empty", b"", msg="empty")
@@ -456,6 +470,229 @@ def gen_huge_outputs():
         msg="dimension 1099511627776, more than the limit")
 
 
+def write_file(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def gen_special_files():
+    """Special files and odd paths everywhere nn-run takes a path: the model,
+    --input, the data of a --check case.  Each is refused by the guarded
+    reader within the timeout, saying what the path is: a FIFO must not block
+    open(), /dev/zero must not be read forever, a loop or an over-long path is
+    not "does not exist", and a --check case never reads outside itself."""
+    relu = model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", F, [1, 4])], [vi("y", F, [1, 4])])
+    x = numpy_helper.from_array(np.array([[-1, 0, 2, -3]], np.float32), "x").SerializeToString()
+    y = numpy_helper.from_array(np.array([[0, 0, 2, 0]], np.float32), "y").SerializeToString()
+
+    def as_model(make):
+        """extra(): model.onnx replaced by what make(path) puts there"""
+        def f(d):
+            os.unlink(os.path.join(d, "model.onnx"))
+            make(os.path.join(d, "model.onnx"))
+        return f
+
+    # the model (nn_session_create_from_file)
+    case("model-fifo", relu, msg="model.onnx' is a FIFO, not a regular file", extra=as_model(os.mkfifo))
+    case("model-dev-zero", relu, msg="model.onnx' is a character device, not a regular file",
+         extra=as_model(lambda p: os.symlink("/dev/zero", p)), allow=["/dev/zero"])
+    case("model-directory", relu, msg="model.onnx' is a directory, not a regular file", extra=as_model(os.mkdir))
+    case("model-symlink-loop", relu, msg="too many levels of symbolic links",
+         extra=as_model(lambda p: os.symlink("model.onnx", p)))
+    case("model-dangling-symlink", relu, msg="is a dangling symbolic link",
+         extra=as_model(lambda p: os.symlink("gone.onnx", p)))
+    case("model-missing", relu, msg="gone.onnx' does not exist", model_path="gone.onnx")
+    case("model-name-too-long", relu, msg="is too long \\(a name in it has more than 255 bytes",
+         model_path="m" * 300 + ".onnx")
+    case("model-path-too-long", relu, msg="is too long \\([0-9]+ bytes, the system takes 4095\\)",
+         model_path="/".join(["d"] * 2100) + "/model.onnx")
+
+    # --input FILE.pb
+    inp = ["--input", "x={dir}/x.pb"]
+    case("input-ok", relu, expect=0, args=inp, extra=lambda d: write_file(os.path.join(d, "x.pb"), x))
+    case("input-empty", relu, msg="x.pb': the tensor file is empty \\(0 bytes\\)", args=inp,
+         extra=lambda d: write_file(os.path.join(d, "x.pb"), b""))
+    case("input-nul-bytes", relu, msg="x.pb': not a TensorProto|does not decode", args=inp,
+         extra=lambda d: write_file(os.path.join(d, "x.pb"), bytes(64)))
+    case("input-dev-zero", relu, msg="'/dev/zero' is a character device, not a regular file",
+         args=["--input", "x=/dev/zero"], allow=["/dev/zero"])
+    case("input-dev-zero-link", relu, msg="x.pb' is a character device, not a regular file", args=inp,
+         extra=lambda d: os.symlink("/dev/zero", os.path.join(d, "x.pb")), allow=["/dev/zero"])
+    case("input-fifo", relu, msg="x.pb' is a FIFO, not a regular file", args=inp,
+         extra=lambda d: os.mkfifo(os.path.join(d, "x.pb")))
+    case("input-directory", relu, msg="x.pb' is a directory, not a regular file", args=inp,
+         extra=lambda d: os.mkdir(os.path.join(d, "x.pb")))
+    case("input-symlink-loop", relu, msg="x.pb': too many levels of symbolic links", args=inp,
+         extra=lambda d: os.symlink("x.pb", os.path.join(d, "x.pb")))
+    case("input-missing", relu, msg="x.pb' does not exist", args=inp)
+    case("input-name-too-long", relu, msg="is too long", args=["--input", "x={dir}/" + "x" * 300 + ".pb"])
+
+    def sparse_3g(d):
+        # over the 2 GiB cap of a .pb, refused from its size: nothing is read
+        # (a sparse file: no disk is used)
+        with open(os.path.join(d, "x.pb"), "wb") as f:
+            f.truncate(3 << 30)
+    case("input-over-cap", relu, msg="x.pb' is 3221225472 bytes, more than the limit 2147483648", args=inp,
+         extra=sparse_3g)
+
+    # --check CASE_DIR: the model and every data file must stay inside the case
+    secret = os.path.join(OUT, "secret")
+    write_file(os.path.join(secret, "x.pb"), x)
+    write_file(os.path.join(secret, "y.pb"), y)
+    write_file(os.path.join(secret, "model.onnx"), relu.SerializeToString())
+    os.makedirs(os.path.join(secret, "set"), exist_ok=True)
+    write_file(os.path.join(secret, "set", "input_0.pb"), x)
+    write_file(os.path.join(secret, "set", "output_0.pb"), y)
+
+    def check_case(name, expect=2, msg=None, tweak=None, m=relu, allow=()):
+        def build(d):
+            sd = os.path.join(d, "test_data_set_0")
+            os.makedirs(sd)
+            write_file(os.path.join(sd, "input_0.pb"), x)
+            write_file(os.path.join(sd, "output_0.pb"), y)
+            if tweak:
+                tweak(d, sd)
+        case(name, m, expect=expect, msg=msg, extra=build, check=True, allow=allow)
+
+    def replace(fname, make):
+        def t(d, sd):
+            p = os.path.join(sd, fname)
+            os.unlink(p)
+            make(p)
+        return t
+    check_case("check-ok", expect=0)
+    check_case("check-input-symlink-outside", msg="input_0.pb' resolves outside the directory",
+               tweak=replace("input_0.pb", lambda p: os.symlink(os.path.join(secret, "x.pb"), p)))
+    check_case("check-input-relative-symlink-outside", msg="input_0.pb' resolves outside the directory",
+               tweak=replace("input_0.pb", lambda p: os.symlink("../../secret/x.pb", p)))
+    check_case("check-output-symlink-outside", msg="output_0.pb' resolves outside the directory",
+               tweak=replace("output_0.pb", lambda p: os.symlink(os.path.join(secret, "y.pb"), p)))
+    check_case("check-input-dev-zero", msg="input_0.pb' resolves outside the directory",
+               tweak=replace("input_0.pb", lambda p: os.symlink("/dev/zero", p)))
+    check_case("check-input-symlink-inside-ok", expect=0,
+               tweak=replace("input_0.pb", lambda p: (write_file(p + ".real", x), os.symlink("input_0.pb.real", p))))
+    check_case("check-input-fifo", msg="input_0.pb' is a FIFO, not a regular file",
+               tweak=replace("input_0.pb", os.mkfifo))
+    check_case("check-input-directory", msg="input_0.pb' is a directory, not a regular file",
+               tweak=replace("input_0.pb", os.mkdir))
+    check_case("check-input-symlink-loop", msg="input_0.pb': too many levels of symbolic links",
+               tweak=replace("input_0.pb", lambda p: os.symlink("input_0.pb", p)))
+    check_case("check-input-empty", msg="input_0.pb': the tensor file is empty",
+               tweak=replace("input_0.pb", lambda p: write_file(p, b"")))
+
+    def set_outside(d, sd):
+        shutil.rmtree(sd)
+        os.symlink(os.path.join(secret, "set"), sd)
+    check_case("check-dataset-symlink-outside", msg="test_data_set_0 resolves outside the case directory",
+               tweak=set_outside)
+
+    def model_outside(d, sd):
+        os.unlink(os.path.join(d, "model.onnx"))
+        os.symlink(os.path.join(secret, "model.onnx"), os.path.join(d, "model.onnx"))
+    check_case("check-model-symlink-outside", msg="model.onnx resolves outside the case directory",
+               tweak=model_outside)
+
+
+def gen_schema():
+    """Attributes the operator version does not define, a Constant with two
+    values, the same attribute twice: refused at load, naming node and
+    attribute (ONNX checker rules)."""
+    x = vi("x", F, [2, 3])
+    y = vi("y", F, None)
+    ax = const_i64("ax", [1])
+    # at opset 13 ReduceSum takes axes as an input: an attribute left over
+    # from opset 11 used to reduce over every axis in silence
+    case("reducesum13-axes-attribute",
+         model([helper.make_node("ReduceSum", ["x"], ["y"], axes=[1], name="rs")], [x], [y], opset=13),
+         msg="node 'rs' \\(ReduceSum-13\\): attribute 'axes' is not defined by the operator at opset 13")
+    case("reducesum11-axes-attribute-ok",
+         model([helper.make_node("ReduceSum", ["x"], ["y"], axes=[1])], [x], [y], opset=11), expect=0)
+    case("reducesum13-axes-input-ok",
+         model([helper.make_node("ReduceSum", ["x", "ax"], ["y"])], [x], [y], [ax], opset=13), expect=0)
+    case("reducemean18-axes-attribute",
+         model([helper.make_node("ReduceMean", ["x"], ["y"], axes=[1], name="rm")], [x], [y], opset=18),
+         msg="node 'rm' \\(ReduceMean-18\\): attribute 'axes' is not defined by the operator at opset 18")
+    case("reducemean18-noop-attribute-ok",
+         model([helper.make_node("ReduceMean", ["x", "ax"], ["y"], noop_with_empty_axes=0)], [x], [y], [ax],
+               opset=18), expect=0)
+    case("relu-unknown-attribute",
+         model([helper.make_node("Relu", ["x"], ["y"], alpha=0.5, name="r")], [x], [y]),
+         msg="node 'r' \\(Relu-14\\): attribute 'alpha' is not defined by the operator at opset 17")
+    case("split18-num-outputs-ok",
+         model([helper.make_node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3)], [x],
+               [vi("a", F, None), vi("b", F, None), vi("c", F, None)], opset=18), expect=0)
+    case("constant-two-values",
+         model([helper.make_node("Constant", [], ["y"], name="k",
+                                 value=numpy_helper.from_array(np.ones((2, 3), np.float32), "v"), value_float=1.0)],
+               [], [y]), msg="node 'k' \\(Constant\\): attributes 'value' and 'value_float' both give the value")
+    case("constant-no-value", model([helper.make_node("Constant", [], ["y"], name="k")], [], [y]),
+         msg="node 'k' \\(Constant\\) has no value attribute")
+
+    def twice(op, name, attr, domain=""):
+        n = helper.make_node(op, ["x"], ["y"], name=name, domain=domain, **{attr: 1})
+        n.attribute.append(helper.make_attribute(attr, 0))
+        return n
+    case("attribute-twice", model([twice("Softmax", "sm", "axis")], [x], [y]),
+         msg="node 'sm' \\(Softmax\\): attribute 'axis' is given more than once")
+    case("attribute-twice-other-domain", helper.make_model(
+        helper.make_graph([twice("Frobnicate", "f", "k", "com.evil")], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.evil", 1)]),
+         msg="node 'f' \\(Frobnicate\\): attribute 'k' is given more than once")
+    # many attributes: the duplicate check must not be quadratic
+    many = helper.make_node("Frobnicate", ["x"], ["y"], name="f", domain="com.evil")
+    many.attribute.extend(helper.make_attribute(f"a{i}", i) for i in range(60000))
+    many.attribute.append(helper.make_attribute("a59999", 0))
+    case("attribute-60000-last-twice", helper.make_model(
+        helper.make_graph([many], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.evil", 1)]),
+         msg="attribute 'a59999' is given more than once")
+
+
+def gen_constant_external():
+    """A Constant whose value is external data, as
+    onnx.external_data_helper writes it with convert_attribute=True: valid
+    (run through --check against numpy), with the confinement rules of
+    initializers."""
+    c = np.arange(64, dtype=np.float32).reshape(8, 8) - 20
+    xv = np.linspace(-3, 3, 64, dtype=np.float32).reshape(8, 8)
+
+    def const_model(value):
+        return model([helper.make_node("Constant", [], ["c"], value=value), helper.make_node("Add", ["x", "c"], ["y"])],
+                     [vi("x", F, [8, 8])], [vi("y", F, [8, 8])])
+
+    name = "constant-external-ok"
+    d = os.path.join(OUT, name)
+    os.makedirs(d)
+    m = const_model(numpy_helper.from_array(c, "cval"))
+    external_data_helper.convert_model_to_external_data(m, all_tensors_to_one_file=True, location="const.bin",
+                                                        size_threshold=0, convert_attribute=True)
+    external_data_helper.write_external_data_tensors(m, d)
+    t = m.graph.node[0].attribute[0].t
+    assert t.data_location == TensorProto.EXTERNAL and not t.raw_data, "the constant did not go external"
+    assert os.path.getsize(os.path.join(d, "const.bin")) == 256
+
+    def data(dd):
+        sd = os.path.join(dd, "test_data_set_0")
+        os.makedirs(sd)
+        write_file(os.path.join(sd, "input_0.pb"), numpy_helper.from_array(xv, "x").SerializeToString())
+        write_file(os.path.join(sd, "output_0.pb"), numpy_helper.from_array(xv + c, "y").SerializeToString())
+    case(name, m, expect=0, check=True, extra=data)
+
+    w = lambda dd: write_file(os.path.join(dd, "c.bin"), c.tobytes())
+    case("constant-external-dotdot", const_model(ext_tensor("cval", [8, 8], "../secret/outside.bin")),
+         msg="tensor 'cval': external data location '../secret/outside.bin' leaves the model directory")
+    case("constant-external-symlink-outside", const_model(ext_tensor("cval", [8, 8], "c.bin")),
+         msg="c.bin' resolves outside the directory",
+         extra=lambda dd: os.symlink(os.path.join(OUT, "secret", "outside.bin"), os.path.join(dd, "c.bin")))
+    case("constant-external-fifo", const_model(ext_tensor("cval", [8, 8], "c.bin")),
+         msg="c.bin' is a FIFO, not a regular file", extra=lambda dd: os.mkfifo(os.path.join(dd, "c.bin")))
+    case("constant-external-short", const_model(ext_tensor("cval", [8, 8], "c.bin", offset=128)),
+         msg="is outside 'c.bin'", extra=w)
+    case("ext-symlink-loop", add_model_with_init(ext_tensor("w", [4, 4], "w.bin"), [4, 4]),
+         msg="w.bin': too many levels of symbolic links",
+         extra=lambda dd: os.symlink("w.bin", os.path.join(dd, "w.bin")))
+
+
 def gen_corrupted(shared):
     base = small_convnet().SerializeToString()
     case("convnet-ok", base, expect=0)
@@ -506,6 +743,9 @@ def main():
     gen_external()
     gen_ops()
     gen_huge_outputs()
+    gen_special_files()
+    gen_schema()
+    gen_constant_external()
     gen_corrupted(shared)
     with open(os.path.join(OUT, "cases.json"), "w") as f:
         json.dump(CASES, f, indent=1)

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
+#include "include/nn_file.h"
 #include "onnx/loader.h"
 #include "vk_test_util.h"
 
@@ -42,20 +43,15 @@ static double now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
+/* Through the runtime's guarded reader (a FIFO or a device in a case
+ * directory is refused, not waited on); free with nn_file_free. */
 static unsigned char *read_all(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
+  void *buf = NULL;
+  nn_error err = {0};
+  if (nn_file_read(path, (size_t)4 << 30, &buf, size, &err) != NN_OK) {
+    fprintf(stderr, "%s\n", err.msg);
     return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
-  if (buf && n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
   }
-  fclose(f);
-  *size = n > 0 ? (size_t)n : 0;
   return buf;
 }
 
@@ -66,7 +62,7 @@ static bool load_tensor(const char *path, nn_tensor *t, char **name) {
     return false;
   nn_error err = {0};
   nn_status st = nn_tensor_decode(buf, size, t, name, &err);
-  free(buf);
+  nn_file_free(buf);
   if (st != NN_OK)
     fprintf(stderr, "%s: %s\n", path, err.msg);
   return st == NN_OK;
@@ -310,7 +306,7 @@ out_model:
   if (g)
     nn_plan_clear(g, &plan);
   nn_graph_free(g);
-  free(model);
+  nn_file_free(model);
 out:
   free(need);
   for (int k = 0; k < 16; k++) {

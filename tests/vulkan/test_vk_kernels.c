@@ -349,7 +349,18 @@ static void gemm_case(const gemm_cfg *c) {
           s += (double)c->beta * cc[m * p.scm + n * p.scn];
         want[(bt * c->M + m) * c->N + n] = (float)ref_act(s, c->act, 0, 0);
       }
-  vt_buf A = dev_from(a, na), B = dev_from(b, nb), C = dev_from(cc, c->M * c->N), Y = dev_from(NULL, ny);
+  /* Y starts as garbage: every element must be written (K == 0 included) */
+  float *junk = malloc((size_t)(ny > 0 ? ny : 1) * sizeof *junk);
+  for (int64_t i = 0; i < ny; i++)
+    junk[i] = 7777.0f;
+  vt_buf A = dev_from(na ? a : NULL, na), B = dev_from(nb ? b : NULL, nb), C = dev_from(cc, c->M * c->N),
+         Y = dev_from(junk, ny);
+  free(junk);
+  /* an empty A or B is a view of 0 bytes, as the graph gives a [M,0] tensor */
+  if (na == 0)
+    A.t.size = 0;
+  if (nb == 0)
+    B.t.size = 0;
   begin();
   VT_OK(nn_vk_k_gemm(ex, &p, &A.t, &B.t, c->cmode ? &C.t : NULL, &Y.t, err));
   end_run();
@@ -381,6 +392,12 @@ static void test_gemm(void) {
       {2, 3, 8, 5, 12, false, true, false, 0, 1, 0, NN_VK_ACT_NONE},          /* batched */
       {1, 1, 2, 300, 256, false, true, false, 2, 1, 1, NN_VK_ACT_RELU},      /* gemv M=2 */
       {1, 1, 1, 10, 3, false, false, false, 2, 1, 1, NN_VK_ACT_NONE},
+      /* K == 0: MatMul [M,0] x [0,N] is zeros; Gemm gives beta*C; a fused
+       * activation still applies (the CPU does the same) */
+      {1, 1, 5, 7, 0, false, false, false, 0, 1, 0, NN_VK_ACT_NONE},
+      {2, 3, 4, 6, 0, false, false, true, 0, 1, 0, NN_VK_ACT_NONE},
+      {1, 1, 65, 33, 0, true, true, false, 1, 1, 0.5f, NN_VK_ACT_RELU},
+      {1, 1, 1, 100, 0, false, true, false, 2, 2, 1, NN_VK_ACT_NONE},
   };
   for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++)
     gemm_case(&cfgs[i]);
