@@ -110,20 +110,26 @@ for c in $cases; do
           "decoder needs its outputs)"
         continue
       fi
-      if [ -f "$media/astronaut.png" ]; then
-        set -- filesrc location="$media/astronaut.png" ! pngdec ! \
-          imagefreeze num-buffers="$decode_frames" ! videoconvert ! \
-          videoscale add-borders=true ! "$caps",pixel-aspect-ratio=1/1
-      else
-        echo "valgrind.sh: $media/astronaut.png not found (tools/fetch-media.sh):" \
-          "videotestsrc instead"
-        set -- videotestsrc num-buffers="$decode_frames" ! "$caps"
-      fi
-      run_case decode "$@" ! \
-        onnxinfer backend=cpu threads=1 input-mean="<127.5>" \
-          input-std="<127.5>" model-location="$model" ! \
-        tensordecoder scheme=blazeface scale-mode=letterbox \
-          post-messages=false ! roioverlay ! fakesink
+      # real video in: the picture at its own size in a decoder's formats,
+      # buffers without a GstVideoMeta (roioverlay once read unset plane
+      # maps of those), letterboxed inside onnxinfer
+      for fmt in I420 NV12 RGB; do
+        if [ -f "$media/astronaut.png" ]; then
+          set -- filesrc location="$media/astronaut.png" ! pngdec ! \
+            imagefreeze num-buffers="$decode_frames" ! videoconvert ! \
+            video/x-raw,format=$fmt
+        else
+          echo "valgrind.sh: $media/astronaut.png not found (tools/fetch-media.sh):" \
+            "videotestsrc instead"
+          set -- videotestsrc num-buffers="$decode_frames" ! \
+            video/x-raw,format=$fmt,width=320,height=240
+        fi
+        run_case "decode-$fmt" "$@" ! \
+          onnxinfer backend=cpu threads=1 input-mean=127.5 input-std=127.5 \
+            scale-mode=letterbox model-location="$model" ! \
+          tensordecoder scheme=blazeface post-messages=false ! roioverlay ! \
+          fakesink
+      done
       ;;
     vulkan)
       vmodel=$model
