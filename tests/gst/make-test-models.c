@@ -117,6 +117,19 @@ main (int argc, char **argv)
   mb_output (&m, "y");
   rc |= write_model (&m, dir, "gather-u8-8x8.onnx");
 
+  /* Half-precision outputs (post-messages summaries must read them). */
+  mb_init (&m, 13);
+  mb_input (&m, "x", NN_DTYPE_FLOAT, 4, (int64_t[]) {1, 4, 6, 3});
+  {
+    OnnxSubset__NodeProto *n = mb_node (&m, "Cast", "cast16", "x", "h");
+    mb_attr_int (&m, n, "to", NN_DTYPE_FLOAT16);
+    n = mb_node (&m, "Cast", "castbf", "x", "b");
+    mb_attr_int (&m, n, "to", NN_DTYPE_BFLOAT16);
+  }
+  mb_output (&m, "h");
+  mb_output (&m, "b");
+  rc |= write_model (&m, dir, "cast-half-6x4.onnx");
+
   /* An operator nobody implements. */
   mb_init (&m, 13);
   mb_input (&m, "x", NN_DTYPE_FLOAT, 4, (int64_t[]) {1, 3, 8, 8});

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <glib/gstdio.h>
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 
@@ -1804,6 +1805,168 @@ GST_START_TEST (test_error_runtime_message)
 
 GST_END_TEST;
 
+/* post-messages summaries of float16 and bfloat16 outputs: real numbers,
+ * not NaN. */
+GST_START_TEST (test_half_summaries)
+{
+  gchar *m = test_model ("cast-half-6x4.onnx");
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=1 "
+      "pattern=solid-color foreground-color=0xff646464 ! "
+      "video/x-raw,format=RGB,width=6,height=4 ! onnxinfer name=nn "
+      "backend=cpu threads=1 post-messages=true model-location=%s ! "
+      "fakesink", m);
+  GstElement *p = launch (desc);
+  GstBus *bus = gst_element_get_bus (p);
+  GstMessage *msg;
+  gboolean seen = FALSE;
+
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  while ((msg = gst_bus_timed_pop_filtered (bus, TIMEOUT,
+              GST_MESSAGE_ELEMENT | GST_MESSAGE_EOS | GST_MESSAGE_ERROR))) {
+    const GstStructure *st = gst_message_get_structure (msg);
+    if (GST_MESSAGE_TYPE (msg) != GST_MESSAGE_ELEMENT) {
+      gst_message_unref (msg);
+      break;
+    }
+    if (gst_structure_has_name (st, "onnxinfer")) {
+      const gchar *h = gst_structure_get_string (st, "output-0");
+      const gchar *b = gst_structure_get_string (st, "output-1");
+      g_print ("  %s\n  %s\n", h, b);
+      fail_unless (strstr (h, "float16") && strstr (h, "min=100 max=100"),
+          "%s", h);
+      fail_unless (strstr (b, "bfloat16") && strstr (b, "min=100 max=100"),
+          "%s", b);
+      seen = TRUE;
+    }
+    gst_message_unref (msg);
+  }
+  fail_unless (seen);
+  gst_object_unref (bus);
+  stop_and_unref (p);
+  g_free (desc);
+  g_free (m);
+}
+
+GST_END_TEST;
+
+/* Error paths driven from an application, many times in a row, with the
+ * CPUs busy: every failing pipeline reports an error within seconds, and
+ * set_state(NULL) from another thread returns (no hang, whatever the
+ * error: a missing model, a run-time failure, a FIFO as labels file). */
+typedef struct
+{
+  GstElement *pipeline;
+  GMutex lock;
+  GCond cond;
+  gboolean done;
+  GstStateChangeReturn ret;
+} NullJob;
+
+static gpointer
+null_from_thread (gpointer data)
+{
+  NullJob *j = data;
+  GstStateChangeReturn r = gst_element_set_state (j->pipeline, GST_STATE_NULL);
+  g_mutex_lock (&j->lock);
+  j->ret = r;
+  j->done = TRUE;
+  g_cond_signal (&j->cond);
+  g_mutex_unlock (&j->lock);
+  return NULL;
+}
+
+static volatile gint burn_stop;
+
+static gpointer
+burn_cpu (gpointer data)
+{
+  volatile gdouble x = 0;
+  while (!g_atomic_int_get (&burn_stop))
+    x += 1.0;
+  return NULL;
+}
+
+GST_START_TEST (test_error_paths_under_load)
+{
+  gchar *gather = test_model ("gather-u8-8x8.onnx");
+  gchar *relu = test_model ("relu-f32-nchw-dyn.onnx");
+  gchar *dir = g_dir_make_tmp ("onnxinfer-fifo-XXXXXX", NULL);
+  gchar *fifo = g_build_filename (dir, "labels.fifo", NULL);
+  gchar *descs[3];
+  GThread *burners[2];
+  guint round, rounds = 30, c;
+
+  fail_unless (mkfifo (fifo, 0600) == 0);
+  descs[0] = g_strdup ("videotestsrc ! onnxinfer backend=cpu "
+      "model-location=/nonexistent/model.onnx ! fakesink");
+  descs[1] = g_strdup_printf ("videotestsrc pattern=white ! "
+      "video/x-raw,format=RGB,width=8,height=8 ! onnxinfer backend=cpu "
+      "threads=2 model-location=%s ! fakesink", gather);
+  descs[2] = g_strdup_printf ("videotestsrc ! onnxinfer backend=cpu "
+      "model-location=%s ! tensordecoder scheme=classify labels-file=%s ! "
+      "fakesink", relu, fifo);
+  g_atomic_int_set (&burn_stop, 0);
+  for (c = 0; c < 2; c++)
+    burners[c] = g_thread_new ("burn", burn_cpu, NULL);
+
+  for (round = 0; round < rounds; round++) {
+    for (c = 0; c < G_N_ELEMENTS (descs); c++) {
+      GstElement *p = launch (descs[c]);
+      GstBus *bus = gst_element_get_bus (p);
+      GstMessage *msg;
+      NullJob j = { p, };
+      GThread *t;
+      gint64 deadline;
+
+      g_mutex_init (&j.lock);
+      g_cond_init (&j.cond);
+      gst_element_set_state (p, GST_STATE_PLAYING);
+      msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
+          GST_MESSAGE_ERROR);
+      fail_unless (msg != NULL, "round %u case %u: no error within 10 s",
+          round, c);
+      if (round == 0) {
+        GError *err = NULL;
+        gst_message_parse_error (msg, &err, NULL);
+        g_print ("  case %u: %s\n", c, err->message);
+        g_error_free (err);
+      }
+      gst_message_unref (msg);
+      t = g_thread_new ("null", null_from_thread, &j);
+      deadline = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+      g_mutex_lock (&j.lock);
+      while (!j.done)
+        if (!g_cond_wait_until (&j.cond, &j.lock, deadline))
+          break;
+      g_mutex_unlock (&j.lock);
+      fail_unless (j.done, "round %u case %u: set_state(NULL) from another "
+          "thread did not return within 10 s", round, c);
+      fail_unless_equals_int (j.ret, GST_STATE_CHANGE_SUCCESS);
+      g_thread_join (t);
+      g_mutex_clear (&j.lock);
+      g_cond_clear (&j.cond);
+      gst_object_unref (bus);
+      gst_object_unref (p);
+    }
+  }
+  g_print ("  %u rounds of 3 failing pipelines, CPUs busy: every error within "
+      "10 s, every NULL from another thread returned\n", rounds);
+  g_atomic_int_set (&burn_stop, 1);
+  for (c = 0; c < 2; c++)
+    g_thread_join (burners[c]);
+  for (c = 0; c < G_N_ELEMENTS (descs); c++)
+    g_free (descs[c]);
+  g_unlink (fifo);
+  g_rmdir (dir);
+  g_free (fifo);
+  g_free (dir);
+  g_free (gather);
+  g_free (relu);
+}
+
+GST_END_TEST;
+
 static Suite *
 onnxinfer_suite (void)
 {
@@ -1864,6 +2027,8 @@ onnxinfer_suite (void)
   tcase_add_test (tc, test_real_cascade);
   tcase_add_test (tc, test_error_mean_count);
   tcase_add_test (tc, test_error_runtime_message);
+  tcase_add_test (tc, test_half_summaries);
+  tcase_add_test (tc, test_error_paths_under_load);
   return s;
 }
 
