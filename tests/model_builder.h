@@ -239,4 +239,26 @@ static inline void mb_free(mb *m) {
     free(m->blobs[i]);
 }
 
+/* A session that is only there for its worker threads (nn_image_convert,
+ * nn_session_parallel_for): a 1x4 Relu on `threads` workers.  Caller-owned
+ * (nn_session_free); NULL on failure, with err (optional) saying why. */
+static inline nn_session *mb_worker_session(int threads, nn_error *err) {
+  mb m;
+  mb_init(&m, 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 2, (int64_t[]){1, 4});
+  mb_node(&m, "Relu", "relu0", "x", "y");
+  mb_output(&m, "y");
+  size_t len;
+  uint8_t *buf = mb_pack(&m, &len);
+  mb_free(&m);
+  nn_options o;
+  nn_options_init(&o);
+  o.threads = threads;
+  nn_session *s = NULL;
+  if (nn_session_create_from_memory(buf, len, &o, &s, err) != NN_OK)
+    s = NULL;
+  free(buf);
+  return s;
+}
+
 #endif

@@ -938,22 +938,10 @@ static void test_disposed(nn_session *s) {
 }
 
 static nn_session *threaded_session(int threads) {
-  mb m;
-  mb_init(&m, 13);
-  mb_input(&m, "x", NN_DTYPE_FLOAT, 2, (int64_t[]){1, 4});
-  mb_node(&m, "Relu", "relu0", "x", "y");
-  mb_output(&m, "y");
-  size_t len;
-  uint8_t *buf = mb_pack(&m, &len);
-  mb_free(&m);
-  nn_options o;
-  nn_options_init(&o);
-  o.threads = threads;
-  nn_session *s = NULL;
   nn_error err;
-  if (nn_session_create_from_memory(buf, len, &o, &s, &err) != NN_OK)
+  nn_session *s = mb_worker_session(threads, &err);
+  if (!s)
     fprintf(stderr, "  session: %s\n", err.msg);
-  free(buf);
   return s;
 }
 

@@ -44,24 +44,6 @@ static int cmp_d(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static nn_session *session_with(int threads) {
-  mb m;
-  mb_init(&m, 13);
-  mb_input(&m, "x", NN_DTYPE_FLOAT, 2, (int64_t[]){1, 4});
-  mb_node(&m, "Relu", "relu0", "x", "y");
-  mb_output(&m, "y");
-  size_t len;
-  uint8_t *buf = mb_pack(&m, &len);
-  mb_free(&m);
-  nn_options o;
-  nn_options_init(&o);
-  o.threads = threads;
-  nn_session *s = NULL;
-  nn_session_create_from_memory(buf, len, &o, &s, NULL);
-  free(buf);
-  return s;
-}
-
 typedef struct frame {
   nn_pixel_format f;
   const char *gst_name;
@@ -268,7 +250,7 @@ int main(int argc, char **argv) {
   printf("%-5s %-19s %7s %10s %10s %8s\n", "src", "dst", "threads", "ours ms", "gst ms",
          "ours/gst");
   for (int ti = 0; ti < n_threads; ti++) {
-    nn_session *s = threads[ti] > 1 ? session_with(threads[ti]) : NULL;
+    nn_session *s = threads[ti] > 1 ? mb_worker_session(threads[ti], NULL) : NULL;
     for (int fi = 0; fi < 3; fi++)
       for (int gi = 0; gi < 2; gi++) {
         double ours = 1e30, gst = 1e30;

@@ -32,24 +32,6 @@ static int parse_list(const char *s, double *v, int n) {
   return k;
 }
 
-static nn_session *session_with(int threads) {
-  mb m;
-  mb_init(&m, 13);
-  mb_input(&m, "x", NN_DTYPE_FLOAT, 2, (int64_t[]){1, 4});
-  mb_node(&m, "Relu", "relu0", "x", "y");
-  mb_output(&m, "y");
-  size_t len;
-  uint8_t *buf = mb_pack(&m, &len);
-  mb_free(&m);
-  nn_options o;
-  nn_options_init(&o);
-  o.threads = threads;
-  nn_session *s = NULL;
-  nn_session_create_from_memory(buf, len, &o, &s, NULL);
-  free(buf);
-  return s;
-}
-
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: image-dump IN OUT key=value...\n");
@@ -167,7 +149,7 @@ int main(int argc, char **argv) {
   d.nbytes = (size_t)d.channels * d.width * d.height * nn_dtype_size(d.dtype) * (size_t)nbatch;
   out = calloc(1, d.nbytes ? d.nbytes : 1);
   d.data = out;
-  if (threads > 1 && !(s = session_with(threads))) {
+  if (threads > 1 && !(s = mb_worker_session(threads, NULL))) {
     fprintf(stderr, "no session\n");
     goto done;
   }
