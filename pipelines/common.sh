@@ -6,14 +6,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # The plugin from the build tree: $BUILD_DIR, else build/ or build-gst/.
 if [ -z "${BUILD_DIR:-}" ]; then
   for d in "$root/build" "$root/build-gst"; do
-    if [ -f "$d/elements/libgstonnxinfer.so" ]; then BUILD_DIR=$d; break; fi
+    if [ -f "$d/plugin/gstreamer-1.0/libgstonnxinfer.so" ]; then BUILD_DIR=$d; break; fi
   done
 fi
-if [ -z "${BUILD_DIR:-}" ] || [ ! -f "$BUILD_DIR/elements/libgstonnxinfer.so" ]; then
+if [ -z "${BUILD_DIR:-}" ] || [ ! -f "$BUILD_DIR/plugin/gstreamer-1.0/libgstonnxinfer.so" ]; then
   echo "$(basename "$0"): build the plugin first: meson setup build && ninja -C build" >&2
   exit 1
 fi
-export GST_PLUGIN_PATH="$BUILD_DIR/elements${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+export GST_PLUGIN_PATH="$BUILD_DIR/plugin/gstreamer-1.0${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
 
 data=${DATA_DIR:-$root/data}
 blazeface_model=$data/models/blazeface/face_detection_front_128x128_barracuda.onnx

@@ -38,7 +38,7 @@ DEMO_OUT=${DEMO_OUT:-$here/data/demo}
 
 # The plugin: onnxinfer, tensordecoder and roioverlay.
 plugin_path() {
-  echo "$BUILD_DIR/elements"
+  echo "$BUILD_DIR/plugin/gstreamer-1.0"
 }
 
 setup_env() {
@@ -138,7 +138,7 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
 fi
 # Only what the demo runs: the plugins (and nn-run's runtime with them).
 targets=$(ninja -C "$BUILD_DIR" -t targets all 2>/dev/null |
-  sed -n 's/^\(elements\/[^:]*libgstonnxinfer[a-z]*\.so\): .*/\1/p' | sort -u)
+  sed -n 's/^\(plugin\/gstreamer-1\.0\/libgstonnxinfer[a-z]*\.so\): .*/\1/p' | sort -u)
 [ -n "$targets" ] || { echo "demo: no plugin target in $BUILD_DIR (GStreamer dev packages missing?)" >&2; exit 1; }
 ninja -C "$BUILD_DIR" $targets >/dev/null
 

@@ -62,7 +62,7 @@ def source_build_dir():
 def setup_build_dir(build):
     """Point GStreamer and GObject-introspection at a build directory (before
     Gst.init and before importing GstOnnxInfer)."""
-    plugin_dir = os.path.join(build, "elements")
+    plugin_dir = os.path.join(build, "plugin", "gstreamer-1.0")
     meta_dir = os.path.join(build, "plugin")
     if not os.path.isfile(os.path.join(meta_dir, TYPELIB)):
         sys.exit("read-meta.py: %s: no %s (introspection not built? needs "

@@ -11,11 +11,8 @@
 #include <gst/gst.h>
 
 #include "gstonnxtensormeta.h"
-#include "gstonnxinfer.h"
-#ifdef HAVE_NNDECODE
-#include "gsttensordecoder.h"
-#include "gstroioverlay.h"
-#endif
+/* the one header from elements/: their registration functions */
+#include "../elements/gstonnxinferelements.h"
 
 static gboolean
 plugin_init (GstPlugin * plugin)

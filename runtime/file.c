@@ -15,10 +15,11 @@
 
 #include "include/nn_file.h"
 #include "nn_internal.h"
+#include "nn_limits.h"
 
 #define TEXT_DEFAULT_BYTES ((size_t)16 << 20)
 #define TEXT_DEFAULT_LINE ((size_t)64 << 10)
-#define TEXT_DEFAULT_LINES ((size_t)1000000)
+#define TEXT_DEFAULT_LINES NN_LIMIT_TEXT_LINES
 
 /* Paths in messages: a hostile 5000-byte path would crowd out the reason in
  * the 512-byte message; its head and tail name the place and the file. */

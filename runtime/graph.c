@@ -1,9 +1,10 @@
-/* graph.c - graph structure: values, attribute lookup, validation and
+/* graph.c - graph structure: values, op resolution, validation and
  * topological order. */
 #include <stdio.h>
 #include <string.h>
 
 #include "graph.h"
+#include "nn_limits.h"
 
 int nn_graph_add_value(nn_graph *g, const char *name) {
   if (g->n_values == g->cap_values) {
@@ -41,17 +42,6 @@ int nn_graph_opset(const nn_graph *g, const char *domain) {
   return 0;
 }
 
-void nn_attr_free(nn_attr *a) {
-  nn_free(a->name);
-  nn_free(a->s);
-  nn_free(a->floats);
-  nn_free(a->ints);
-  if (a->strings)
-    for (int i = 0; i < a->n; i++)
-      nn_free(a->strings[i]);
-  nn_free(a->strings);
-  nn_aligned_free(a->t.data);
-}
 
 void nn_graph_free(nn_graph *g) {
   if (!g)
@@ -87,58 +77,6 @@ void nn_graph_free(nn_graph *g) {
 }
 
 /* ---- attributes ----------------------------------------------------------- */
-const nn_attr *nn_attr_get(const nn_node *n, const char *name) {
-  for (int i = 0; i < n->n_attrs; i++)
-    if (strcmp(n->attrs[i].name, name) == 0)
-      return &n->attrs[i];
-  return NULL;
-}
-
-int64_t nn_attr_int(const nn_node *n, const char *name, int64_t def) {
-  const nn_attr *a = nn_attr_get(n, name);
-  return a && a->type == NN_ATTR_INT ? a->i : def;
-}
-
-float nn_attr_float(const nn_node *n, const char *name, float def) {
-  const nn_attr *a = nn_attr_get(n, name);
-  if (!a)
-    return def;
-  if (a->type == NN_ATTR_FLOAT)
-    return a->f;
-  if (a->type == NN_ATTR_INT)
-    return (float)a->i;
-  return def;
-}
-
-const char *nn_attr_string(const nn_node *n, const char *name, const char *def) {
-  const nn_attr *a = nn_attr_get(n, name);
-  return a && a->type == NN_ATTR_STRING ? a->s : def;
-}
-
-const int64_t *nn_attr_ints(const nn_node *n, const char *name, int *count) {
-  const nn_attr *a = nn_attr_get(n, name);
-  if (!a || a->type != NN_ATTR_INTS) {
-    *count = 0;
-    return NULL;
-  }
-  *count = a->n;
-  return a->ints ? a->ints : (const int64_t *)"";
-}
-
-const float *nn_attr_floats(const nn_node *n, const char *name, int *count) {
-  const nn_attr *a = nn_attr_get(n, name);
-  if (!a || a->type != NN_ATTR_FLOATS) {
-    *count = 0;
-    return NULL;
-  }
-  *count = a->n;
-  return a->floats ? a->floats : (const float *)"";
-}
-
-const nn_tensor *nn_attr_tensor(const nn_node *n, const char *name) {
-  const nn_attr *a = nn_attr_get(n, name);
-  return a && a->type == NN_ATTR_TENSOR ? &a->t : NULL;
-}
 
 /* ---- finalize -------------------------------------------------------------- */
 void nn_graph_resolve_pointers(nn_graph *g) {
@@ -243,7 +181,7 @@ static nn_status topo_sort(nn_graph *g, const nn_limits *lim, nn_error *err) {
                       g->nodes[culprit].name, g->nodes[culprit].op_type);
     goto out;
   }
-  int max_allowed = lim && lim->max_graph_depth ? lim->max_graph_depth : 100000;
+  int max_allowed = lim && lim->max_graph_depth ? lim->max_graph_depth : NN_LIMIT_GRAPH_DEPTH;
   if (max_depth + 1 > max_allowed) {
     st = nn_error_set(err, NN_ERR_LIMIT, "the graph is %d nodes deep, more than the limit %d",
                       max_depth + 1, max_allowed);
@@ -289,7 +227,8 @@ nn_status nn_graph_count_uses(nn_graph *g) {
   return NN_OK;
 }
 
-nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_error *err) {
+nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_op_lookup_fn find_op,
+                            nn_error *err) {
   /* every consumed value must come from somewhere */
   for (int i = 0; i < g->n_nodes; i++) {
     nn_node *n = &g->nodes[i];
@@ -312,7 +251,7 @@ nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_error *err) {
   /* operators and versions */
   for (int i = 0; i < g->n_nodes; i++) {
     nn_node *n = &g->nodes[i];
-    n->op = nn_op_find(n->domain, n->op_type);
+    n->op = find_op(n->domain, n->op_type);
     if (!n->op)
       return nn_error_set(err, NN_ERR_UNSUPPORTED, "unsupported operator %s%s%s at node '%s'",
                           n->domain[0] ? n->domain : "", n->domain[0] ? ":" : "", n->op_type, n->name);

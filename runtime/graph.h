@@ -54,15 +54,15 @@ void nn_graph_free(nn_graph *g);
 int nn_graph_add_value(nn_graph *g, const char *name);
 /* Index of the value with that name, -1 when none. */
 int nn_graph_find_value(const nn_graph *g, const char *name);
-/* Resolve ops and versions, check every input is produced exactly once, sort
+/* Resolve ops (through find_op: the graph knows no kernel table) and versions, check every input is produced exactly once, sort
  * the nodes topologically (cycle -> error), count uses, resolve x/y pointers. */
-nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_error *err);
+typedef const nn_op_def *(*nn_op_lookup_fn)(const char *domain, const char *op_type);
+nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_op_lookup_fn find_op,
+                            nn_error *err);
 /* Recount value uses (consumers + graph output) over nodes not removed. */
 nn_status nn_graph_count_uses(nn_graph *g);
 /* Resolve node->x / node->y after values were added or nodes rewired. */
 void nn_graph_resolve_pointers(nn_graph *g);
-/* Free what an attribute owns (not the struct itself). */
-void nn_attr_free(nn_attr *a);
 /* Opset the model imports for a domain; 0 when not imported. */
 int nn_graph_opset(const nn_graph *g, const char *domain);
 

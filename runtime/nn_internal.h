@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "include/nn.h"
+#include "ops/activation.h"
 
 /* ---- allocation (alloc.c) --------------------------------------------------
  * Every allocation of the runtime goes through these; they call the hooks of
@@ -171,7 +172,8 @@ typedef struct nn_node {
   nn_value **x, **y;           /* resolved value pointers (NULL when omitted) */
   int n_attrs;
   nn_attr *attrs;
-  int n_attrs_model;           /* n_attrs as loaded; plan-time fusion appends */
+  int n_attrs_model;           /* n_attrs as loaded (nothing appends since fusion
+                                  is typed, nn_node.act: n_attrs is the same) */
   const struct nn_op_def *op;
   /* set by prepare */
   void *priv;                  /* kernel parameters: one nn_malloc block,
@@ -185,6 +187,8 @@ typedef struct nn_node {
   void *ws;                    /* workspace, valid during run */
   bool folded;                 /* evaluated at plan time */
   bool fused;                  /* absorbed into its producer by a plan-time pass */
+  nn_act act;                  /* activation a plan-time pass fused into this node's
+                                  epilogue (ops/activation.h); NN_ACT_NONE = none */
   bool removed;                /* dropped by a graph pass */
 } nn_node;
 
@@ -199,8 +203,6 @@ typedef struct nn_ctx {
   const nn_limits *limits;
   nn_threadpool *pool;         /* NULL = run serially */
   int threads;
-  bool pack_consts;            /* the plan may re-lay out constants for the CPU
-                                  kernels (op->const_a_groups): a CPU session */
 } nn_ctx;
 
 /* A message for the log hook (nn_set_log), stderr by default. */
@@ -275,13 +277,17 @@ size_t nn_plan_packed_a_group_bytes(int64_t rows, int64_t cols);
 
 /* Op lookup (cpu/registry.c).  NULL when unknown. */
 const nn_op_def *nn_op_find(const char *domain, const char *op_type);
-/* Resolve node->version from op->versions and the node's opset; 0 if none. */
+/* ops/schema.c: resolve node->version from op->versions and the node's
+ * opset; 0 if none. */
 int nn_op_resolve_version(const nn_op_def *op, int opset);
-/* Check the node's input/output counts, required slots and attribute types
- * against the ONNX schema of its operator version (node->opset must be set). */
+/* ops/schema.c: check the node's input/output counts, required slots and
+ * attribute types against the ONNX schema of its operator version
+ * (node->opset must be set). */
 nn_status nn_op_check_schema(const nn_node *n, nn_error *err);
+/* ops/schema.c: NULL, "" and "ai.onnx" all name the default domain. */
+bool nn_op_domain_is_default(const char *domain);
 
-/* ---- attributes (graph.c) --------------------------------------------------
+/* ---- attributes (attr.c) ---------------------------------------------------
  * Lookups by name; the returned pointers are graph-owned, valid until dispose. */
 const nn_attr *nn_attr_get(const nn_node *n, const char *name);
 int64_t nn_attr_int(const nn_node *n, const char *name, int64_t def);
@@ -291,6 +297,8 @@ const char *nn_attr_string(const nn_node *n, const char *name, const char *def);
 const int64_t *nn_attr_ints(const nn_node *n, const char *name, int *count);
 const float *nn_attr_floats(const nn_node *n, const char *name, int *count);
 const nn_tensor *nn_attr_tensor(const nn_node *n, const char *name);
+/* Free what an attribute owns (not the struct itself). */
+void nn_attr_free(nn_attr *a);
 
 /* ---- shape helpers (shape_util.c) ------------------------------------------ */
 /* Multidirectional (numpy) broadcast of two shapes; NN_ERR_SHAPE when they

@@ -4,13 +4,12 @@
  * Conv's weights are true initializers is folded into those weights for good.
  * (When the weights only become constant through plan-time folding, as in
  * models that build them with ConstantOfShape, plan.c does the same fusion
- * per plan.) */
-#include <math.h>
+ * per plan; the arithmetic of both is ops/batchnorm.c.) */
+#include <stdio.h>
 #include <string.h>
 
-#include <stdio.h>
-
 #include "graph.h"
+#include "ops/batchnorm.h"
 
 /* A Dropout is a no-op at inference unless training_mode is given and not a
  * constant false, or its mask output is consumed. */
@@ -37,9 +36,7 @@ static nn_status fuse_conv_batchnorm(nn_graph *g, nn_error *err) {
   bool changed = false;
   for (int i = 0; i < g->n_nodes; i++) {
     nn_node *bn = &g->nodes[i];
-    if (bn->removed || bn->domain[0] || strcmp(bn->op_type, "BatchNormalization") != 0 || bn->n_in < 5)
-      continue;
-    if (bn->in[0] < 0 || bn->out[0] < 0 || nn_attr_int(bn, "training_mode", 0) != 0)
+    if (bn->removed || !nn_bn_fold_candidate(bn) || bn->in[0] < 0 || bn->out[0] < 0)
       continue;
     bool extra_outputs = false;
     for (int k = 1; k < bn->n_out; k++)
@@ -96,16 +93,9 @@ static nn_status fuse_conv_batchnorm(nn_graph *g, nn_error *err) {
       b = nb;
       w = &g->values[conv->in[1]];
     }
-    float eps = nn_attr_float(bn, "epsilon", 1e-5f);
-    const float *sc = g->values[bn->in[1]].const_data, *sh = g->values[bn->in[2]].const_data,
-                *mean = g->values[bn->in[3]].const_data, *var = g->values[bn->in[4]].const_data;
-    float *wd = w->const_data, *bd = b->const_data;
-    for (int64_t o = 0; o < m; o++) {
-      float s = sc[o] / sqrtf(var[o] + eps);
-      for (int64_t j = 0; j < per; j++)
-        wd[o * per + j] *= s;
-      bd[o] = (bd[o] - mean[o]) * s + sh[o];
-    }
+    nn_bn_fold_into_conv(bn, m, per, g->values[bn->in[1]].const_data, g->values[bn->in[2]].const_data,
+                         g->values[bn->in[3]].const_data, g->values[bn->in[4]].const_data,
+                         w->const_data, b->const_data);
     /* the Conv now produces the BN's output; its old output is orphaned */
     g->values[conv->out[0]].producer = -1;
     conv->out[0] = bn->out[0];

@@ -12,18 +12,19 @@
  * 4. placement: buffers sorted by size, each put in the best-fitting gap among
  *    the already-placed buffers whose lifetimes overlap it (the greedy-by-size
  *    strategy of TFLite's arena planner); the arena is the highest end.
- * 5. constant layouts (CPU sessions): a weight that one Conv alone reads is
- *    re-laid-out as the GEMM engine's packed panels, in place of the ONNX
- *    layout (op->const_a_groups), so it is packed once, not per run, and
- *    not held twice.  A re-plan first restores the ONNX layout: every pass
- *    above sees the model's own tensors.
+ * The planner is layout-free: constants keep the ONNX layout here.  A
+ * backend that reads weights in its own layout re-lays them out in its build
+ * step and restores them in before_plan (backend.h; the CPU backend's GEMM
+ * panels: cpu/cpu_weights.c), so every pass above sees the model's tensors.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph.h"
-#include "cpu/sgemm.h"
+#include "ops/batchnorm.h"
+#include "knobs.h"
+#include "nn_limits.h"
 
 static bool op_is(const nn_node *n, const char *op) {
   return n->domain[0] == '\0' && strcmp(n->op_type, op) == 0;
@@ -65,10 +66,8 @@ void nn_plan_clear(nn_graph *g, nn_plan *plan) {
     n->priv_const_bytes = 0;
     n->folded = false;
     n->fused = false;
+    memset(&n->act, 0, sizeof n->act);
     n->n_in = n->n_in_model;
-    for (int k = n->n_attrs_model; k < n->n_attrs; k++)
-      nn_attr_free(&n->attrs[k]);
-    n->n_attrs = n->n_attrs_model;
   }
   for (int v = 0; v < g->n_values; v++) {
     nn_value *val = &g->values[v];
@@ -143,7 +142,7 @@ static nn_status prepare_node(nn_ctx *c, nn_node *n, nn_error *err) {
   /* a workspace lives in the arena (or is allocated alone when folding):
    * bound it before anything is allocated for it */
   int64_t max_arena = c->limits && c->limits->max_arena_bytes ? c->limits->max_arena_bytes
-                                                              : ((int64_t)8 << 30);
+                                                              : NN_LIMIT_ARENA_BYTES;
   if (n->ws_bytes > (uint64_t)max_arena)
     return nn_fail(c, NN_ERR_LIMIT, "needs a %zu-byte workspace, more than the arena limit of %lld bytes",
                    n->ws_bytes, (long long)max_arena);
@@ -215,7 +214,7 @@ static int count_bn_candidates(const nn_graph *g) {
 
 /* The Conv producing x, when fusing BN into it is legal. */
 static nn_node *bn_fusable_conv(nn_graph *g, const nn_node *bn) {
-  if (bn->n_in < 5 || bn->folded || bn->removed)
+  if (!nn_bn_fold_candidate(bn) || bn->folded || bn->removed)
     return NULL;
   for (int k = 1; k < 5; k++)
     if (!value_is_const_f32(bn->x[k]))
@@ -223,8 +222,6 @@ static nn_node *bn_fusable_conv(nn_graph *g, const nn_node *bn) {
   for (int k = 1; k < bn->n_out; k++)
     if (bn->y[k] && bn->y[k]->n_uses > 0)
       return NULL;
-  if (nn_attr_int(bn, "training_mode", 0) != 0)
-    return NULL;
   const nn_value *x = bn->x[0];
   if (!x || x->known || x->producer < 0 || x->is_graph_output || x->n_uses != 1)
     return NULL;
@@ -258,7 +255,6 @@ static nn_status fuse_batchnorm(nn_ctx *c, nn_graph *g, nn_plan *plan, nn_error 
     nn_node *conv = bn_fusable_conv(g, bn);
     if (!conv)
       continue;
-    float eps = nn_attr_float(bn, "epsilon", 1e-5f);
     nn_value *w = conv->x[1];
     nn_value *b = conv->n_in > 2 ? conv->x[2] : NULL;
     int64_t m = w->dims[0], per = w->numel / (m ? m : 1);
@@ -302,14 +298,8 @@ static nn_status fuse_batchnorm(nn_ctx *c, nn_graph *g, nn_plan *plan, nn_error 
       nb->known = true;
       plan->folded_bytes += nb->nbytes;
     }
-    const float *sc = bn->x[1]->data, *bb = bn->x[2]->data, *mean = bn->x[3]->data, *var = bn->x[4]->data;
-    float *w1 = nw->data, *b1 = nb->data;
-    for (int64_t o = 0; o < m; o++) {
-      float s = sc[o] / sqrtf(var[o] + eps);
-      for (int64_t j = 0; j < per; j++)
-        w1[o * per + j] *= s;
-      b1[o] = (b1[o] - mean[o]) * s + bb[o];
-    }
+    nn_bn_fold_into_conv(bn, m, per, bn->x[1]->data, bn->x[2]->data, bn->x[3]->data, bn->x[4]->data,
+                         nw->data, nb->data);
     conv->x[1] = nw;
     conv->x[2] = nb;
     if (conv->n_in < 3)
@@ -326,45 +316,12 @@ static nn_status fuse_batchnorm(nn_ctx *c, nn_graph *g, nn_plan *plan, nn_error 
 
 /* ---- activation fusion ------------------------------------------------------ */
 /* Conv/Gemm/MatMul followed by an activation that alone reads their output:
- * the producer applies the activation in its epilogue (the "_fused_*"
- * attributes its kernel reads) and writes the activation's output directly.
- * Per plan, because BatchNorm fusion often has to happen first. */
+ * the producer applies the activation in its epilogue (nn_node.act, the
+ * vocabulary of ops/activation.h, read by every backend's kernel) and writes
+ * the activation's output directly.  Per plan, because BatchNorm fusion
+ * often has to happen first. */
 static bool op_is_fusable_producer(const nn_node *n) {
   return op_is(n, "Conv") || op_is(n, "Gemm") || op_is(n, "MatMul");
-}
-
-static nn_status attr_append(nn_node *n, const char *name, nn_attr_type type, float f, const char *str,
-                             nn_error *err) {
-  nn_attr *na = nn_realloc(n->attrs, (size_t)(n->n_attrs + 1) * sizeof *na);
-  if (!na)
-    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
-  n->attrs = na;
-  nn_attr *a = &na[n->n_attrs];
-  memset(a, 0, sizeof *a);
-  a->type = type;
-  a->f = f;
-  a->name = nn_strdup(name);
-  if (str)
-    a->s = nn_strdup(str);
-  if (!a->name || (str && !a->s)) {
-    nn_attr_free(a);
-    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
-  }
-  if (str)
-    a->s_len = strlen(str);
-  n->n_attrs++;
-  return NN_OK;
-}
-
-/* Scalar float value of an optional constant input; false when it is not
- * a known float scalar. */
-static bool const_scalar(const nn_value *v, float *out) {
-  if (!v)
-    return true;
-  if (!v->known || !v->data || v->dtype != NN_DTYPE_FLOAT || v->numel != 1)
-    return false;
-  *out = *(const float *)v->data;
-  return true;
 }
 
 static nn_status fuse_activations(nn_ctx *c, nn_graph *g, nn_error *err) {
@@ -388,42 +345,18 @@ static nn_status fuse_activations(nn_ctx *c, nn_graph *g, nn_error *err) {
     nn_node *act = &g->nodes[i];
     if (act->removed || act->folded || act->fused || act->n_in < 1 || !act->x[0] || !act->y[0])
       continue;
-    const char *kind = NULL;
-    if (op_is(act, "Relu")) kind = "Relu";
-    else if (op_is(act, "LeakyRelu")) kind = "LeakyRelu";
-    else if (op_is(act, "Clip")) kind = "Clip";
-    else if (op_is(act, "HardSwish")) kind = "HardSwish";
-    else if (op_is(act, "Sigmoid")) kind = "Sigmoid";
-    if (!kind)
-      continue;
     nn_value *x = act->x[0];
     int xi = vidx(g, x);
     if (xi < 0 || x->known || x->is_graph_output || x->n_uses != 1 || x->dtype != NN_DTYPE_FLOAT ||
         prod[xi] < 0)
       continue;
     nn_node *p = &g->nodes[prod[xi]];
-    if (!op_is_fusable_producer(p) || p->y[0] != x || nn_attr_get(p, "_fused_act"))
+    if (!op_is_fusable_producer(p) || p->y[0] != x || p->act.kind != NN_ACT_NONE)
       continue;
-    float lo = -INFINITY, hi = INFINITY;
-    if (strcmp(kind, "Clip") == 0) {
-      if (act->version < 11) {
-        lo = nn_attr_float(act, "min", -INFINITY);
-        hi = nn_attr_float(act, "max", INFINITY);
-      } else if (!const_scalar(act->n_in > 1 ? act->x[1] : NULL, &lo) ||
-                 !const_scalar(act->n_in > 2 ? act->x[2] : NULL, &hi)) {
-        continue;
-      }
-    }
-    st = attr_append(p, "_fused_act", NN_ATTR_STRING, 0, kind, err);
-    if (st == NN_OK && strcmp(kind, "LeakyRelu") == 0)
-      st = attr_append(p, "_fused_alpha", NN_ATTR_FLOAT, nn_attr_float(act, "alpha", 0.01f), NULL, err);
-    if (st == NN_OK && strcmp(kind, "Clip") == 0) {
-      st = attr_append(p, "_fused_min", NN_ATTR_FLOAT, lo, NULL, err);
-      if (st == NN_OK)
-        st = attr_append(p, "_fused_max", NN_ATTR_FLOAT, hi, NULL, err);
-    }
-    if (st != NN_OK)
-      break;
+    nn_act a;
+    if (!nn_act_from_node(act, &a))
+      continue;
+    p->act = a;
     p->y[0] = act->y[0];
     act->fused = true;
     int yi = vidx(g, act->y[0]);
@@ -626,120 +559,8 @@ out:
   return st;
 }
 
-/* ---- constant layouts ------------------------------------------------------- */
-size_t nn_plan_packed_a_group_bytes(int64_t rows, int64_t cols) {
-  return nn_align_up(nn_sgemm_pack_a_size(rows, cols), 64);
-}
-
-/* Geometry of a constant as `groups` row blocks: rows per group and columns;
- * false when it does not split that way. */
-static bool packed_a_geometry(const nn_value *v, int64_t groups, int64_t *rows, int64_t *cols,
-                              size_t *group_bytes, size_t *total) {
-  if (groups <= 0 || v->rank < 1 || v->dims[0] <= 0 || v->dims[0] % groups != 0 ||
-      v->dtype != NN_DTYPE_FLOAT)
-    return false;
-  *rows = v->dims[0] / groups;
-  *cols = v->numel / v->dims[0];
-  *group_bytes = nn_plan_packed_a_group_bytes(*rows, *cols);
-  return !nn_mul_overflow_size((size_t)groups, *group_bytes, total);
-}
-
-/* Back to the ONNX layout, before anything of a new plan reads the weights. */
-static nn_status unpack_consts(nn_graph *g, nn_error *err) {
-  for (int v = 0; v < g->n_values; v++) {
-    nn_value *val = &g->values[v];
-    if (val->packed_a_groups <= 0)
-      continue;
-    int64_t rows, cols;
-    size_t gb, total;
-    if (!packed_a_geometry(val, val->packed_a_groups, &rows, &cols, &gb, &total))
-      return nn_error_set(err, NN_ERR_RUNTIME, "constant '%s': bad packed layout", val->name);
-    float *raw = nn_aligned_alloc(val->nbytes ? val->nbytes : 1);
-    if (!raw)
-      return nn_error_set(err, NN_ERR_NOMEM, "out of memory restoring '%s' (%zu bytes)", val->name,
-                          val->nbytes);
-    for (int64_t gi = 0; gi < val->packed_a_groups; gi++)
-      if (nn_sgemm_unpack_a((const char *)val->const_data + (size_t)gi * gb, rows, cols,
-                            raw + gi * rows * cols) != NN_OK) {
-        nn_aligned_free(raw);
-        return nn_error_set(err, NN_ERR_RUNTIME, "constant '%s': bad packed layout", val->name);
-      }
-    g->weights_bytes -= total;
-    g->weights_bytes += val->nbytes;
-    nn_aligned_free(val->const_data);
-    val->const_data = raw;
-    val->data = raw;
-    val->packed_a_groups = 0;
-  }
-  return NN_OK;
-}
-
-/* Step 5 of the header.  A weight qualifies when this Conv alone reads it:
- * an initializer (unpacked again before a re-plan), a value folded for this
- * plan, or a copy a fusion pass made for this Conv (both rebuilt by every
- * plan).  uses[v] counts every reader of v, folded and fused nodes
- * included, and graph outputs. */
-static nn_status pack_consts(nn_graph *g, nn_plan *plan, nn_error *err) {
-  nn_status st = NN_OK;
-  int *uses = nn_calloc((size_t)g->n_values + 1, sizeof(int));
-  if (!uses)
-    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
-  for (int i = 0; i < g->n_nodes; i++) {
-    const nn_node *n = &g->nodes[i];
-    if (n->removed)
-      continue;
-    /* in[] as loaded (a fusion may have given the node one more input,
-     * a plan-owned value, through x[] only) */
-    for (int k = 0; k < n->n_in_model; k++)
-      if (n->in[k] >= 0)
-        uses[n->in[k]]++;
-  }
-  for (int s = 0; s < plan->n_steps; s++) {
-    nn_node *n = &g->nodes[plan->steps[s]];
-    if (!n->op->const_a_groups || n->n_in < 2 || !n->x[1])
-      continue;
-    nn_value *w = n->x[1];
-    int v = vidx(g, w);
-    bool plan_owned = w->fold_data && w->data == w->fold_data;
-    bool exclusive = v < 0 || (uses[v] == 1 && !w->is_graph_output && !w->has_default);
-    bool initializer = v >= 0 && w->kind == NN_VAL_CONST && w->const_data &&
-                       w->data == w->const_data;
-    if (w->packed_a_groups || !exclusive || !(plan_owned || initializer))
-      continue;
-    int64_t groups = n->op->const_a_groups(n), rows, cols;
-    size_t gb, total;
-    if (groups <= 0 || !packed_a_geometry(w, groups, &rows, &cols, &gb, &total))
-      continue;
-    void *block = nn_aligned_alloc(total);
-    if (!block) {
-      st = nn_error_set(err, NN_ERR_NOMEM, "out of memory packing '%s' (%zu bytes)", w->name, total);
-      goto out_free_uses;
-    }
-    for (int64_t gi = 0; gi < groups; gi++)
-      nn_sgemm_pack_a(0, rows, cols, (const float *)w->data + gi * rows * cols, cols,
-                      (char *)block + (size_t)gi * gb);
-    /* one weight at a time: the original goes before the next is packed */
-    if (plan_owned) {
-      nn_aligned_free(w->fold_data);
-      w->fold_data = block;
-      plan->folded_bytes += total - w->nbytes;
-    } else {
-      nn_aligned_free(w->const_data);
-      w->const_data = block;
-      g->weights_bytes += total - w->nbytes;
-    }
-    w->data = block;
-    w->packed_a_groups = groups;
-  }
-out_free_uses:
-  nn_free(uses);
-  return st;
-}
-
 nn_status nn_plan_build(nn_graph *g, nn_plan *plan, const nn_limits *lim, nn_ctx *ctx, nn_error *err) {
-  nn_status st = unpack_consts(g, err);
-  if (st != NN_OK)
-    return st;
+  nn_status st;
   /* per-plan node state is reset by the caller through nn_plan_clear(), which
    * must run before the session sets the inputs' plan fields */
   ctx->node = NULL;
@@ -753,7 +574,7 @@ nn_status nn_plan_build(nn_graph *g, nn_plan *plan, const nn_limits *lim, nn_ctx
     if (node_foldable(n)) {
       /* folded values become constants of the session: they count against
        * the weights limit, checked before they are allocated */
-      int64_t max_w = lim && lim->max_weights_bytes ? lim->max_weights_bytes : ((int64_t)4 << 30);
+      int64_t max_w = lim && lim->max_weights_bytes ? lim->max_weights_bytes : NN_LIMIT_WEIGHTS_BYTES;
       uint64_t total = g->weights_bytes + plan->folded_bytes;
       for (int k = 0; k < n->n_out; k++)
         if (n->y[k])
@@ -770,7 +591,7 @@ nn_status nn_plan_build(nn_graph *g, nn_plan *plan, const nn_limits *lim, nn_ctx
   st = fuse_batchnorm(ctx, g, plan, err);
   if (st != NN_OK)
     return st;
-  if (!getenv("NN_NO_FUSION")) {
+  if (!nn_knobs().no_fusion) {
     st = fuse_activations(ctx, g, err);
     if (st != NN_OK)
       return st;
@@ -791,12 +612,10 @@ nn_status nn_plan_build(nn_graph *g, nn_plan *plan, const nn_limits *lim, nn_ctx
   st = plan_memory(g, plan, err);
   if (st != NN_OK)
     return st;
-  int64_t max_arena = lim && lim->max_arena_bytes ? lim->max_arena_bytes : ((int64_t)8 << 30);
+  int64_t max_arena = lim && lim->max_arena_bytes ? lim->max_arena_bytes : NN_LIMIT_ARENA_BYTES;
   if ((int64_t)plan->arena_bytes > max_arena)
     return nn_error_set(err, NN_ERR_LIMIT, "the planned arena (%zu bytes) exceeds the limit of %lld bytes",
                         plan->arena_bytes, (long long)max_arena);
-  if (ctx->pack_consts && !getenv("NN_NO_PACK"))
-    return pack_consts(g, plan, err);
   return NN_OK;
 }
 

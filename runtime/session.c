@@ -8,6 +8,9 @@
  *            or the value of a shape-deciding input changed; otherwise only
  *            pointer updates and the kernels: no heap allocation;
  *   dispose  everything released; the handle answers NN_ERR_DISPOSED.
+ *
+ * The session knows no backend: it plans, asks partition.c which steps the
+ * chosen backend takes, and drives it through backend.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,12 +20,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "graph.h"
 #include "include/nn_file.h"
-#include "cpu/threadpool.h"
-#ifdef NN_HAVE_VULKAN
-#include "vulkan/vk_backend.h"
-#endif
+#include "knobs.h"
+#include "nn_limits.h"
+#include "threadpool.h"
 
 typedef struct in_slot {
   int value;                 /* graph value index */
@@ -60,8 +63,8 @@ struct nn_session {
   nn_plan plan;
   bool planned;
   bool need_plan;
-  void *arena;
-  size_t arena_cap;
+  bool *on_device;           /* per plan step: the backend's own kernels take it */
+  int on_device_cap;
   int n_in, n_out;
   in_slot *in;
   out_slot *out;
@@ -69,9 +72,8 @@ struct nn_session {
   uint64_t runs;
   size_t peak;
   nn_backend backend;
-#ifdef NN_HAVE_VULKAN
-  nn_vk_graph *vk;           /* the device side of the plan (backend vulkan) */
-#endif
+  const nn_backend_iface *be; /* the backend executing the plan */
+  void *be_state;            /* its instance, owned */
 };
 
 #define CHECK_SESSION(s)                                                                  \
@@ -89,12 +91,12 @@ void nn_options_init(nn_options *opt) {
   opt->backend = NN_BACKEND_CPU;
   opt->threads = 1;
   opt->limits.max_rank = NN_MAX_RANK;
-  opt->limits.max_tensor_elems = (int64_t)1 << 31;
-  opt->limits.max_weights_bytes = (int64_t)4 << 30;
-  opt->limits.max_arena_bytes = (int64_t)8 << 30;
-  opt->limits.max_nodes = 1000000;
-  opt->limits.max_graph_depth = 100000;
-  opt->limits.max_model_bytes = (int64_t)2 << 30;
+  opt->limits.max_tensor_elems = NN_LIMIT_TENSOR_ELEMS;
+  opt->limits.max_weights_bytes = NN_LIMIT_WEIGHTS_BYTES;
+  opt->limits.max_arena_bytes = NN_LIMIT_ARENA_BYTES;
+  opt->limits.max_nodes = NN_LIMIT_NODES;
+  opt->limits.max_graph_depth = NN_LIMIT_GRAPH_DEPTH;
+  opt->limits.max_model_bytes = NN_LIMIT_MODEL_BYTES;
 }
 
 static void limits_fill(nn_limits *l) {
@@ -119,14 +121,10 @@ static size_t session_io_bytes(const nn_session *s) {
 }
 
 static void session_track_peak(nn_session *s) {
-  size_t total = s->g->weights_bytes + s->plan.folded_bytes + s->arena_cap + session_io_bytes(s);
-#ifdef NN_HAVE_VULKAN
-  if (s->vk) {
-    nn_vk_graph_stats vs;
-    nn_vk_graph_get_stats(s->vk, &vs);
-    total += vs.device_bytes + vs.staging_bytes;
-  }
-#endif
+  nn_backend_stats bs;
+  s->be->stats(s->be_state, &bs);
+  size_t total = s->g->weights_bytes + s->plan.folded_bytes + session_io_bytes(s) + bs.host_bytes +
+                 bs.weight_bytes + bs.device_bytes + bs.staging_bytes;
   if (total > s->peak)
     s->peak = total;
 }
@@ -254,6 +252,8 @@ static nn_status session_plan(nn_session *s) {
   nn_status st;
   s->planned = false;
   nn_plan_clear(g, &s->plan);
+  if (s->be->before_plan && (st = s->be->before_plan(s->be_state, g, &s->err)) != NN_OK)
+    return st;
   for (int i = 0; i < s->n_in; i++) {
     in_slot *sl = &s->in[i];
     nn_value *v = &g->values[sl->value];
@@ -298,29 +298,22 @@ static nn_status session_plan(nn_session *s) {
   st = nn_plan_build(g, &s->plan, &s->opt.limits, &s->ctx, &s->err);
   if (st != NN_OK)
     goto out_clear;
-#ifdef NN_HAVE_VULKAN
-  if (s->vk) {
-    /* the Vulkan graph places the arena and binds it for its CPU steps */
-    st = nn_vk_graph_build(s->vk, g, &s->plan, &s->ctx, &s->err);
-    if (st != NN_OK)
-      goto out_clear;
-  } else
-#endif
-  if (s->plan.arena_bytes > s->arena_cap || !s->arena) {
-    void *a = nn_aligned_alloc(s->plan.arena_bytes ? s->plan.arena_bytes : 1);
-    if (!a) {
-      st = nn_error_set(&s->err, NN_ERR_NOMEM, "out of memory for the arena (%zu bytes)",
-                        s->plan.arena_bytes);
+  if (s->plan.n_steps + 1 > s->on_device_cap) {
+    bool *p = nn_calloc((size_t)s->plan.n_steps + 1, sizeof *p);
+    if (!p) {
+      st = nn_error_set(&s->err, NN_ERR_NOMEM, "out of memory");
       goto out_clear;
     }
-    nn_aligned_free(s->arena);
-    s->arena = a;
-    s->arena_cap = s->plan.arena_bytes;
+    nn_free(s->on_device);
+    s->on_device = p;
+    s->on_device_cap = s->plan.n_steps + 1;
   }
-#ifdef NN_HAVE_VULKAN
-  if (!s->vk)
-#endif
-    nn_plan_bind_arena(g, &s->plan, s->arena);
+  nn_partition_steps(s->be, s->be_state, g, &s->plan, s->on_device);
+  /* the backend places the arena (and binds it for the steps run on the
+   * host), re-lays out the weights its kernels want in their own layout */
+  st = s->be->build(s->be_state, g, &s->plan, s->on_device, &s->ctx, &s->err);
+  if (st != NN_OK)
+    goto out_clear;
   for (int i = 0; i < s->n_out; i++) {
     out_slot *sl = &s->out[i];
     nn_value *v = &g->values[sl->value];
@@ -370,12 +363,10 @@ static nn_status session_create(const void *data, size_t size, const char *base_
   if (o.threads > 256)
     return nn_error_set(err, NN_ERR_INVALID_ARG, "threads must be between 1 and 256, got %d", o.threads);
   nn_backend backend = o.backend;
-#ifndef NN_HAVE_VULKAN
-  if (backend == NN_BACKEND_AUTO)
+  if (backend == NN_BACKEND_AUTO && !nn_backend_vulkan())
     backend = NN_BACKEND_CPU;
-  if (backend == NN_BACKEND_VULKAN)
+  if (backend == NN_BACKEND_VULKAN && !nn_backend_vulkan())
     return nn_error_set(err, NN_ERR_UNSUPPORTED, "this build has no Vulkan backend");
-#endif
   if (backend != NN_BACKEND_CPU && backend != NN_BACKEND_VULKAN && backend != NN_BACKEND_AUTO) {
     return nn_error_set(err, NN_ERR_INVALID_ARG, "unknown backend %d", (int)o.backend);
   }
@@ -383,7 +374,7 @@ static nn_status session_create(const void *data, size_t size, const char *base_
   st = nn_graph_load(data, size, base_dir, &o.limits, &g, err);
   if (st != NN_OK)
     return st;
-  st = nn_graph_finalize(g, &o.limits, err);
+  st = nn_graph_finalize(g, &o.limits, nn_op_find, err);
   if (st != NN_OK)
     goto out_free_graph;
   st = nn_graph_simplify(g, err);
@@ -399,21 +390,22 @@ static nn_status session_create(const void *data, size_t size, const char *base_
   s->g = g;
   s->opt = o;
   s->opt.base_dir = NULL; /* not owned; only the loader needed it */
-#ifdef NN_HAVE_VULKAN
   /* vulkan: no device is an error; auto: no device means the CPU */
   if (backend == NN_BACKEND_VULKAN || backend == NN_BACKEND_AUTO) {
+    const nn_backend_iface *dev = nn_backend_vulkan();
     nn_error verr = {0};
-    st = nn_vk_graph_create(&s->vk, &verr);
-    if (st == NN_OK && backend == NN_BACKEND_AUTO && nn_vk_graph_on_cpu_device(s->vk) &&
-        !getenv("NN_VULKAN_DEVICE")) {
+    st = dev->create(&s->be_state, &verr);
+    if (st == NN_OK && backend == NN_BACKEND_AUTO && dev->is_software &&
+        dev->is_software(s->be_state) && !nn_knobs().vulkan_device) {
       /* a CPU Vulkan implementation (lavapipe) is slower than our own CPU
        * kernels: auto means "a GPU when there is one" */
-      nn_vk_graph_destroy(s->vk);
-      s->vk = NULL;
+      dev->destroy(s->be_state);
+      s->be_state = NULL;
       st = NN_ERR_NO_DEVICE;
     }
     if (st == NN_OK) {
-      backend = NN_BACKEND_VULKAN;
+      backend = dev->kind;
+      s->be = dev;
     } else if (backend == NN_BACKEND_AUTO) {
       backend = NN_BACKEND_CPU;
     } else {
@@ -421,11 +413,14 @@ static nn_status session_create(const void *data, size_t size, const char *base_
       goto out_free_session;
     }
   }
-#endif
+  if (!s->be) {
+    s->be = &nn_backend_cpu;
+    if ((st = s->be->create(&s->be_state, err)) != NN_OK) {
+      s->be = NULL;
+      goto out_free_session;
+    }
+  }
   s->backend = backend;
-  /* the CPU kernels may own their weights' layout; the Vulkan graph uploads
-   * and reads the model's own */
-  s->ctx.pack_consts = backend == NN_BACKEND_CPU;
   s->ctx.err = &s->err;
   s->ctx.limits = &s->opt.limits;
   s->ctx.threads = o.threads;
@@ -811,31 +806,9 @@ nn_status nn_session_run(nn_session *s) {
     if (!v->known && v->kind == NN_VAL_INTER)
       v->data = dst;
   }
-#ifdef NN_HAVE_VULKAN
-  if (s->vk) {
-    st = nn_vk_graph_run(s->vk, &s->err);
-    if (st != NN_OK)
-      return st;
-  } else
-#endif
-  {
-    for (int k = 0; k < s->plan.n_steps; k++) {
-      nn_node *n = &g->nodes[s->plan.steps[k]];
-      s->ctx.node = n;
-      st = n->op->run(&s->ctx, n);
-      if (st != NN_OK) {
-        if (s->err.msg[0] == '\0')
-          nn_fail(&s->ctx, st, "kernel failed (%s)", nn_status_str(st));
-        s->ctx.node = NULL;
-        nn_threadpool_park(s->ctx.pool);
-        return st;
-      }
-    }
-    s->ctx.node = NULL;
-    /* the run is over: workers sleep now instead of spinning for a next
-     * job, so a stream costs no CPU between frames */
-    nn_threadpool_park(s->ctx.pool);
-  }
+  st = s->be->run(s->be_state, &s->ctx, &s->err);
+  if (st != NN_OK)
+    return st;
   /* outputs that no step wrote: constants, folded values, graph inputs */
   for (int i = 0; i < s->n_out; i++) {
     out_slot *sl = &s->out[i];
@@ -890,17 +863,12 @@ nn_status nn_session_stats(const nn_session *s, nn_stats *st) {
   st->arena_naive_bytes = s->plan.arena_naive_bytes;
   st->io_bytes = session_io_bytes(s);
   st->peak_bytes = s->peak;
-  st->nodes_cpu = s->plan.n_steps;
-#ifdef NN_HAVE_VULKAN
-  if (s->vk) {
-    nn_vk_graph_stats vs;
-    nn_vk_graph_get_stats(s->vk, &vs);
-    st->nodes_cpu = vs.nodes_cpu;
-    st->nodes_vulkan = vs.nodes_vulkan;
-    st->device_bytes = vs.device_bytes;
-    st->staging_bytes = vs.staging_bytes;
-  }
-#endif
+  nn_backend_stats bs;
+  s->be->stats(s->be_state, &bs);
+  st->nodes_cpu = bs.nodes_host;
+  st->nodes_vulkan = s->be->kind == NN_BACKEND_VULKAN ? bs.nodes_device : 0;
+  st->device_bytes = bs.device_bytes;
+  st->staging_bytes = bs.staging_bytes;
   st->nodes_folded = s->plan.nodes_folded;
   st->runs = s->runs;
   st->backend = s->backend;
@@ -913,10 +881,13 @@ nn_status nn_session_dispose(nn_session *s) {
     return NN_ERR_INVALID_ARG;
   if (s->disposed)
     return NN_ERR_DISPOSED;
-#ifdef NN_HAVE_VULKAN
-  nn_vk_graph_destroy(s->vk);   /* before the plan it points into */
-  s->vk = NULL;
-#endif
+  if (s->be)
+    s->be->destroy(s->be_state); /* before the plan it points into */
+  s->be = NULL;
+  s->be_state = NULL;
+  nn_free(s->on_device);
+  s->on_device = NULL;
+  s->on_device_cap = 0;
   if (s->g) {
     nn_plan_clear(s->g, &s->plan);
     nn_graph_free(s->g);
@@ -932,25 +903,12 @@ nn_status nn_session_dispose(nn_session *s) {
   nn_free(s->out);
   s->in = NULL;
   s->out = NULL;
-  nn_aligned_free(s->arena);
-  s->arena = NULL;
-  s->arena_cap = 0;
   nn_threadpool_destroy(s->ctx.pool);
   s->ctx.pool = NULL;
   s->disposed = true;
   s->planned = false;
   return NN_OK;
 }
-
-#ifndef NN_HAVE_VULKAN
-nn_status nn_vulkan_available(nn_error *err) {
-  return nn_error_set(err, NN_ERR_UNSUPPORTED, "this build has no Vulkan backend");
-}
-
-uint64_t nn_vulkan_validation_messages(void) {
-  return 0;
-}
-#endif
 
 /* The handle is nn_malloc'd, so the allocator stays pinned until it is freed. */
 void nn_session_free(nn_session *s) {

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "nn_internal.h"
+#include "nn_limits.h"
 
 nn_status nn_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db,
                              int *rout, int64_t *dout) {
@@ -111,7 +112,7 @@ nn_status nn_set_output(nn_ctx *c, nn_value *y, nn_dtype dt, int rank, const int
     return nn_fail(c, NN_ERR_UNSUPPORTED, "output '%s' would have unsupported type %s", y->name,
                    nn_dtype_name(dt));
   int64_t max_elems = c && c->limits && c->limits->max_tensor_elems ? c->limits->max_tensor_elems
-                                                                     : ((int64_t)1 << 31);
+                                                                     : NN_LIMIT_TENSOR_ELEMS;
   int64_t numel = 1;
   for (int i = 0; i < rank; i++) {
     if (dims[i] < 0)

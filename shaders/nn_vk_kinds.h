@@ -5,15 +5,22 @@
 #ifndef NN_VK_KINDS_H
 #define NN_VK_KINDS_H
 
+/* The runtime's fused-activation vocabulary (nn_node.act): relative to this
+ * file for both compilers. */
+#include "../runtime/ops/act_kinds.h"
+
 /* Activations: the unary kernel applies one, and binary/conv/gemm/affine
- * kernels fuse one into their epilogue.  a/b are the float parameters. */
-#define NN_VK_ACT_NONE 0          /* identity (also: plain copy) */
-#define NN_VK_ACT_RELU 1
-#define NN_VK_ACT_LEAKY_RELU 2    /* a = alpha */
-#define NN_VK_ACT_CLIP 3          /* a = min, b = max */
-#define NN_VK_ACT_SIGMOID 4
-#define NN_VK_ACT_HARD_SIGMOID 5  /* a = alpha, b = beta */
-#define NN_VK_ACT_HARD_SWISH 6
+ * kernels fuse one into their epilogue.  a/b are the float parameters.
+ * The kinds a plan fuses are the op layer's codes (ops/act_kinds.h), so a
+ * node's nn_act reaches the shaders as it is; the unary kernel's other
+ * activations are numbered around them. */
+#define NN_VK_ACT_NONE NN_ACT_NONE             /* identity (also: plain copy) */
+#define NN_VK_ACT_RELU NN_ACT_RELU
+#define NN_VK_ACT_LEAKY_RELU NN_ACT_LEAKY_RELU /* a = alpha */
+#define NN_VK_ACT_CLIP NN_ACT_CLIP             /* a = min, b = max */
+#define NN_VK_ACT_SIGMOID NN_ACT_SIGMOID
+#define NN_VK_ACT_HARD_SIGMOID 5               /* a = alpha, b = beta; never fused */
+#define NN_VK_ACT_HARD_SWISH NN_ACT_HARD_SWISH
 #define NN_VK_ACT_TANH 7
 #define NN_VK_ACT_ELU 8           /* a = alpha */
 #define NN_VK_ACT_SELU 9          /* a = alpha, b = gamma */

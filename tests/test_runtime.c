@@ -14,7 +14,7 @@
 
 #include "model_builder.h"
 #include "nn.h"
-#include "cpu/threadpool.h"
+#include "threadpool.h"
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <time.h>

@@ -23,7 +23,7 @@
 #include "cpu/dwconv.h"
 #include "cpu/math_gemm.h"
 #include "cpu/sgemm.h"
-#include "cpu/threadpool.h"
+#include "threadpool.h"
 
 static int g_passed, g_failed, g_skipped;
 static double g_worst_ratio;   /* max |err| / tolerance seen over all checks */

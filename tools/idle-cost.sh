@@ -45,8 +45,8 @@ done
 SHARED=${NN_SHARED_DIR:-$(cd .. && pwd)/shared}
 [ -n "$MODEL" ] || MODEL=$SHARED/real-cases/blazeface_front_128/model.onnx
 [ -f "$MODEL" ] || { echo "idle-cost: $MODEL not found" >&2; exit 2; }
-[ -f "$BUILD/elements/libgstonnxinfer.so" ] || { echo "idle-cost: build $BUILD with GStreamer first" >&2; exit 2; }
-export GST_PLUGIN_PATH="$PWD/$BUILD/elements"
+[ -f "$BUILD/plugin/gstreamer-1.0/libgstonnxinfer.so" ] || { echo "idle-cost: build $BUILD with GStreamer first" >&2; exit 2; }
+export GST_PLUGIN_PATH="$PWD/$BUILD/plugin/gstreamer-1.0"
 TICK=$(getconf CLK_TCK)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

@@ -31,8 +31,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "cpu/ops.h"
 #include "include/nn_file.h"
+#include "include/nn_tool.h"
 #include "nn_internal.h"
 #include "onnx-subset.pb-c.h"
 #include "onnx/loader.h"
@@ -660,20 +660,16 @@ out:
   return rc;
 }
 
-static void list_ops(void) {
-  static const nn_op_def *const fam[] = {
-    nn_ops_unary, nn_ops_binary, nn_ops_cast, nn_ops_conv, nn_ops_pool, nn_ops_norm, nn_ops_gemm,
-    nn_ops_reduce, nn_ops_softmax, nn_ops_shape, nn_ops_transform, nn_ops_gather, nn_ops_resize,
-    nn_ops_misc,
-  };
-  for (size_t f = 0; f < sizeof fam / sizeof fam[0]; f++)
-    for (const nn_op_def *op = fam[f]; op->name; op++) {
-      printf("%s\t%s\t", op->domain ? op->domain : "", op->name);
-      for (int i = 0; i < NN_MAX_VERSIONS && op->versions[i]; i++)
-        printf("%s%d", i ? " " : "", op->versions[i]);
-      printf("\n");
-    }
+static void list_op(void *user, const char *domain, const char *op_type, const int *versions,
+                    int n_versions) {
+  (void)user;
+  printf("%s\t%s\t", domain, op_type);
+  for (int i = 0; i < n_versions; i++)
+    printf("%s%d", i ? " " : "", versions[i]);
+  printf("\n");
 }
+
+static void list_ops(void) { nn_op_list(list_op, NULL); }
 
 int main(int argc, char **argv) {
   opts o = {0};

@@ -21,7 +21,7 @@
  * by its packed GEMM A panels (conv_const_a_groups, plan.c): packed once
  * and held once.  A weight that other nodes also read (or any weight on the
  * Vulkan backend's CPU steps) is used raw: the engine packs A per tile.
- * Bias and the fused activation (the graph's "_fused_*" attributes) are
+ * Bias and the fused activation (nn_node.act, ops/activation.h) are
  * applied in the GEMM's store while the tile is in registers.
  * ConvTranspose is the adjoint: col = W_g^T * X_g (transposed A, no copy),
  * then col2im accumulates into Y (parallel over output channels), then
@@ -44,7 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/conv_geom.h"
+#include "ops/conv_geom.h"
 #include "cpu/dwconv.h"
 #include "cpu/ops.h"
 #include "cpu/sgemm.h"
@@ -52,28 +52,24 @@
 
 /* ---- fused activation ------------------------------------------------------ */
 
-/* The "_fused_*" attributes as the engine's epilogue (bias set per call). */
+/* The node's fused activation (nn_node.act) as the engine's epilogue (bias
+ * set per call). */
 static nn_status conv_act_parse(nn_ctx *c, const nn_node *n, nn_sgemm_epi *e) {
-  const char *s = nn_attr_string(n, "_fused_act", "");
   memset(e, 0, sizeof *e);
   e->act = NN_SGEMM_ACT_NONE;
-  e->alpha = nn_attr_float(n, "_fused_alpha", 0.01f);
-  e->lo = nn_attr_float(n, "_fused_min", -INFINITY);
-  e->hi = nn_attr_float(n, "_fused_max", INFINITY);
-  if (s[0] == '\0')
-    return NN_OK;
-  if (strcmp(s, "Relu") == 0)
-    e->act = NN_SGEMM_ACT_RELU;
-  else if (strcmp(s, "Clip") == 0)
-    e->act = NN_SGEMM_ACT_CLIP;
-  else if (strcmp(s, "LeakyRelu") == 0)
-    e->act = NN_SGEMM_ACT_LEAKY;
-  else if (strcmp(s, "HardSwish") == 0)
-    e->act = NN_SGEMM_ACT_HSWISH;
-  else if (strcmp(s, "Sigmoid") == 0)
-    e->act = NN_SGEMM_ACT_SIGMOID;
-  else
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation '%s' is not supported", s);
+  e->alpha = 0.01f;
+  e->lo = -INFINITY;
+  e->hi = INFINITY;
+  switch (n->act.kind) {
+  case NN_ACT_NONE: break;
+  case NN_ACT_RELU: e->act = NN_SGEMM_ACT_RELU; break;
+  case NN_ACT_CLIP: e->act = NN_SGEMM_ACT_CLIP; e->lo = n->act.a; e->hi = n->act.b; break;
+  case NN_ACT_LEAKY_RELU: e->act = NN_SGEMM_ACT_LEAKY; e->alpha = n->act.a; break;
+  case NN_ACT_HARD_SWISH: e->act = NN_SGEMM_ACT_HSWISH; break;
+  case NN_ACT_SIGMOID: e->act = NN_SGEMM_ACT_SIGMOID; break;
+  default:
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation %d is not supported", n->act.kind);
+  }
   return NN_OK;
 }
 
@@ -110,7 +106,7 @@ typedef enum conv_path {
 #define CONV_NR 32
 
 typedef struct conv_priv {
-  conv_geom g;            /* Conv: in -> out; ConvTranspose: X spatial -> Y spatial */
+  nn_conv_geom g;         /* Conv: in -> out; ConvTranspose: X spatial -> Y spatial */
   conv_path path;
   nn_dtype dt;
   int64_t batch, C, M, group, Cg, Mg;
@@ -153,9 +149,9 @@ static int64_t conv_tile_cols(int64_t rows, int64_t cols, int64_t budget) {
 }
 
 /* Whether the 2-D geometry fits the int fields of the engine's im2col and
- * the depthwise kernel's shape (attributes may go up to CONV_ATTR_MAX). */
-static bool conv_geom_fits_int(const conv_geom *g) {
-  for (int i = 0; i < CONV_SP; i++)
+ * the depthwise kernel's shape (attributes may go up to NN_CONV_ATTR_MAX). */
+static bool conv_geom_fits_int(const nn_conv_geom *g) {
+  for (int i = 0; i < NN_CONV_SP; i++)
     if (g->k[i] > INT_MAX || g->s[i] > INT_MAX || g->d[i] > INT_MAX || g->pb[i] > INT_MAX)
       return false;
   return true;
@@ -185,9 +181,9 @@ static nn_status conv_check_inputs(nn_ctx *c, const nn_node *n, int wi, int *nsp
   if (n->n_out < 1 || !n->y[0])
     return nn_fail(c, NN_ERR_INVALID_MODEL, "needs output Y");
   const nn_value *x = n->x[0], *w = n->x[wi];
-  if (x->rank < 3 || x->rank > 2 + CONV_SP)
+  if (x->rank < 3 || x->rank > 2 + NN_CONV_SP)
     return nn_fail(c, NN_ERR_UNSUPPORTED, "input rank %d (3 to %d supported)", x->rank,
-                   2 + CONV_SP);
+                   2 + NN_CONV_SP);
   if (w->rank != x->rank)
     return nn_fail(c, NN_ERR_SHAPE, "W has rank %d, X has rank %d", w->rank, x->rank);
   *nsp = x->rank - 2;
@@ -251,7 +247,7 @@ static size_t conv_stage_floats(const nn_node *n) {
 static nn_status conv_prepare_common(nn_ctx *c, nn_node *n, int wi, int bi, nn_dtype ydt,
                                      conv_priv *p) {
   int nsp;
-  int64_t in_sp[CONV_SP], kern[CONV_SP];
+  int64_t in_sp[NN_CONV_SP], kern[NN_CONV_SP];
   nn_status st = conv_check_inputs(c, n, wi, &nsp, in_sp, kern);
   if (st)
     return st;
@@ -263,7 +259,7 @@ static nn_status conv_prepare_common(nn_ctx *c, nn_node *n, int wi, int bi, nn_d
   p->C = x->dims[1];
   p->M = w->dims[0];
   p->group = nn_attr_int(n, "group", 1);
-  if (p->group < 1 || p->group > CONV_ATTR_MAX)
+  if (p->group < 1 || p->group > NN_CONV_ATTR_MAX)
     return nn_fail(c, NN_ERR_INVALID_MODEL, "group %lld is invalid", (long long)p->group);
   if (p->C % p->group != 0 || p->M % p->group != 0)
     return nn_fail(c, NN_ERR_SHAPE, "group %lld does not divide %lld input / %lld output channels",
@@ -275,17 +271,17 @@ static nn_status conv_prepare_common(nn_ctx *c, nn_node *n, int wi, int bi, nn_d
                    (long long)w->dims[1], (long long)p->Cg);
   if (b && (b->rank != 1 || b->dims[0] != p->M))
     return nn_fail(c, NN_ERR_SHAPE, "B must have shape [%lld]", (long long)p->M);
-  if ((st = conv_geom_init(c, n, nsp, in_sp, kern, true, false, &p->g)) ||
+  if ((st = nn_conv_geom_init(c, n, nsp, in_sp, kern, true, false, &p->g)) ||
       (st = conv_act_parse(c, n, &p->epi)))
     return st;
-  for (int i = 0; i < CONV_SP; i++)
+  for (int i = 0; i < NN_CONV_SP; i++)
     if (p->g.out[i] < 1 && p->g.in[i] > 0)
       return nn_fail(c, NN_ERR_SHAPE, "empty output in spatial dimension %d", i);
-  int64_t dims[2 + CONV_SP];
+  int64_t dims[2 + NN_CONV_SP];
   dims[0] = p->batch;
   dims[1] = p->M;
   for (int i = 0; i < nsp; i++)
-    dims[2 + i] = p->g.out[CONV_SP - nsp + i];
+    dims[2 + i] = p->g.out[NN_CONV_SP - nsp + i];
   if ((st = nn_set_output(c, n->y[0], ydt, x->rank, dims)))
     return st;
   p->K = p->Cg * p->g.k_sz;
@@ -341,7 +337,7 @@ static void conv_plan_explicit(nn_ctx *c, conv_priv *p, int64_t budget) {
 #define CONV_WINO_MAX_TW 512
 
 static bool conv_wino_pays(const nn_node *n, const conv_priv *p) {
-  const conv_geom *g = &p->g;
+  const nn_conv_geom *g = &p->g;
   if (getenv("NN_NO_WINOGRAD") || p->dt != NN_DTYPE_FLOAT || g->nsp != 2)
     return false;
   if (g->k[1] != 3 || g->k[2] != 3 || g->s[1] != 1 || g->s[2] != 1 || g->d[1] != 1 ||
@@ -355,7 +351,7 @@ static bool conv_wino_pays(const nn_node *n, const conv_priv *p) {
 }
 
 static void conv_plan_wino(nn_ctx *c, conv_priv *p) {
-  const conv_geom *g = &p->g;
+  const nn_conv_geom *g = &p->g;
   p->th = (g->out[1] + 1) / 2;
   p->tw = (g->out[2] + 1) / 2;
   int64_t tiles = p->th * p->tw;
@@ -408,9 +404,9 @@ static nn_status conv_prepare(nn_ctx *c, nn_node *n) {
   conv_priv p;
   if ((st = conv_prepare_common(c, n, 1, 2, n->x[0]->dtype, &p)))
     return st;
-  const conv_geom *g = &p.g;
+  const nn_conv_geom *g = &p.g;
   bool unit = true;
-  for (int i = 0; i < CONV_SP; i++)
+  for (int i = 0; i < NN_CONV_SP; i++)
     if (g->k[i] != 1 || g->s[i] != 1 || g->pb[i] != 0 || g->pe[i] != 0)
       unit = false;
   /* 1-D and 2-D occupy the last two geometry slots */
@@ -459,7 +455,7 @@ typedef struct conv_job {
  * group: col is K x nn, row r = (channel, kd, kh, kw) in weight order. */
 static void conv_im2col(const conv_priv *p, const float *x, int64_t j0, int64_t nn, float *col,
                         int64_t r0, int64_t r1) {
-  const conv_geom *g = &p->g;
+  const nn_conv_geom *g = &p->g;
   const int64_t OH = g->out[1], OW = g->out[2];
   const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
   const int64_t sw = g->s[2];
@@ -576,7 +572,7 @@ static float conv_bilinear(const float *x, int64_t h, int64_t w, float y, float 
  * mask; (dy, dx) and the mask come per offset group of input channels. */
 static void conv_deform_im2col(const conv_job *jb, int64_t r0, int64_t r1) {
   const conv_priv *p = jb->p;
-  const conv_geom *gm = &p->g;
+  const nn_conv_geom *gm = &p->g;
   const int64_t bi = jb->bi, g = jb->gi, j0 = jb->j0, nn = jb->nn;
   const int64_t IH = gm->in[1], IW = gm->in[2], OW = gm->out[2];
   const int64_t KW = gm->k[2], osz = gm->out_sz;
@@ -617,7 +613,7 @@ static void conv_im2col_range(void *arg, int64_t r0, int64_t r1) {
 static void convt_col2im_range(void *arg, int64_t m0, int64_t m1) {
   const conv_job *jb = arg;
   const conv_priv *p = jb->p;
-  const conv_geom *g = &p->g;
+  const nn_conv_geom *g = &p->g;
   const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
   const int64_t IH = g->in[1], IW = g->in[2];
   const int64_t sw = g->s[2];
@@ -670,7 +666,7 @@ static nn_status conv_gemm_failed(nn_ctx *c, nn_status st) {
 }
 
 static nn_status convt_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void *gws) {
-  const conv_geom *g = &p->g;
+  const nn_conv_geom *g = &p->g;
   const int64_t rows = p->Mg * g->k_sz;
   for (int64_t bi = 0; bi < p->batch; bi++)
     for (int64_t gi = 0; gi < p->group; gi++) {
@@ -766,7 +762,7 @@ static inline __attribute__((always_inline)) void conv_wino_in_body(void *arg, i
                                                                     int64_t c1) {
   const conv_wino_job *j = arg;
   const conv_priv *p = j->p;
-  const conv_geom *g = &p->g;
+  const nn_conv_geom *g = &p->g;
   const int64_t IH = g->in[1], IW = g->in[2], PT = g->pb[1], PL = g->pb[2];
   const int64_t TW = p->tw, xs = p->Cg * j->nt;   /* xs: distance between xi planes */
   const int64_t ty_a = j->t0 / TW, ty_b = (j->t0 + j->nt - 1) / TW;
@@ -841,7 +837,7 @@ static inline __attribute__((always_inline)) void conv_wino_out_body(void *arg, 
                                                                      int64_t m1) {
   const conv_wino_job *j = arg;
   const conv_priv *p = j->p;
-  const conv_geom *g = &p->g;
+  const nn_conv_geom *g = &p->g;
   const int64_t OH = g->out[1], OW = g->out[2], TW = p->tw;
   const int64_t xs = p->Mg * j->nt;
   const sg_act act = sg_act_from(&p->epi);
@@ -942,7 +938,7 @@ static void conv_wino_gemms(void *arg, int64_t x0, int64_t x1) {
 }
 
 static nn_status conv_run_wino(nn_ctx *c, const conv_priv *p, conv_job *jb, void *gws) {
-  const conv_geom *g = &p->g;
+  const nn_conv_geom *g = &p->g;
   if (!p->wino_ready)   /* priv is the node's own: written once, before any use */
     conv_wino_transform((conv_priv *)p, jb->w, jb->col);
   const int64_t tiles = p->th * p->tw;
@@ -974,7 +970,7 @@ static nn_status conv_run_wino(nn_ctx *c, const conv_priv *p, conv_job *jb, void
 }
 
 static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void *gws) {
-  const conv_geom *g = &p->g;
+  const nn_conv_geom *g = &p->g;
   if (p->path == CONV_PATH_TRANSPOSE)
     return convt_run_f32(c, p, jb, gws);
   if (p->path == CONV_PATH_WINO)
@@ -1114,7 +1110,7 @@ static nn_status conv_run(nn_ctx *c, nn_node *n) {
 
 static nn_status convt_prepare(nn_ctx *c, nn_node *n) {
   int nsp;
-  int64_t in_sp[CONV_SP], kern[CONV_SP];
+  int64_t in_sp[NN_CONV_SP], kern[NN_CONV_SP];
   nn_status st = conv_check_inputs(c, n, 1, &nsp, in_sp, kern);
   if (!st)
     st = conv_check_dtypes(c, n);
@@ -1129,7 +1125,7 @@ static nn_status convt_prepare(nn_ctx *c, nn_node *n) {
   p.batch = x->dims[0];
   p.C = x->dims[1];
   p.group = nn_attr_int(n, "group", 1);
-  if (p.group < 1 || p.group > CONV_ATTR_MAX)
+  if (p.group < 1 || p.group > NN_CONV_ATTR_MAX)
     return nn_fail(c, NN_ERR_INVALID_MODEL, "group %lld is invalid", (long long)p.group);
   if (p.C % p.group != 0)
     return nn_fail(c, NN_ERR_SHAPE, "group %lld does not divide %lld input channels",
@@ -1145,19 +1141,19 @@ static nn_status convt_prepare(nn_ctx *c, nn_node *n) {
   if ((st = conv_act_parse(c, n, &p.epi)))
     return st;
 
-  int64_t s[CONV_SP], d[CONV_SP], pads[2 * CONV_SP], opad[CONV_SP];
-  for (int i = 0; i < CONV_SP; i++) {
+  int64_t s[NN_CONV_SP], d[NN_CONV_SP], pads[2 * NN_CONV_SP], opad[NN_CONV_SP];
+  for (int i = 0; i < NN_CONV_SP; i++) {
     s[i] = d[i] = 1;
     opad[i] = 0;
   }
   memset(pads, 0, sizeof pads);
-  if ((st = conv_geom_ints(c, n, "strides", nsp, 1, s)) ||
-      (st = conv_geom_ints(c, n, "dilations", nsp, 1, d)) ||
-      (st = conv_geom_ints(c, n, "pads", 2 * nsp, 0, pads)) ||
-      (st = conv_geom_ints(c, n, "output_padding", nsp, 0, opad)))
+  if ((st = nn_conv_attr_ints(c, n, "strides", nsp, 1, s)) ||
+      (st = nn_conv_attr_ints(c, n, "dilations", nsp, 1, d)) ||
+      (st = nn_conv_attr_ints(c, n, "pads", 2 * nsp, 0, pads)) ||
+      (st = nn_conv_attr_ints(c, n, "output_padding", nsp, 0, opad)))
     return st;
-  conv_autopad ap;
-  if ((st = conv_geom_autopad(c, n, &ap)))
+  nn_conv_autopad ap;
+  if ((st = nn_conv_autopad_parse(c, n, &ap)))
     return st;
   int cnt = 0;
   const int64_t *oshape = nn_attr_ints(n, "output_shape", &cnt);
@@ -1170,16 +1166,16 @@ static nn_status convt_prepare(nn_ctx *c, nn_node *n) {
                      nsp);
   }
 
-  conv_geom *g = &p.g;
+  nn_conv_geom *g = &p.g;
   g->nsp = nsp;
-  for (int i = 0; i < CONV_SP; i++) {
+  for (int i = 0; i < NN_CONV_SP; i++) {
     g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1;
     g->pb[i] = g->pe[i] = 0;
   }
-  int off = CONV_SP - nsp;
+  int off = NN_CONV_SP - nsp;
   for (int i = 0; i < nsp; i++) {
     int j = off + i;
-    if (kern[i] < 1 || kern[i] > CONV_ATTR_MAX)
+    if (kern[i] < 1 || kern[i] > NN_CONV_ATTR_MAX)
       return nn_fail(c, NN_ERR_INVALID_MODEL, "kernel size %lld in dimension %d is invalid",
                      (long long)kern[i], i);
     g->in[j] = in_sp[i];
@@ -1189,10 +1185,10 @@ static nn_status convt_prepare(nn_ctx *c, nn_node *n) {
     int64_t ek = (kern[i] - 1) * d[i] + 1;
     int64_t full = s[i] * (in_sp[i] - 1) + opad[i] + ek;   /* output with no padding */
     int64_t out;
-    if (oshape || ap == CONV_PAD_SAME_UPPER || ap == CONV_PAD_SAME_LOWER) {
+    if (oshape || ap == NN_CONV_PAD_SAME_UPPER || ap == NN_CONV_PAD_SAME_LOWER) {
       if (oshape) {
         out = oshape[i];
-        if (out < 0 || out > CONV_ATTR_MAX)
+        if (out < 0 || out > NN_CONV_ATTR_MAX)
           return nn_fail(c, NN_ERR_INVALID_MODEL, "output_shape[%d] = %lld is invalid", i,
                          (long long)out);
       } else {
@@ -1204,11 +1200,11 @@ static nn_status convt_prepare(nn_ctx *c, nn_node *n) {
         g->pb[j] = 0;
       } else {
         int64_t half = total / 2;
-        g->pb[j] = ap == CONV_PAD_SAME_UPPER ? half : total - half;
+        g->pb[j] = ap == NN_CONV_PAD_SAME_UPPER ? half : total - half;
       }
       g->pe[j] = total - g->pb[j];
     } else {
-      if (ap == CONV_PAD_NOTSET) {
+      if (ap == NN_CONV_PAD_NOTSET) {
         g->pb[j] = pads[i];
         g->pe[j] = pads[nsp + i];
       }
@@ -1220,13 +1216,13 @@ static nn_status convt_prepare(nn_ctx *c, nn_node *n) {
     g->out[j] = out;
   }
   g->in_sz = g->out_sz = g->k_sz = 1;
-  for (int i = 0; i < CONV_SP; i++) {
+  for (int i = 0; i < NN_CONV_SP; i++) {
     g->in_sz *= g->in[i];
     g->out_sz *= g->out[i];
     g->k_sz *= g->k[i];
   }
 
-  int64_t dims[2 + CONV_SP];
+  int64_t dims[2 + NN_CONV_SP];
   dims[0] = p.batch;
   dims[1] = p.M;
   for (int i = 0; i < nsp; i++)
@@ -1360,7 +1356,7 @@ static nn_status qlinearconv_prepare(nn_ctx *c, nn_node *n) { return qconv_prepa
 static nn_status qconv_run_with(nn_ctx *c, nn_node *n, const conv_qin *q) {
   (void)c;
   const conv_priv *p = n->priv;
-  const conv_geom *g = &p->g;
+  const nn_conv_geom *g = &p->g;
   const nn_value *x = conv_qget(n, q->x), *w = conv_qget(n, q->w);
   const nn_value *xzpv = conv_qget(n, q->x_zp), *wzpv = conv_qget(n, q->w_zp);
   const nn_value *bv = conv_qget(n, q->bias), *yzpv = conv_qget(n, q->y_zp);

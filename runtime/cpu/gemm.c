@@ -11,10 +11,8 @@
  * models, not in hot paths.  float16/bfloat16 are widened to float32 in the
  * node's workspace, multiplied by the engine and narrowed back.
  *
- * MatMul and Gemm may carry a fused activation, set by a graph pass as node
- * attributes: "_fused_act" = "Relu" | "Clip" | "LeakyRelu" | "HardSwish" |
- * "Sigmoid", with "_fused_alpha" (LeakyRelu) and "_fused_min"/"_fused_max"
- * (Clip). */
+ * MatMul and Gemm may carry a fused activation, set by the planner's fusion
+ * pass in nn_node.act (ops/activation.h). */
 #include <math.h>
 #include <string.h>
 
@@ -223,82 +221,17 @@ void nn_sgemm(int transa, int transb, int64_t M, int64_t N, int64_t K, float alp
   }
 }
 
-/* ---- fused activation epilogue ------------------------------------------- */
-typedef enum gemm_act_kind {
-  GEMM_ACT_NONE = 0,
-  GEMM_ACT_RELU,
-  GEMM_ACT_CLIP,
-  GEMM_ACT_LEAKY_RELU,
-  GEMM_ACT_HARD_SWISH,
-  GEMM_ACT_SIGMOID,
-} gemm_act_kind;
-
-typedef struct gemm_act {
-  gemm_act_kind kind;
-  float alpha, lo, hi;
-} gemm_act;
-
-static nn_status gemm_act_parse(nn_ctx *c, const nn_node *n, gemm_act *act) {
-  static const struct {
-    const char *name;
-    gemm_act_kind kind;
-  } names[] = {
-    {"Relu", GEMM_ACT_RELU},
-    {"Clip", GEMM_ACT_CLIP},
-    {"LeakyRelu", GEMM_ACT_LEAKY_RELU},
-    {"HardSwish", GEMM_ACT_HARD_SWISH},
-    {"Sigmoid", GEMM_ACT_SIGMOID},
-  };
-  memset(act, 0, sizeof *act);
-  const nn_attr *a = nn_attr_get(n, "_fused_act");
-  if (!a)
-    return NN_OK;
-  if (a->type != NN_ATTR_STRING || !a->s)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "attribute _fused_act must be a string");
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strcmp(a->s, names[i].name) == 0)
-      act->kind = names[i].kind;
-  if (act->kind == GEMM_ACT_NONE)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation '%s' is not supported", a->s);
-  act->alpha = nn_attr_float(n, "_fused_alpha", 0.01f);
-  act->lo = nn_attr_float(n, "_fused_min", -INFINITY);
-  act->hi = nn_attr_float(n, "_fused_max", INFINITY);
-  return NN_OK;
-}
-
-static void gemm_act_apply_f64(const gemm_act *act, double *y, int64_t n) {
+/* ---- fused activation ------------------------------------------------------
+ * The node's nn_act (set by the planner's fusion, ops/activation.h): float32
+ * applies it in the engine's epilogue, double with nn_act_apply_f64. */
+static nn_status gemm_act_get(nn_ctx *c, const nn_node *n, nn_act *act) {
+  *act = n->act;
   switch (act->kind) {
-  case GEMM_ACT_NONE:
-    break;
-  case GEMM_ACT_RELU:
-    for (int64_t i = 0; i < n; i++)
-      y[i] = y[i] < 0.0 ? 0.0 : y[i];
-    break;
-  case GEMM_ACT_CLIP:
-    for (int64_t i = 0; i < n; i++)
-      y[i] = y[i] < act->lo ? act->lo : (y[i] > act->hi ? act->hi : y[i]);
-    break;
-  case GEMM_ACT_LEAKY_RELU:
-    for (int64_t i = 0; i < n; i++)
-      y[i] = y[i] < 0.0 ? act->alpha * y[i] : y[i];
-    break;
-  case GEMM_ACT_HARD_SWISH:
-    for (int64_t i = 0; i < n; i++) {
-      double g = y[i] / 6.0 + 0.5;
-      g = g < 0.0 ? 0.0 : (g > 1.0 ? 1.0 : g);
-      y[i] *= g;
-    }
-    break;
-  case GEMM_ACT_SIGMOID:
-    for (int64_t i = 0; i < n; i++) {
-      if (y[i] >= 0.0) {
-        y[i] = 1.0 / (1.0 + exp(-y[i]));
-      } else {
-        double e = exp(y[i]);
-        y[i] = e / (1.0 + e);
-      }
-    }
-    break;
+  case NN_ACT_NONE: case NN_ACT_RELU: case NN_ACT_CLIP: case NN_ACT_LEAKY_RELU:
+  case NN_ACT_HARD_SWISH: case NN_ACT_SIGMOID:
+    return NN_OK;
+  default:
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation %d is not supported", act->kind);
   }
 }
 
@@ -409,7 +342,7 @@ typedef struct mm_params {
   bool fold;
   /* MatMulInteger zero points: per-tensor or per-row (A) / per-column (B) */
   bool za_per_row, zb_per_col;
-  gemm_act act;
+  nn_act act;                      /* the node's fused activation */
   /* float32 */
   bool per_worker;                 /* small products: one per worker, serial engine */
   int64_t nbm;                     /* B matrices pre-packed after the struct */
@@ -478,20 +411,20 @@ static void mm_batch_offsets(const mm_params *p, int64_t t, int64_t *oa, int64_t
  * transposed right operand is gathered a float at a time.  Y^T of one row has
  * Y's layout, so nothing moves. */
 
-static nn_sgemm_epi gemm_epi(const gemm_act *a) {
+static nn_sgemm_epi gemm_epi(const nn_act *a) {
   nn_sgemm_epi e;
   memset(&e, 0, sizeof e);
+  e.alpha = 0.01f;
+  e.lo = -INFINITY;
+  e.hi = INFINITY;
   switch (a->kind) {
-  case GEMM_ACT_RELU: e.act = NN_SGEMM_ACT_RELU; break;
-  case GEMM_ACT_CLIP: e.act = NN_SGEMM_ACT_CLIP; break;
-  case GEMM_ACT_LEAKY_RELU: e.act = NN_SGEMM_ACT_LEAKY; break;
-  case GEMM_ACT_HARD_SWISH: e.act = NN_SGEMM_ACT_HSWISH; break;
-  case GEMM_ACT_SIGMOID: e.act = NN_SGEMM_ACT_SIGMOID; break;
+  case NN_ACT_RELU: e.act = NN_SGEMM_ACT_RELU; break;
+  case NN_ACT_CLIP: e.act = NN_SGEMM_ACT_CLIP; e.lo = a->a; e.hi = a->b; break;
+  case NN_ACT_LEAKY_RELU: e.act = NN_SGEMM_ACT_LEAKY; e.alpha = a->a; break;
+  case NN_ACT_HARD_SWISH: e.act = NN_SGEMM_ACT_HSWISH; break;
+  case NN_ACT_SIGMOID: e.act = NN_SGEMM_ACT_SIGMOID; break;
   default: e.act = NN_SGEMM_ACT_NONE; break;
   }
-  e.alpha = a->alpha;
-  e.lo = a->lo;
-  e.hi = a->hi;
   return e;
 }
 
@@ -527,9 +460,9 @@ static nn_status matmul_prepare(nn_ctx *c, nn_node *n) {
     return st;
   if (yr > NN_MAX_RANK)
     return nn_fail(c, NN_ERR_LIMIT, "result rank %d exceeds %d", yr, NN_MAX_RANK);
-  if ((st = gemm_act_parse(c, n, &p->act)) != NN_OK)
+  if ((st = gemm_act_get(c, n, &p->act)) != NN_OK)
     return st;
-  if (p->act.kind != GEMM_ACT_NONE && !nn_dtype_is_float(a->dtype))
+  if (p->act.kind != NN_ACT_NONE && !nn_dtype_is_float(a->dtype))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation on %s is not supported",
                    nn_dtype_name(a->dtype));
   size_t ws = 0;
@@ -666,7 +599,7 @@ static nn_status matmul_run(nn_ctx *c, nn_node *n) {
         return nn_fail(c, NN_ERR_UNSUPPORTED, "MatMul on %s is not supported",
                        nn_dtype_name(a->dtype));
       if (a->dtype == NN_DTYPE_DOUBLE)
-        gemm_act_apply_f64(&p->act, (double *)py, M * N);
+        nn_act_apply_f64(&p->act, (double *)py, M * N);
     }
     return NN_OK;
   }
@@ -687,7 +620,7 @@ typedef struct gemm_params {
   float alpha, beta;
   bool has_c;
   int64_t cs[2];       /* element strides of C viewed as M x N (0 = broadcast) */
-  gemm_act act;
+  nn_act act;                      /* the node's fused activation */
   gemm_cmode cmode;    /* float32 */
   bool swap;           /* float32, one row and transB: Y^T = B * A^T */
   size_t pack_bytes;   /* float32: op(B) pre-packed after the struct (0 = raw) */
@@ -744,10 +677,10 @@ static nn_status gemm_prepare(nn_ctx *c, nn_node *n) {
     return nn_fail(c, NN_ERR_UNSUPPORTED,
                    "Gemm on %s supports alpha=1 and beta=0|1 only (got alpha=%g beta=%g)",
                    nn_dtype_name(a->dtype), p->alpha, p->beta);
-  nn_status st = gemm_act_parse(c, n, &p->act);
+  nn_status st = gemm_act_get(c, n, &p->act);
   if (st != NN_OK)
     return st;
-  if (p->act.kind != GEMM_ACT_NONE && !nn_dtype_is_float(a->dtype))
+  if (p->act.kind != NN_ACT_NONE && !nn_dtype_is_float(a->dtype))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation on %s is not supported",
                    nn_dtype_name(a->dtype));
   size_t ws = 0;
@@ -885,7 +818,7 @@ static nn_status gemm_run(nn_ctx *c, nn_node *n) {
                   use_c ? p->beta : 0.0, y->data))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "Gemm on %s is not supported", nn_dtype_name(dt));
   if (dt == NN_DTYPE_DOUBLE)
-    gemm_act_apply_f64(&p->act, y->data, M * N);
+    nn_act_apply_f64(&p->act, y->data, M * N);
   return NN_OK;
 }
 

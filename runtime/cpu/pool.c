@@ -1,7 +1,7 @@
 /* pool.c - AveragePool, MaxPool (with Indices), LpPool, their global forms,
  * and MaxUnpool.
  *
- * Windows use the geometry of conv_geom.h (1-D/2-D/3-D normalized to 3-D).
+ * Windows use the geometry of ops/conv_geom.h (1-D/2-D/3-D normalized to 3-D).
  * One task per (batch, channel) plane.  For every output position the ranges
  * of kernel taps that fall inside the input are computed once, so the inner
  * loops carry no bounds checks; padding never contributes a value (it only
@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu/conv_geom.h"
+#include "ops/conv_geom.h"
 #include "cpu/ops.h"
 #include "cpu/sgemm.h"
 
@@ -23,7 +23,7 @@ typedef enum pool_kind {
 } pool_kind;
 
 typedef struct pool_priv {
-  conv_geom g;
+  nn_conv_geom g;
   pool_kind kind;
   nn_dtype dt;
   bool include_pad;     /* AveragePool count_include_pad */
@@ -79,22 +79,22 @@ static inline double pool_lp_root(double s, double p) {
 #define POOL_PLANE(NAME, VAL, LD, ST)                                                       \
   static void NAME(const pool_priv *p, const void *xv, void *yv, int64_t *ind,             \
                    int64_t base) {                                                          \
-    const conv_geom *g = &p->g;                                                             \
+    const nn_conv_geom *g = &p->g;                                                          \
     const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];                              \
     const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];                           \
     int64_t o = 0;                                                                          \
     for (int64_t od = 0; od < OD; od++) {                                                   \
       int64_t d0, d1, pd0, pd1;                                                             \
-      conv_geom_taps(od, g->s[0], g->pb[0], g->d[0], g->k[0], ID, &d0, &d1);                \
-      conv_geom_taps(od, g->s[0], 0, g->d[0], g->k[0], ID + g->pb[0] + g->pe[0], &pd0, &pd1); \
+      nn_conv_geom_taps(od, g->s[0], g->pb[0], g->d[0], g->k[0], ID, &d0, &d1);             \
+      nn_conv_geom_taps(od, g->s[0], 0, g->d[0], g->k[0], ID + g->pb[0] + g->pe[0], &pd0, &pd1); \
       for (int64_t oh = 0; oh < OH; oh++) {                                                 \
         int64_t h0, h1, ph0, ph1;                                                           \
-        conv_geom_taps(oh, g->s[1], g->pb[1], g->d[1], g->k[1], IH, &h0, &h1);              \
-        conv_geom_taps(oh, g->s[1], 0, g->d[1], g->k[1], IH + g->pb[1] + g->pe[1], &ph0,    \
-                       &ph1);                                                               \
+        nn_conv_geom_taps(oh, g->s[1], g->pb[1], g->d[1], g->k[1], IH, &h0, &h1);           \
+        nn_conv_geom_taps(oh, g->s[1], 0, g->d[1], g->k[1], IH + g->pb[1] + g->pe[1], &ph0, \
+                          &ph1);                                                            \
         for (int64_t ow = 0; ow < OW; ow++, o++) {                                          \
           int64_t w0, w1;                                                                   \
-          conv_geom_taps(ow, g->s[2], g->pb[2], g->d[2], g->k[2], IW, &w0, &w1);            \
+          nn_conv_geom_taps(ow, g->s[2], g->pb[2], g->d[2], g->k[2], IW, &w0, &w1);         \
           const int64_t bd = od * g->s[0] - g->pb[0], bh = oh * g->s[1] - g->pb[1],         \
                         bw = ow * g->s[2] - g->pb[2];                                       \
           if (p->kind == POOL_MAX) {                                                        \
@@ -148,8 +148,8 @@ static inline double pool_lp_root(double s, double p) {
               int64_t cnt;                                                                  \
               if (p->include_pad) {                                                         \
                 int64_t pw0, pw1;                                                           \
-                conv_geom_taps(ow, g->s[2], 0, g->d[2], g->k[2],                            \
-                               IW + g->pb[2] + g->pe[2], &pw0, &pw1);                       \
+                nn_conv_geom_taps(ow, g->s[2], 0, g->d[2], g->k[2],                         \
+                                  IW + g->pb[2] + g->pe[2], &pw0, &pw1);                    \
                 cnt = (pd1 - pd0) * (ph1 - ph0) * (pw1 - pw0);                              \
               } else {                                                                      \
                 cnt = (d1 - d0) * (h1 - h0) * (w1 - w0);                                    \
@@ -189,10 +189,10 @@ POOL_PLANE(pool_plane_any, double, POOL_LD_ANY, POOL_ST_ANY)
 /* One output of a 2-D float32 max / average window, the generic way. */
 static float pool_out_f32(const pool_priv *p, const float *x, int64_t oh, int64_t ow, int64_t h0,
                           int64_t h1, int64_t ph0, int64_t ph1) {
-  const conv_geom *g = &p->g;
+  const nn_conv_geom *g = &p->g;
   const int64_t IW = g->in[2];
   int64_t w0, w1;
-  conv_geom_taps(ow, g->s[2], g->pb[2], g->d[2], g->k[2], IW, &w0, &w1);
+  nn_conv_geom_taps(ow, g->s[2], g->pb[2], g->d[2], g->k[2], IW, &w0, &w1);
   const int64_t bh = oh * g->s[1] - g->pb[1], bw = ow * g->s[2] - g->pb[2];
   if (p->kind == POOL_MAX) {
     float m = 0.0f;
@@ -218,7 +218,7 @@ static float pool_out_f32(const pool_priv *p, const float *x, int64_t oh, int64_
   int64_t cnt;
   if (p->include_pad) {
     int64_t pw0, pw1;
-    conv_geom_taps(ow, g->s[2], 0, g->d[2], g->k[2], IW + g->pb[2] + g->pe[2], &pw0, &pw1);
+    nn_conv_geom_taps(ow, g->s[2], 0, g->d[2], g->k[2], IW + g->pb[2] + g->pe[2], &pw0, &pw1);
     cnt = (ph1 - ph0) * (pw1 - pw0);
   } else {
     cnt = (h1 - h0) * (w1 - w0);
@@ -299,14 +299,14 @@ static pool_pass_fn pool_pass_for(int64_t S, int64_t KW, bool first, bool mx) {
 
 /* Whether the fast 2-D float32 path applies (checked at prepare). */
 static bool pool_fast_ok(const pool_priv *p, bool indices) {
-  const conv_geom *g = &p->g;
+  const nn_conv_geom *g = &p->g;
   return p->dt == NN_DTYPE_FLOAT && !indices && (p->kind == POOL_MAX || p->kind == POOL_AVG) &&
          g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->d[2] == 1 && g->out[2] >= 1 &&
          (g->out[2] - 1) * g->s[2] + g->k[2] <= POOL_ROW_MAX;
 }
 
 static void pool_plane_f32_fast(const pool_priv *p, const float *x, float *y) {
-  const conv_geom *g = &p->g;
+  const nn_conv_geom *g = &p->g;
   const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
   const int64_t KW = g->k[2], SW = g->s[2], PL = g->pb[2];
   const bool mx = p->kind == POOL_MAX;
@@ -325,16 +325,16 @@ static void pool_plane_f32_fast(const pool_priv *p, const float *x, float *y) {
     for (int64_t ow = 0; ow < OW; ow++) {
       int64_t w0, w1;
       if (p->include_pad)
-        conv_geom_taps(ow, SW, 0, 1, KW, IW + PL + g->pe[2], &w0, &w1);
+        nn_conv_geom_taps(ow, SW, 0, 1, KW, IW + PL + g->pe[2], &w0, &w1);
       else
-        conv_geom_taps(ow, SW, PL, 1, KW, IW, &w0, &w1);
+        nn_conv_geom_taps(ow, SW, PL, 1, KW, IW, &w0, &w1);
       wcnt[ow] = (float)(w1 - w0);
     }
   pool_pass_fn hpass = pool_pass_for(SW, KW, true, mx);
   for (int64_t oh = 0; oh < OH; oh++) {
     int64_t h0, h1, ph0, ph1;
-    conv_geom_taps(oh, g->s[1], g->pb[1], g->d[1], g->k[1], IH, &h0, &h1);
-    conv_geom_taps(oh, g->s[1], 0, g->d[1], g->k[1], IH + g->pb[1] + g->pe[1], &ph0, &ph1);
+    nn_conv_geom_taps(oh, g->s[1], g->pb[1], g->d[1], g->k[1], IH, &h0, &h1);
+    nn_conv_geom_taps(oh, g->s[1], 0, g->d[1], g->k[1], IH + g->pb[1] + g->pe[1], &ph0, &ph1);
     float *yr = y + oh * OW;
     if (h1 <= h0 || cb <= ca) {   /* no input in the window rows: the generic way */
       for (int64_t ow = 0; ow < OW; ow++)
@@ -462,7 +462,7 @@ static nn_status pool_finish(nn_ctx *c, nn_node *n, const pool_priv *p) {
   dims[1] = x->dims[1];
   int nsp = x->rank - 2;
   for (int i = 0; i < nsp; i++)
-    dims[2 + i] = p->g.out[CONV_SP - nsp + i];
+    dims[2 + i] = p->g.out[NN_CONV_SP - nsp + i];
   nn_status st = nn_set_output(c, n->y[0], x->dtype, x->rank, dims);
   if (st)
     return st;
@@ -510,7 +510,7 @@ static nn_status pool_prepare_window(nn_ctx *c, nn_node *n, pool_kind kind) {
   }
   if (kind == POOL_LP && (st = pool_lp_attr(c, n, &p.p)))
     return st;
-  if ((st = conv_geom_init(c, n, nsp, x->dims + 2, ks, true, ceil_mode, &p.g)))
+  if ((st = nn_conv_geom_init(c, n, nsp, x->dims + 2, ks, true, ceil_mode, &p.g)))
     return st;
   return pool_finish(c, n, &p);
 }
@@ -534,9 +534,9 @@ static nn_status pool_prepare_global(nn_ctx *c, nn_node *n, pool_kind kind) {
   int64_t plane = 1;
   for (int i = 2; i < x->rank; i++)
     plane *= x->dims[i];
-  conv_geom *g = &p.g;
+  nn_conv_geom *g = &p.g;
   g->nsp = x->rank - 2;
-  for (int i = 0; i < CONV_SP; i++) {
+  for (int i = 0; i < NN_CONV_SP; i++) {
     g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1;
     g->pb[i] = g->pe[i] = 0;
   }
@@ -602,8 +602,8 @@ static nn_status unpool_prepare(nn_ctx *c, nn_node *n) {
   for (int i = 0; i < nsp; i++)
     s[i] = 1;
   memset(pads, 0, sizeof pads);
-  if ((st = conv_geom_ints(c, n, "strides", nsp, 1, s)) ||
-      (st = conv_geom_ints(c, n, "pads", 2 * nsp, 0, pads)))
+  if ((st = nn_conv_attr_ints(c, n, "strides", nsp, 1, s)) ||
+      (st = nn_conv_attr_ints(c, n, "pads", 2 * nsp, 0, pads)))
     return st;
   unpool_priv p;
   memset(&p, 0, sizeof p);
@@ -611,7 +611,7 @@ static nn_status unpool_prepare(nn_ctx *c, nn_node *n) {
   p.inf[0] = p.out[0] = x->dims[0];
   p.inf[1] = p.out[1] = x->dims[1];
   for (int i = 0; i < nsp; i++) {
-    if (ks[i] < 1 || ks[i] > CONV_ATTR_MAX)
+    if (ks[i] < 1 || ks[i] > NN_CONV_ATTR_MAX)
       return nn_fail(c, NN_ERR_INVALID_MODEL, "kernel_shape[%d] = %lld is invalid", i,
                      (long long)ks[i]);
     int64_t pb = os ? 0 : pads[i] + pads[nsp + i];

@@ -17,23 +17,10 @@
  * scale * in_len is not an integer, and the ONNX conformance cases follow the
  * reference).  Integer outputs of linear/cubic are truncated, as both do. */
 #include "cpu/shp_common.h"
+#include "ops/resize.h"
 
-enum { RSZ_NEAREST, RSZ_LINEAR, RSZ_CUBIC };
-enum {
-  CTM_HALF_PIXEL, CTM_HALF_PIXEL_SYMMETRIC, CTM_PYTORCH_HALF_PIXEL, CTM_ALIGN_CORNERS,
-  CTM_ASYMMETRIC, CTM_TF_HALF_PIXEL_FOR_NN, CTM_TF_CROP_AND_RESIZE,
-};
-enum { NEAR_ROUND_PREFER_FLOOR, NEAR_ROUND_PREFER_CEIL, NEAR_FLOOR, NEAR_CEIL, NEAR_SIMPLE };
-
-typedef struct rsz_cfg {
-  int mode, ctm, nearest;
-  double cubic_a, extrap;
-  bool exclude_outside, antialias;
-  int rank;
-  int64_t in[NN_MAX_RANK], out[NN_MAX_RANK];
-  double scale[NN_MAX_RANK];
-  double roi0[NN_MAX_RANK], roi1[NN_MAX_RANK];
-} rsz_cfg;
+/* The node's parameters, read once by the op layer (ops/resize.h). */
+typedef nn_resize_params rsz_cfg;
 
 /* One interpolation pass: [outer, in_len, inner] -> [outer, out_len, inner]. */
 typedef struct rsz_pass {
@@ -44,7 +31,7 @@ typedef struct rsz_pass {
 } rsz_pass;
 
 typedef struct rsz_priv {
-  int mode;                         /* RSZ_NEAREST: a shp_map follows at map_off */
+  int mode;                         /* NN_RESIZE_NEAREST: a shp_map follows at map_off */
   size_t map_off;
   nn_dtype dt;
   bool float_in, float_out;
@@ -64,21 +51,21 @@ static double rsz_coord(const rsz_cfg *g, int d, int64_t x) {
   float s = (float)g->scale[d], in = (float)g->in[d];
   float ow = s * in;                     /* the reference's output_width */
   float xr = (float)x;
-  switch (g->ctm) {
-  case CTM_ALIGN_CORNERS:
+  switch (g->coord) {
+  case NN_RESIZE_ALIGN_CORNERS:
     return ow == 1 ? 0.0f : xr * (in - 1) / (ow - 1);
-  case CTM_ASYMMETRIC:
+  case NN_RESIZE_ASYMMETRIC:
     return xr / s;
-  case CTM_TF_HALF_PIXEL_FOR_NN:
+  case NN_RESIZE_TF_HALF_PIXEL_FOR_NN:
     return (xr + 0.5f) / s;
-  case CTM_TF_CROP_AND_RESIZE: {
+  case NN_RESIZE_TF_CROP_AND_RESIZE: {
     float r0 = (float)g->roi0[d], r1 = (float)g->roi1[d];
     float v = ow == 1 ? (r1 - r0) * (in - 1) / 2 : xr * (r1 - r0) * (in - 1) / (ow - 1);
     return v + r0 * (in - 1);
   }
-  case CTM_PYTORCH_HALF_PIXEL:
+  case NN_RESIZE_PYTORCH_HALF_PIXEL:
     return ow == 1 ? -0.5f : (xr + 0.5f) / s - 0.5f;
-  case CTM_HALF_PIXEL_SYMMETRIC: {
+  case NN_RESIZE_HALF_PIXEL_SYMMETRIC: {
     float adj = (float)g->out[d] / ow;
     float center = in / 2;
     return center * (1 - adj) + (xr + 0.5f) / s - 0.5f;
@@ -89,7 +76,7 @@ static double rsz_coord(const rsz_cfg *g, int d, int64_t x) {
 }
 
 static bool rsz_outside(const rsz_cfg *g, int d, double xo) {
-  return g->ctm == CTM_TF_CROP_AND_RESIZE && (xo < 0 || xo > (double)(g->in[d] - 1));
+  return g->coord == NN_RESIZE_TF_CROP_AND_RESIZE && (xo < 0 || xo > (double)(g->in[d] - 1));
 }
 
 static int64_t rsz_clamp(int64_t v, int64_t len) {
@@ -107,11 +94,11 @@ static int64_t rsz_nearest_index(const rsz_cfg *g, int d, int64_t x) {
   } else {
     double ratio = xo - f;
     switch (g->nearest) {
-    case NEAR_ROUND_PREFER_CEIL: k = (int64_t)f + (ratio >= 0.5); break;
-    case NEAR_FLOOR: k = (int64_t)f; break;
-    case NEAR_CEIL: k = (int64_t)f + 1; break;
+    case NN_RESIZE_ROUND_PREFER_CEIL: k = (int64_t)f + (ratio >= 0.5); break;
+    case NN_RESIZE_FLOOR: k = (int64_t)f; break;
+    case NN_RESIZE_CEIL: k = (int64_t)f + 1; break;
     /* ONNX Runtime's rule for Upsample and Resize-10 */
-    case NEAR_SIMPLE: k = g->scale[d] < 1 ? (int64_t)ceil(xo) : (int64_t)xo; break;
+    case NN_RESIZE_NEAREST_LEGACY: k = g->scale[d] < 1 ? (int64_t)ceil(xo) : (int64_t)xo; break;
     default: k = (int64_t)f + (ratio > 0.5); break;
     }
   }
@@ -132,7 +119,7 @@ static double rsz_cubic(double t, double a) {
  * more than 2^24 taps. */
 static bool rsz_footprint(const rsz_cfg *g, int d, int *taps, int64_t *start, double *ks) {
   double s = g->antialias && g->scale[d] < 1 ? g->scale[d] : 1.0;
-  double st = g->mode == RSZ_LINEAR ? floor(-1.0 / s) + 1 : floor(-2.0 / s) + 1;
+  double st = g->mode == NN_RESIZE_LINEAR ? floor(-1.0 / s) + 1 : floor(-2.0 / s) + 1;
   if (!(st > -(double)(1 << 23)))
     return false;
   *start = (int64_t)st;
@@ -161,7 +148,7 @@ static bool rsz_weights(const rsz_cfg *g, int d, int64_t x, int taps, int64_t st
   double sum = 0;
   for (int i = 0; i < taps; i++) {
     double t = ((double)(start + i) - ratio) * ks;
-    double v = g->mode == RSZ_LINEAR ? (fabs(t) < 1 ? 1 - fabs(t) : 0) : rsz_cubic(t, g->cubic_a);
+    double v = g->mode == NN_RESIZE_LINEAR ? (fabs(t) < 1 ? 1 - fabs(t) : 0) : rsz_cubic(t, g->cubic_a);
     if (g->exclude_outside && (first + i < 0 || first + i >= in))
       v = 0;
     raw[i] = v;
@@ -175,163 +162,6 @@ static bool rsz_weights(const rsz_cfg *g, int d, int64_t x, int taps, int64_t st
   for (int i = 0; i < taps; i++)
     w[rsz_clamp(first + i, in) - *lo] += sum != 0 ? (float)(raw[i] / sum) : 0.0f;
   return true;
-}
-
-/* ---- configuration from attributes and inputs ----------------------------------------- */
-
-static nn_status rsz_parse_mode(nn_ctx *c, const char *s, bool v10, int *mode) {
-  if (strcmp(s, "nearest") == 0)
-    *mode = RSZ_NEAREST;
-  else if (strcmp(s, "linear") == 0 || (v10 && strcmp(s, "bilinear") == 0))
-    *mode = RSZ_LINEAR;
-  else if (!v10 && strcmp(s, "cubic") == 0)
-    *mode = RSZ_CUBIC;
-  else
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "mode '%s' is not supported", s);
-  return NN_OK;
-}
-
-static nn_status rsz_parse_attrs(nn_ctx *c, nn_node *n, bool legacy, rsz_cfg *g) {
-  nn_status st;
-  g->cubic_a = -0.75;
-  g->extrap = 0;
-  g->exclude_outside = false;
-  g->antialias = false;
-  if (legacy) {
-    g->ctm = CTM_ASYMMETRIC;
-    g->nearest = NEAR_SIMPLE;
-    return rsz_parse_mode(c, nn_attr_string(n, "mode", "nearest"), true, &g->mode);
-  }
-  if ((st = rsz_parse_mode(c, nn_attr_string(n, "mode", "nearest"), false, &g->mode)) != NN_OK)
-    return st;
-  static const char *const ctms[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                                     "align_corners", "asymmetric", "tf_half_pixel_for_nn",
-                                     "tf_crop_and_resize"};
-  const char *s = nn_attr_string(n, "coordinate_transformation_mode", "half_pixel");
-  g->ctm = -1;
-  for (int i = 0; i < (int)(sizeof ctms / sizeof ctms[0]); i++)
-    if (strcmp(s, ctms[i]) == 0)
-      g->ctm = i;
-  if (g->ctm < 0 || (g->ctm == CTM_HALF_PIXEL_SYMMETRIC && n->version < 19))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "coordinate_transformation_mode '%s' is not supported", s);
-  static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-  s = nn_attr_string(n, "nearest_mode", "round_prefer_floor");
-  g->nearest = -1;
-  for (int i = 0; i < 4; i++)
-    if (strcmp(s, nms[i]) == 0)
-      g->nearest = i;
-  if (g->nearest < 0)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "nearest_mode '%s' is not supported", s);
-  g->cubic_a = nn_attr_float(n, "cubic_coeff_a", -0.75f);
-  g->exclude_outside = nn_attr_int(n, "exclude_outside", 0) != 0;
-  g->extrap = nn_attr_float(n, "extrapolation_value", 0.0f);
-  if (n->version >= 18)
-    g->antialias = nn_attr_int(n, "antialias", 0) != 0 && g->mode != RSZ_NEAREST;
-  return NN_OK;
-}
-
-static bool rsz_present(const nn_value *v) { return v && v->numel > 0; }
-
-/* Output sizes and per-axis scales.  `scales`/`sizes`/`roi` are the inputs
- * (NULL when absent); `attr_scales` is Upsample-7's attribute. */
-static nn_status rsz_shape(nn_ctx *c, nn_node *n, rsz_cfg *g, const nn_value *x,
-                           const nn_value *roi, const nn_value *scales, const nn_value *sizes,
-                           const float *attr_scales, int attr_n) {
-  int r = x->rank;
-  g->rank = r;
-  int ax[NN_MAX_RANK], na = r;
-  for (int i = 0; i < r; i++) {
-    ax[i] = i;
-    g->in[i] = g->out[i] = x->dims[i];
-    g->scale[i] = 1;
-    g->roi0[i] = 0;
-    g->roi1[i] = 1;
-  }
-  if (n->version >= 18 && !attr_scales) {
-    int cnt;
-    const int64_t *axes = nn_attr_ints(n, "axes", &cnt);
-    if (axes) {
-      if (cnt > r)
-        return nn_fail(c, NN_ERR_INVALID_MODEL, "%d axes for an input of rank %d", cnt, r);
-      nn_status st = shp_norm_axes(c, axes, cnt, r, ax, "axes");
-      if (st != NN_OK)
-        return st;
-      na = cnt;
-    }
-  }
-  if (g->ctm == CTM_TF_CROP_AND_RESIZE) {
-    if (!rsz_present(roi) || !roi->data)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "tf_crop_and_resize needs a known roi");
-    if (roi->numel != 2 * na)
-      return nn_fail(c, NN_ERR_SHAPE, "roi has %lld values, expected %d", (long long)roi->numel, 2 * na);
-    for (int i = 0; i < na; i++) {
-      g->roi0[ax[i]] = nn_value_get_double(roi, i);
-      g->roi1[ax[i]] = nn_value_get_double(roi, na + i);
-    }
-  }
-  if (attr_scales || rsz_present(scales)) {
-    if (rsz_present(sizes))
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "only one of scales and sizes may be given");
-    int cnt = attr_scales ? attr_n : (int)scales->numel;
-    if (!attr_scales && (!scales->data || !nn_dtype_is_float(scales->dtype)))
-      return nn_fail(c, NN_ERR_UNSUPPORTED, "scales must be a float tensor known at prepare");
-    if (cnt != na)
-      return nn_fail(c, NN_ERR_SHAPE, "scales has %d values, expected %d", cnt, na);
-    for (int i = 0; i < na; i++) {
-      double s = attr_scales ? attr_scales[i] : nn_value_get_double(scales, i);
-      if (!(s > 0) || !isfinite(s))
-        return nn_fail(c, NN_ERR_INVALID_MODEL, "scale %g must be positive", s);
-      double o = floor(s * (double)x->dims[ax[i]]);
-      if (o > 9.0e18)
-        return nn_fail(c, NN_ERR_LIMIT, "output dimension overflows");
-      g->scale[ax[i]] = s;
-      g->out[ax[i]] = (int64_t)o;
-    }
-    return NN_OK;
-  }
-  if (!rsz_present(sizes))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "one of scales and sizes is required");
-  if (!sizes->data || !nn_dtype_is_int(sizes->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "sizes must be an integer tensor known at prepare");
-  if (sizes->numel != na)
-    return nn_fail(c, NN_ERR_SHAPE, "sizes has %lld values, expected %d", (long long)sizes->numel, na);
-  const char *policy = n->version >= 18 ? nn_attr_string(n, "keep_aspect_ratio_policy", "stretch")
-                                        : "stretch";
-  int pol = strcmp(policy, "stretch") == 0 ? 0 : strcmp(policy, "not_larger") == 0 ? 1
-          : strcmp(policy, "not_smaller") == 0 ? 2 : -1;
-  if (pol < 0)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "keep_aspect_ratio_policy '%s' is not supported", policy);
-  double common = pol == 1 ? INFINITY : 0;
-  for (int i = 0; i < na; i++) {
-    int64_t sz = nn_value_get_int(sizes, i);
-    int d = ax[i];
-    if (sz < 0)
-      return nn_fail(c, NN_ERR_SHAPE, "sizes[%d] = %lld is negative", i, (long long)sz);
-    if (x->dims[d] == 0) {
-      if (sz != 0)
-        return nn_fail(c, NN_ERR_SHAPE, "cannot resize the empty axis %d to %lld", d, (long long)sz);
-      continue;
-    }
-    g->out[d] = sz;
-    g->scale[d] = (double)sz / (double)x->dims[d];
-    common = pol == 1 ? fmin(common, g->scale[d]) : fmax(common, g->scale[d]);
-  }
-  if (pol != 0) {
-    for (int i = 0; i < na; i++) {
-      int d = ax[i];
-      if (x->dims[d] == 0)
-        continue;
-      g->scale[d] = common;
-      double o = floor(common * (double)x->dims[d] + 0.5);
-      if (o > 9.0e18)
-        return nn_fail(c, NN_ERR_LIMIT, "output dimension overflows");
-      g->out[d] = (int64_t)o;
-    }
-  }
-  for (int d = 0; d < r; d++)
-    if (g->scale[d] <= 0 && g->out[d] > 0)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "invalid scale on axis %d", d);
-  return NN_OK;
 }
 
 /* ---- prepare ---------------------------------------------------------------------------- */
@@ -367,10 +197,10 @@ static nn_status rsz_build_nearest(nn_ctx *c, nn_node *n, const rsz_cfg *g, size
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   }
   n->priv = p;
-  p->mode = RSZ_NEAREST;
+  p->mode = NN_RESIZE_NEAREST;
   p->map_off = head;
   unsigned char cval[16];
-  shp_store_double(n->x[0]->dtype, g->extrap, cval);
+  shp_store_double(n->x[0]->dtype, g->extrapolation, cval);
   shp_map *m = (shp_map *)((unsigned char *)p + head);
   shp_map_init(m, es, rr, od, id, maps[rr - 1], cval);
   int64_t *mm = shp_map_maps(m);
@@ -461,7 +291,7 @@ static nn_status rsz_build_interp(nn_ctx *c, nn_node *n, const rsz_cfg *g) {
   p->mode = g->mode;
   p->dt = dt;
   p->float_in = p->float_out = dt == NN_DTYPE_FLOAT;
-  p->extrap = (float)g->extrap;
+  p->extrap = (float)g->extrapolation;
   size_t off = nn_align_up(sizeof(rsz_priv), 8);
   /* tables of every axis; identity axes get no pass */
   rsz_pass tab[NN_MAX_RANK];
@@ -515,19 +345,14 @@ static nn_status rsz_build_interp(nn_ctx *c, nn_node *n, const rsz_cfg *g) {
   return NN_OK;
 }
 
-static nn_status rsz_prepare_common(nn_ctx *c, nn_node *n, bool legacy, const nn_value *roi,
-                                    const nn_value *scales, const nn_value *sizes,
-                                    const float *attr_scales, int attr_n) {
+static nn_status resize_prepare(nn_ctx *c, nn_node *n) {
   nn_value *x = n->x[0];
   size_t es;
   nn_status st = shp_elem_size(c, x, &es);
   if (st != NN_OK)
     return st;
   rsz_cfg g;
-  memset(&g, 0, sizeof g);
-  if ((st = rsz_parse_attrs(c, n, legacy, &g)) != NN_OK)
-    return st;
-  if ((st = rsz_shape(c, n, &g, x, roi, scales, sizes, attr_scales, attr_n)) != NN_OK)
+  if ((st = nn_resize_params_init(c, n, &g)) != NN_OK)
     return st;
   if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, g.out)) != NN_OK)
     return st;
@@ -537,25 +362,9 @@ static nn_status rsz_prepare_common(nn_ctx *c, nn_node *n, bool legacy, const nn
     memset(g.out, 0, sizeof g.out);
     return rsz_build_nearest(c, n, &g, es, nn_align_up(sizeof(rsz_priv), 8));
   }
-  if (g.mode == RSZ_NEAREST)
+  if (g.mode == NN_RESIZE_NEAREST)
     return rsz_build_nearest(c, n, &g, es, nn_align_up(sizeof(rsz_priv), 8));
   return rsz_build_interp(c, n, &g);
-}
-
-static nn_status resize_prepare(nn_ctx *c, nn_node *n) {
-  if (n->version < 11)
-    return rsz_prepare_common(c, n, true, NULL, shp_in(n, 1), NULL, NULL, 0);
-  return rsz_prepare_common(c, n, false, shp_in(n, 1), shp_in(n, 2), shp_in(n, 3), NULL, 0);
-}
-
-static nn_status upsample_prepare(nn_ctx *c, nn_node *n) {
-  if (n->version >= 9)
-    return rsz_prepare_common(c, n, true, NULL, shp_in(n, 1), NULL, NULL, 0);
-  int cnt;
-  const float *s = nn_attr_floats(n, "scales", &cnt);
-  if (!s)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "attribute 'scales' is required");
-  return rsz_prepare_common(c, n, true, NULL, NULL, NULL, s, cnt);
 }
 
 /* ---- run ------------------------------------------------------------------------------------- */
@@ -649,7 +458,7 @@ static void rsz_pass_range(void *arg, int64_t begin, int64_t end) {
 static nn_status resize_run(nn_ctx *c, nn_node *n) {
   const rsz_priv *p = n->priv;
   nn_value *x = n->x[0], *y = n->y[0];
-  if (p->mode == RSZ_NEAREST) {
+  if (p->mode == NN_RESIZE_NEAREST) {
     shp_map_run(c, (const shp_map *)((const unsigned char *)p + p->map_off), y->data, x->data);
     return NN_OK;
   }
@@ -700,6 +509,6 @@ const nn_op_def nn_ops_resize[] = {
   {.name = "Resize", .versions = {10, 11, 13, 18, 19}, .shape_inputs = 0xeu,
    .prepare = resize_prepare, .run = resize_run},
   {.name = "Upsample", .versions = {7, 9}, .shape_inputs = 1u << 1,
-   .prepare = upsample_prepare, .run = resize_run},
+   .prepare = resize_prepare, .run = resize_run},
   {0},
 };

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "knobs.h"
 #include "cpu/sgemm.h"
 #include "cpu/sgemm_simd.h"
 
@@ -77,8 +78,8 @@ nn_cpu_isa nn_cpu_isa_get(void) {
     }
   /* NN_CPU lowers the path (tests, comparisons); a request the CPU cannot
    * honour falls back to the best one it has instead of failing. */
-  const char *env = getenv("NN_CPU");
-  if (env && env[0]) {
+  const char *env = nn_knobs().cpu;
+  if (env) {
     for (int i = 0; i < NN_CPU_ISA_COUNT; i++)
       if (strcmp(env, nn_cpu_isa_name((nn_cpu_isa)i)) == 0) {
         if (i < best && nn_cpu_isa_supported((nn_cpu_isa)i))

@@ -45,6 +45,7 @@
 
 #include "image/image_internal.h"
 #include "image/image_tmpl.h"
+#include "knobs.h"
 #include "nn_internal.h"
 
 /* Limits: beyond them a conversion is refused (NN_ERR_INVALID_ARG), which
@@ -142,7 +143,7 @@ int nn_image_simd_get(void) {
     return v;
   /* the runtime's one switch (as the CPU kernels read it): NN_CPU=portable
    * forces the baseline; any other value leaves the best path */
-  const char *env = getenv("NN_CPU");
+  const char *env = nn_knobs().cpu;
   v = cpu_has_avx2() && !(env && strcmp(env, "portable") == 0);
   atomic_store_explicit(&g_simd, v, memory_order_release);
   return v;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "graph.h"
+#include "nn_limits.h"
 #include "onnx/loader.h"
 #include "onnx-subset.pb-c.h"
 
@@ -61,7 +62,7 @@ static void pb_free(void *ud, void *p) {
  * int64) plus the weights the limits allow plus slack for small models. */
 static size_t pb_budget_for(size_t size, int64_t max_weights) {
   size_t lim = (size_t)64 << 20;
-  size_t w = max_weights > 0 ? (size_t)max_weights : ((size_t)4 << 30);
+  size_t w = max_weights > 0 ? (size_t)max_weights : (size_t)NN_LIMIT_WEIGHTS_BYTES;
   if (size > (SIZE_MAX - lim - w) / 8)
     return SIZE_MAX;
   return lim + w + 8 * size;
@@ -332,7 +333,7 @@ static nn_status tensor_from_proto(const TensorProto *tp, const char *base_dir, 
       return nn_error_set(err, NN_ERR_LIMIT, "tensor '%s': element count overflows", tname);
     out->dims[i] = tp->dims[i];
   }
-  int64_t max_elems = lim && lim->max_tensor_elems ? lim->max_tensor_elems : ((int64_t)1 << 31);
+  int64_t max_elems = lim && lim->max_tensor_elems ? lim->max_tensor_elems : NN_LIMIT_TENSOR_ELEMS;
   if (numel > max_elems)
     return nn_error_set(err, NN_ERR_LIMIT, "tensor '%s' has %lld elements, more than the limit %lld",
                         tname, (long long)numel, (long long)max_elems);
@@ -604,7 +605,7 @@ static nn_status load_graph(nn_graph *g, const ModelProto *mp, const nn_limits *
   nn_status st = NN_OK;
   name_map map = {0};
   int *order = NULL;
-  int max_nodes = lim && lim->max_nodes ? lim->max_nodes : 1000000;
+  int max_nodes = lim && lim->max_nodes ? lim->max_nodes : NN_LIMIT_NODES;
   if (gp->n_node > (size_t)max_nodes)
     return nn_error_set(err, NN_ERR_LIMIT, "model has %zu nodes, more than the limit %d", gp->n_node,
                         max_nodes);
@@ -615,7 +616,7 @@ static nn_status load_graph(nn_graph *g, const ModelProto *mp, const nn_limits *
     return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
 
   /* initializers: constants owned by the graph */
-  int64_t max_weights = lim && lim->max_weights_bytes ? lim->max_weights_bytes : ((int64_t)4 << 30);
+  int64_t max_weights = lim && lim->max_weights_bytes ? lim->max_weights_bytes : NN_LIMIT_WEIGHTS_BYTES;
   for (size_t i = 0; i < gp->n_initializer; i++) {
     const TensorProto *tp = gp->initializer[i];
     if (!tp->name || !tp->name[0]) {
@@ -838,7 +839,7 @@ nn_status nn_graph_load(const void *data, size_t size, const char *base_dir, con
                         nn_graph **out, nn_error *err) {
   nn_status st;
   *out = NULL;
-  int64_t max_model = lim && lim->max_model_bytes ? lim->max_model_bytes : ((int64_t)2 << 30);
+  int64_t max_model = lim && lim->max_model_bytes ? lim->max_model_bytes : NN_LIMIT_MODEL_BYTES;
   if (size == 0)
     return nn_error_set(err, NN_ERR_PARSE, "not an ONNX model: the file is empty");
   if ((int64_t)size > max_model)

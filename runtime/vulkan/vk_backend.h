@@ -11,11 +11,17 @@
  *                             SPIR-V), descriptor sets, command buffers:
  *                             record once, replay with one submit + one
  *                             fence wait per run
- *   vk_kernels.c  nn_vk_k_*   one function per compute kernel: parameters
+ *   vk_<family>.c nn_vk_op    one file per op family (unary, binary, cast,
+ *                 nn_vk_k_*   conv, pool, norm, gemm, reduce, softmax, shape,
+ *                             transform, resize: the CPU backend's families):
+ *                             per ONNX op, does the Vulkan backend support
+ *                             this node, and record it (node -> kernels);
+ *                             then the family's compute kernels (parameters
  *                             -> push constants, specialization constants,
- *                             bindings, group counts -> nn_vk_exec_dispatch
- *   vk_ops.c      nn_vk_op    per ONNX op: does the Vulkan backend support
- *                             this node, and record it (node -> kernels)
+ *                             bindings, group counts -> nn_vk_exec_dispatch,
+ *                             declared in vk_kernels.h) and its op table.
+ *                             Shared helpers: vk_op_util.h/.c.
+ *   vk_registry.c             nn_vk_op_find over the family tables
  *   vk_graph.c    nn_vk_graph a planned graph on the device: weights, arena,
  *                             I/O, the recorded command buffers, CPU
  *                             fallback segments
@@ -187,7 +193,7 @@ static inline nn_vk_tensor nn_vk_view(const nn_vk_buf *b, VkDeviceSize off, VkDe
 #define NN_VK_PUSH_WORDS 32    /* 128 bytes: the minimum every device offers */
 
 /* One compute dispatch.  Fill with nn_vk_dispatch_init and
- * nn_vk_dispatch_bind; the kernels in vk_kernels.c do this. */
+ * nn_vk_dispatch_bind; the kernels (vk_kernels.h) do this. */
 typedef struct nn_vk_dispatch {
   int shader;                            /* NN_VK_SHADER_* (nn_vk_spirv.h) */
   int n_spec;                            /* constant_id 0 .. n_spec-1 */
@@ -275,125 +281,13 @@ nn_status nn_vk_exec_download(nn_vk_exec *e, nn_vk_mem *m, const nn_vk_buf *src,
 void nn_vk_exec_get_stats(const nn_vk_exec *e, nn_vk_exec_stats *st);
 nn_vk_ctx *nn_vk_exec_ctx(const nn_vk_exec *e);
 
-/* ==== kernels (vk_kernels.c) ===============================================
- * Each records one (or a few) dispatches computing on float32 tensors given
- * as nn_vk_tensor views.  Shapes are validated against the views' sizes
- * (NN_ERR_INVALID_ARG on mismatch); a tensor larger than the device's
- * maxStorageBufferRange gives NN_ERR_UNSUPPORTED (so the op layer can fall
- * back).  Zero-element outputs record nothing.  Output views may alias input
- * views only where stated (element-wise kernels). */
-
-typedef struct nn_vk_act {
-  int kind;               /* NN_VK_ACT_* */
-  float a, b;
-} nn_vk_act;
-
-/* y = act(x), n elements.  y may alias x exactly. */
-nn_status nn_vk_k_unary(nn_vk_exec *e, nn_vk_act act, int64_t n,
-                        const nn_vk_tensor *x, const nn_vk_tensor *y, nn_error *err);
-
-/* y = act(a OP b) over the output shape dims[rank] with element strides of
- * a and b (0 on broadcast dims; see nn_broadcast_strides).  y is dense.
- * y may alias a or b exactly when that operand is dense in y's shape. */
-nn_status nn_vk_k_binary(nn_vk_exec *e, int op, nn_vk_act act, int rank,
-                         const int64_t *dims, const int64_t *sa, const int64_t *sb,
-                         const nn_vk_tensor *a, const nn_vk_tensor *b,
-                         const nn_vk_tensor *y, nn_error *err);
-
-/* 2-D convolution, NCHW, weights [M, C/group, KH, KW], optional bias [M].
- * Implicit GEMM tiled in shared memory (1x1 fast path), or a direct kernel
- * for depthwise (group == C). */
-typedef struct nn_vk_conv2d {
-  int64_t N, C, H, W;     /* input */
-  int64_t M, OH, OW;      /* output channels and size */
-  int KH, KW, SH, SW, DH, DW;
-  int PT, PL;             /* leading pads (trailing ones follow from OH/OW) */
-  int group;
-  nn_vk_act act;
-} nn_vk_conv2d;
-nn_status nn_vk_k_conv2d(nn_vk_exec *e, const nn_vk_conv2d *p, const nn_vk_tensor *x,
-                         const nn_vk_tensor *w, const nn_vk_tensor *bias,
-                         const nn_vk_tensor *y, nn_error *err);
-
-/* Batched GEMM: y[b][m][n] = act(alpha * sum_k A(b,m,k) B(b,k,n) + beta * C(m,n))
- * with A(b,m,k) = a[(b/batch2)*sa1 + (b%batch2)*sa2 + m*sam + k*sak] (element
- * strides express transposes and batch broadcasting), B alike, C optional
- * (strides scm/scn, 0 to broadcast; no batch), y dense [batch1*batch2, M, N]. */
-typedef struct nn_vk_gemm {
-  int64_t M, N, K;
-  int64_t sam, sak, sbk, sbn;
-  int64_t batch1, batch2;
-  int64_t sa1, sa2, sb1, sb2;
-  int64_t scm, scn;
-  float alpha, beta;
-  nn_vk_act act;
-} nn_vk_gemm;
-nn_status nn_vk_k_gemm(nn_vk_exec *e, const nn_vk_gemm *p, const nn_vk_tensor *a,
-                       const nn_vk_tensor *b, const nn_vk_tensor *c,
-                       const nn_vk_tensor *y, nn_error *err);
-
-/* Max/average pooling over the last two dims of [NC, H, W].  Average divides
- * by the window clipped to the padded input (count_include_pad) or to the
- * input. */
-typedef struct nn_vk_pool2d {
-  int kind;               /* NN_VK_POOL_* */
-  int64_t NC, H, W, OH, OW;
-  int KH, KW, SH, SW, DH, DW;
-  int PT, PL, PB, PR;
-  bool count_include_pad;
-} nn_vk_pool2d;
-nn_status nn_vk_k_pool2d(nn_vk_exec *e, const nn_vk_pool2d *p, const nn_vk_tensor *x,
-                         const nn_vk_tensor *y, nn_error *err);
-
-/* x viewed as [outer, r, inner] reduced over r -> y [outer, inner]. */
-nn_status nn_vk_k_reduce(nn_vk_exec *e, int kind, int64_t outer, int64_t r, int64_t inner,
-                         const nn_vk_tensor *x, const nn_vk_tensor *y, nn_error *err);
-
-/* (Log)softmax of x viewed as [outer, r, inner] along r. */
-nn_status nn_vk_k_softmax(nn_vk_exec *e, bool log, int64_t outer, int64_t r, int64_t inner,
-                          const nn_vk_tensor *x, const nn_vk_tensor *y, nn_error *err);
-
-/* Strided copy of 32-bit words: for every index c over dims[rank],
- * y[y_off + sum c_i*ys_i] = x[x_off + sum c_i*xs_i] (strides may be 0 or
- * negative on x).  Transpose, slice, concat/split (one call per part),
- * expand. */
-nn_status nn_vk_k_copy(nn_vk_exec *e, int rank, const int64_t *dims,
-                       const int64_t *xs, int64_t x_off, const int64_t *ys, int64_t y_off,
-                       const nn_vk_tensor *x, const nn_vk_tensor *y, nn_error *err);
-
-/* Pad (32-bit words): y has out_dims, x sits at pads_begin (negative pads
- * crop).  `value` is the constant as raw bits. */
-nn_status nn_vk_k_pad(nn_vk_exec *e, int mode, uint32_t value, int rank,
-                      const int64_t *in_dims, const int64_t *out_dims,
-                      const int64_t *pads_begin, const nn_vk_tensor *x,
-                      const nn_vk_tensor *y, nn_error *err);
-
-/* Resize of the last two dims of [NC, H, W] -> [NC, OH, OW]. */
-typedef struct nn_vk_resize {
-  int mode;               /* NN_VK_RESIZE_* */
-  int coord;              /* NN_VK_COORD_* */
-  int nearest;            /* NN_VK_NEAREST_* */
-  int64_t NC, H, W, OH, OW;
-  float scale_h, scale_w; /* ONNX scales (output/input) */
-} nn_vk_resize;
-nn_status nn_vk_k_resize(nn_vk_exec *e, const nn_vk_resize *p, const nn_vk_tensor *x,
-                         const nn_vk_tensor *y, nn_error *err);
-
-/* Per-channel affine (inference BatchNormalization, scale+bias):
- * x viewed as [outer, C, inner]; y = act(x * scale[c] + bias[c]).  y may
- * alias x. */
-nn_status nn_vk_k_affine(nn_vk_exec *e, int64_t outer, int64_t C, int64_t inner,
-                         nn_vk_act act, const nn_vk_tensor *x, const nn_vk_tensor *scale,
-                         const nn_vk_tensor *bias, const nn_vk_tensor *y, nn_error *err);
-
-/* Local response normalization across channels of [N, C, inner]. */
-nn_status nn_vk_k_lrn(nn_vk_exec *e, int64_t N, int64_t C, int64_t inner, int size,
-                      float alpha, float beta, float bias, const nn_vk_tensor *x,
-                      const nn_vk_tensor *y, nn_error *err);
-
-/* ==== ops (vk_ops.c) ======================================================
- * Recording context handed to the op table by vk_graph.c: it owns the
- * device views of the plan's values. */
+/* ==== ops (vk_registry.c, vk_<family>.c) ==================================
+ * The compute kernels under the ops are declared in vk_kernels.h; the op
+ * layer's shared helpers in vk_op_util.h.
+ *
+ * Recording context handed to the op table by vk_graph.c (which implements
+ * the nn_vk_rec_* functions): it owns the device views of the plan's
+ * values. */
 typedef struct nn_vk_rec nn_vk_rec;
 
 nn_vk_exec *nn_vk_rec_exec(nn_vk_rec *r);
@@ -415,7 +309,8 @@ typedef struct nn_vk_op {
   nn_status (*record)(nn_vk_rec *r, const nn_node *n, nn_error *err);
 } nn_vk_op;
 
-/* The Vulkan implementation of a node's op type, NULL when there is none. */
+/* The Vulkan implementation of a node's op type, NULL when there is none
+ * (vk_registry.c: a lookup over the families' nn_vk_ops_<family>[]). */
 const nn_vk_op *nn_vk_op_find(const nn_node *n);
 bool nn_vk_op_supported(const nn_vk_ctx *ctx, const nn_node *n);
 
@@ -426,7 +321,8 @@ bool nn_vk_op_supported(const nn_vk_ctx *ctx, const nn_node *n);
  * built once per plan, run per nn_session_run, destroyed at dispose.
  *
  *   nn_vk_graph_create   acquire the context; create nn_vk_mem + nn_vk_exec
- *   nn_vk_graph_build    after nn_plan_build: choose Vulkan or CPU per step,
+ *   nn_vk_graph_build    after nn_plan_build, with the partition's choice of
+ *                        Vulkan or CPU per step (on_dev[step]),
  *                        upload constants, lay the arena on the device,
  *                        record the command buffers (with CPU fallback
  *                        segments) -- and bind the plan's arena values to
@@ -466,8 +362,10 @@ bool nn_vk_graph_on_cpu_device(const nn_vk_graph *vg);
  * recorded around the CPU segments.  When every step runs on the device no
  * host arena exists and arena values keep data == NULL.  The caller's own
  * arena is not used. */
-nn_status nn_vk_graph_build(nn_vk_graph *vg, nn_graph *g, nn_plan *plan, nn_ctx *cpu,
-                            nn_error *err);
+nn_status nn_vk_graph_build(nn_vk_graph *vg, nn_graph *g, nn_plan *plan, const bool *on_dev,
+                            nn_ctx *cpu, nn_error *err);
+/* Can the device kernels run this prepared node (the partition's question)? */
+bool nn_vk_graph_supports(const nn_vk_graph *vg, const nn_node *n);
 /* One inference.  Before it, every fed graph input has value->data set and
  * every graph output that is not known (folded) has value->data pointing at
  * its destination (as nn_session_run does for the CPU path).  No heap

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "knobs.h"
 #include "vk_backend.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -90,11 +91,6 @@ debug_cb(VkDebugUtilsMessageSeverityFlagBitsEXT sev, VkDebugUtilsMessageTypeFlag
           (type & VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT) ? "general" : "",
           data && data->pMessage ? data->pMessage : "(no message)");
   return VK_FALSE;
-}
-
-static bool env_flag(const char *name) {
-  const char *v = getenv(name);
-  return v && v[0] && strcmp(v, "0") != 0;
 }
 
 static bool has_layer(const char *name) {
@@ -220,9 +216,7 @@ static nn_status pick_device(VkInstance inst, VkPhysicalDevice *out, uint32_t *o
     goto out_pds;
   }
 
-  const char *want = getenv("NN_VULKAN_DEVICE");
-  if (want && !want[0])
-    want = NULL;
+  const char *want = nn_knobs().vulkan_device;
   bool want_index = want != NULL;
   for (const char *c = want; c && *c; c++)
     if (!isdigit((unsigned char)*c))
@@ -349,7 +343,7 @@ static nn_status ctx_create(nn_vk_ctx **out, nn_error *err) {
     goto out_ctx;
   }
 
-  bool want_validation = env_flag("NN_VULKAN_VALIDATION");
+  bool want_validation = nn_knobs().vulkan_validation;
   bool validation = false;
   if (want_validation) {
     if (has_layer(k_validation_layer) &&
@@ -502,8 +496,7 @@ static nn_status ctx_create(nn_vk_ctx **out, nn_error *err) {
   }
   /* NN_VULKAN_UNIFIED=0 forces the staging paths of a discrete GPU, so
    * they are tested on integrated GPUs and lavapipe too. */
-  const char *uni = getenv("NN_VULKAN_UNIFIED");
-  c->unified_memory = detect_unified(c) && !(uni && strcmp(uni, "0") == 0);
+  c->unified_memory = detect_unified(c) && nn_knobs().vulkan_unified != 0;
   c->warm_pipelines = c->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   c->refs = 1;
   atomic_fetch_add(&g_generation, 1);

@@ -2,7 +2,7 @@
  * recording, running.
  *
  * Partitioning: every plan step whose op has a Vulkan kernel that supports
- * it (vk_ops.c) is recorded on the device; the others run on the CPU
+ * it (vk_registry.c over the vk_<family>.c tables) is recorded on the device; the others run on the CPU
  * kernels as host steps between device segments.  Consecutive CPU steps
  * form one host step, so each run is one submit + one fence wait per device
  * segment (exactly one when everything is on the device).
@@ -461,21 +461,6 @@ static nn_status flush_group(nn_vk_graph *vg, int gi, nn_error *err) {
 
 /* ---- build ------------------------------------------------------------------------- */
 
-/* Is op in the comma-separated list? */
-static bool op_listed(const char *list, const char *op) {
-  if (!list)
-    return false;
-  size_t len = strlen(op);
-  for (const char *p = list; *p;) {
-    const char *end = strchr(p, ',');
-    size_t n = end ? (size_t)(end - p) : strlen(p);
-    if (n == len && strncmp(p, op, len) == 0)
-      return true;
-    p += n + (end ? 1 : 0);
-  }
-  return false;
-}
-
 static void note_fallback(nn_vk_graph *vg, const nn_node *n) {
   size_t len = strlen(vg->fallback);
   if (strstr(vg->fallback, n->op_type) || len + strlen(n->op_type) + 3 >= sizeof vg->fallback)
@@ -483,8 +468,8 @@ static void note_fallback(nn_vk_graph *vg, const nn_node *n) {
   snprintf(vg->fallback + len, sizeof vg->fallback - len, "%s%s", len ? ", " : "", n->op_type);
 }
 
-nn_status nn_vk_graph_build(nn_vk_graph *vg, nn_graph *g, nn_plan *plan, nn_ctx *cpu,
-                            nn_error *err) {
+nn_status nn_vk_graph_build(nn_vk_graph *vg, nn_graph *g, nn_plan *plan, const bool *on_dev,
+                            nn_ctx *cpu, nn_error *err) {
   nn_status st = NN_OK;
   release_build(vg);
   vg->g = g;
@@ -493,8 +478,7 @@ nn_status nn_vk_graph_build(nn_vk_graph *vg, nn_graph *g, nn_plan *plan, nn_ctx 
   vg->n_vals = g->n_values + plan->n_extra;
   vg->vals = nn_calloc((size_t)vg->n_vals + 1, sizeof *vg->vals);
   vg->groups = nn_calloc((size_t)plan->n_steps + 1, sizeof *vg->groups);
-  bool *on_dev = nn_calloc((size_t)plan->n_steps + 1, sizeof *on_dev);
-  if (!vg->vals || !vg->groups || !on_dev) {
+  if (!vg->vals || !vg->groups) {
     st = nn_error_set(err, NN_ERR_NOMEM, "vulkan: out of memory");
     goto out_release;
   }
@@ -506,12 +490,9 @@ nn_status nn_vk_graph_build(nn_vk_graph *vg, nn_graph *g, nn_plan *plan, nn_ctx 
     w->loc = (w->home == HOME_CONST || w->home == HOME_INPUT) ? LOC_HOST : LOC_NONE;
   }
 
-  /* partition.  NN_VULKAN_CPU_OPS=Op1,Op2 sends those op types to the CPU
-   * anyway: tests use it to exercise the fallback transfers on real nets. */
-  const char *force_cpu = getenv("NN_VULKAN_CPU_OPS");
+  /* the partition (partition.c) decided; count and name the host steps */
   for (int s = 0; s < plan->n_steps; s++) {
     const nn_node *n = &g->nodes[plan->steps[s]];
-    on_dev[s] = nn_vk_op_supported(vg->ctx, n) && !op_listed(force_cpu, n->op_type);
     if (on_dev[s]) {
       vg->nodes_vulkan++;
     } else {
@@ -631,12 +612,10 @@ nn_status nn_vk_graph_build(nn_vk_graph *vg, nn_graph *g, nn_plan *plan, nn_ctx 
             vg->nodes_cpu + vg->nodes_vulkan, vg->fallback);
     vg->logged = true;
   }
-  nn_free(on_dev);
   vg->built = true;
   return NN_OK;
 
 out_release:
-  nn_free(on_dev);
   release_build(vg);
   return st;
 }
@@ -672,6 +651,10 @@ nn_status nn_vk_graph_run(nn_vk_graph *vg, nn_error *err) {
   }
   vg->runs++;
   return NN_OK;
+}
+
+bool nn_vk_graph_supports(const nn_vk_graph *vg, const nn_node *n) {
+  return nn_vk_op_supported(vg->ctx, n);
 }
 
 bool nn_vk_graph_on_cpu_device(const nn_vk_graph *vg) {

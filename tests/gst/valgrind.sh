@@ -33,7 +33,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-plugin_dir=${1:-$root/build-gst/elements}
+plugin_dir=${1:-$root/build-gst/plugin/gstreamer-1.0}
 models_dir=${2:-$root/build-gst/tests/gst}
 cases=${ONNXINFER_VALGRIND_CASES:-cpu simd decode vulkan}
 frames=${ONNXINFER_VALGRIND_FRAMES:-100}

@@ -3,6 +3,7 @@
  * steps between device segments (the CPU fallback seam), re-recording that
  * reuses pipelines and descriptor pools, and the error paths. */
 #include "vk_test_util.h"
+#include "vk_kernels.h"
 #include "vulkan/nn_vk_spirv.h"
 
 enum { N = 10000 };

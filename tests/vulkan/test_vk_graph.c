@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
+#include "backend.h"
 #include "include/nn_file.h"
 #include "onnx/loader.h"
 #include "vk_test_util.h"
@@ -163,7 +164,7 @@ static void run_case(const char *dir, const opts *o, counts *cnt) {
   char *in_names[16] = {0}, *out_names[16] = {0};
   void *outs[16] = {0};
   int n_in = 0, n_want = 0;
-  bool *need = NULL;
+  bool *need = NULL, *on_dev = NULL;
   bool ok = false;
   nn_vk_graph_stats st = {0};
   const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
@@ -182,7 +183,7 @@ static void run_case(const char *dir, const opts *o, counts *cnt) {
   nn_options_init(&opt);
   lim = opt.limits;
   if (nn_graph_load(model, size, dir, &lim, &g, &err) != NN_OK ||
-      nn_graph_finalize(g, &lim, &err) != NN_OK || nn_graph_simplify(g, &err) != NN_OK) {
+      nn_graph_finalize(g, &lim, nn_op_find, &err) != NN_OK || nn_graph_simplify(g, &err) != NN_OK) {
     snprintf(why, sizeof why, "load: %.500s", err.msg);
     goto out_model;
   }
@@ -247,7 +248,18 @@ static void run_case(const char *dir, const opts *o, counts *cnt) {
     goto out_model;
   }
   double t_build = now_ms();
-  if (nn_vk_graph_create(&vg, &err) != NN_OK || nn_vk_graph_build(vg, g, &plan, &ctx, &err) != NN_OK) {
+  if (nn_vk_graph_create(&vg, &err) != NN_OK) {
+    snprintf(why, sizeof why, "vulkan create: %.500s", err.msg);
+    goto out_model;
+  }
+  /* the session's partition, step by step (backend.h) */
+  on_dev = calloc((size_t)plan.n_steps + 1, sizeof *on_dev);
+  if (!on_dev) {
+    snprintf(why, sizeof why, "out of memory");
+    goto out_model;
+  }
+  nn_partition_steps(nn_backend_vulkan(), vg, g, &plan, on_dev);
+  if (nn_vk_graph_build(vg, g, &plan, on_dev, &ctx, &err) != NN_OK) {
     snprintf(why, sizeof why, "vulkan build: %.500s", err.msg);
     goto out_model;
   }
@@ -309,6 +321,7 @@ out_model:
   nn_file_free(model);
 out:
   free(need);
+  free(on_dev);
   for (int k = 0; k < 16; k++) {
     nn_aligned_free(ins[k].data);
     nn_aligned_free(wants[k].data);

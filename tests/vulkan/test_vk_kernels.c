@@ -4,6 +4,7 @@
  * a final case chains conv -> relu (in place) -> pool -> gemm -> softmax in
  * one recording and replays it, which exercises the derived barriers. */
 #include "vk_test_util.h"
+#include "vk_kernels.h"
 
 static nn_vk_ctx *ctx;
 static nn_vk_mem *mem;

@@ -1,0 +1,162 @@
+/* vk_reduce.c - the Reduce* ops on the Vulkan backend: their
+ * supports/record and the reduce kernel (shader reduce), which global
+ * pooling (vk_pool.c) uses too.  The CPU side is cpu/reduce.c. */
+#include "vk_op_util.h"
+#include "vulkan/nn_vk_spirv.h"
+
+/* ---- ops -------------------------------------------------------------------------- */
+
+typedef struct reduce_map {
+  const char *name;
+  int kind;
+  int axes_input_version;
+} reduce_map;
+
+static const reduce_map k_reduce[] = {
+    {"ReduceSum", NN_VK_RED_SUM, 13},          {"ReduceMean", NN_VK_RED_MEAN, 18},
+    {"ReduceMax", NN_VK_RED_MAX, 18},          {"ReduceMin", NN_VK_RED_MIN, 18},
+    {"ReduceProd", NN_VK_RED_PROD, 18},        {"ReduceL1", NN_VK_RED_L1, 18},
+    {"ReduceL2", NN_VK_RED_L2, 18},            {"ReduceLogSum", NN_VK_RED_LOG_SUM, 18},
+    {"ReduceLogSumExp", NN_VK_RED_LOG_SUM_EXP, 18}, {"ReduceSumSquare", NN_VK_RED_SUM_SQUARE, 18},
+};
+
+/* The reduced axes must form one contiguous run once unit dims are
+ * ignored: x is then [outer, r, inner].  *noop: a plain copy. */
+static bool reduce_shape(const nn_node *n, int *kind, int64_t *outer, int64_t *r, int64_t *inner,
+                         bool *noop) {
+  const reduce_map *m = NULL;
+  for (size_t i = 0; i < sizeof k_reduce / sizeof k_reduce[0]; i++)
+    if (op_is(n, k_reduce[i].name))
+      m = &k_reduce[i];
+  if (!m)
+    return false;
+  const nn_value *x = n->x[0];
+  int rank = x->rank;
+  bool red[NN_MAX_RANK] = {false};
+  int naxes = 0;
+  *noop = false;
+  if (n->version >= m->axes_input_version) {
+    bool noop_empty = nn_attr_int(n, "noop_with_empty_axes", 0) != 0;
+    if (n->n_in > 1 && n->x[1]) {
+      if (!known_value(n->x[1]))
+        return false;
+      for (int64_t i = 0; i < n->x[1]->numel; i++) {
+        int a;
+        if (!nn_norm_axis(nn_value_get_int(n->x[1], i), rank, &a))
+          return false;
+        red[a] = true;
+        naxes++;
+      }
+    }
+    if (naxes == 0 && noop_empty)
+      *noop = true;
+  } else {
+    int cnt = 0;
+    const int64_t *ax = nn_attr_ints(n, "axes", &cnt);
+    for (int i = 0; ax && i < cnt; i++) {
+      int a;
+      if (!nn_norm_axis(ax[i], rank, &a))
+        return false;
+      red[a] = true;
+      naxes++;
+    }
+  }
+  if (naxes == 0)
+    for (int i = 0; i < rank; i++)
+      red[i] = true;
+  int first = -1, last = -1;
+  for (int i = 0; i < rank; i++) {
+    if (!red[i] || x->dims[i] == 1)
+      continue;
+    if (first < 0)
+      first = i;
+    last = i;
+  }
+  for (int i = first; first >= 0 && i <= last; i++)
+    if (!red[i] && x->dims[i] != 1)
+      return false;
+  *kind = m->kind;
+  if (first < 0) {
+    *outer = x->numel;
+    *r = 1;
+    *inner = 1;
+  } else {
+    *outer = prod(x->dims, 0, first);
+    *r = prod(x->dims, first, last + 1);
+    *inner = prod(x->dims, last + 1, rank);
+  }
+  return true;
+}
+
+static bool reduce_supports(const nn_vk_ctx *ctx, const nn_node *n) {
+  int kind;
+  int64_t o, rr, i;
+  bool noop;
+  if (!f32_io(ctx, n, 1) || !reduce_shape(n, &kind, &o, &rr, &i, &noop))
+    return false;
+  return n->x[0]->numel > 0;
+}
+
+static nn_status reduce_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
+  int kind;
+  int64_t outer, rr, inner;
+  bool noop;
+  reduce_shape(n, &kind, &outer, &rr, &inner, &noop);
+  nn_vk_tensor tx, ty;
+  TRY(in_t(r, n, 0, &tx, err));
+  TRY(out_t(r, n, 0, &ty, err));
+  if (noop) {
+    if (same_view(&tx, &ty))
+      return NN_OK;
+    tx.size = ty.size = n->y[0]->nbytes;
+    return nn_vk_exec_copy(nn_vk_rec_exec(r), &tx, &ty, err);
+  }
+  return nn_vk_k_reduce(nn_vk_rec_exec(r), kind, outer, rr, inner, &tx, &ty, err);
+}
+
+/* ---- kernels ---------------------------------------------------------------------- */
+
+nn_status nn_vk_k_reduce(nn_vk_exec *e, int kind, int64_t outer, int64_t r, int64_t inner,
+                         const nn_vk_tensor *x, const nn_vk_tensor *y, nn_error *err) {
+  if (kind < 0 || kind >= NN_VK_RED_COUNT || outer < 0 || r < 1 || inner < 0)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "vulkan reduce: bad parameters");
+  int64_t ny = outer * inner, nx = ny * r;
+  if (ny == 0)
+    return NN_OK;
+  nn_status st;
+  if ((st = need(x, (uint64_t)nx, "reduce x", err)) || (st = need(y, (uint64_t)ny, "reduce y", err)))
+    return st;
+  /* Long rows, or too few outputs to fill the device one per invocation:
+   * a workgroup per output. */
+  bool wide = r >= 256 || (ny < 1024 && r >= 32);
+  nn_vk_dispatch d;
+  nn_vk_dispatch_init(&d, NN_VK_SHADER_REDUCE);
+  d.n_spec = 3;
+  d.spec[0] = local_red(e);
+  d.spec[1] = (uint32_t)kind;
+  d.spec[2] = wide ? 0 : 1;
+  push_u(&d, 0, (uint64_t)outer);
+  push_u(&d, 1, (uint64_t)r);
+  push_u(&d, 2, (uint64_t)inner);
+  push_u(&d, 3, bind_n(e, &d, 0, x, (uint64_t)nx, false));
+  push_u(&d, 4, bind_n(e, &d, 1, y, (uint64_t)ny, true));
+  push_u(&d, 5, (uint64_t)ny);
+  d.groups[0] = wide ? groups_for((uint64_t)ny, 1) : groups_for((uint64_t)ny, local_red(e));
+  return nn_vk_exec_dispatch(e, &d, err);
+}
+
+/* ---- the table -------------------------------------------------------------------- */
+
+const nn_vk_op nn_vk_ops_reduce[] = {
+    {"ReduceSum", reduce_supports, reduce_record},
+    {"ReduceMean", reduce_supports, reduce_record},
+    {"ReduceMax", reduce_supports, reduce_record},
+    {"ReduceMin", reduce_supports, reduce_record},
+    {"ReduceProd", reduce_supports, reduce_record},
+    {"ReduceL1", reduce_supports, reduce_record},
+    {"ReduceL2", reduce_supports, reduce_record},
+    {"ReduceLogSum", reduce_supports, reduce_record},
+    {"ReduceLogSumExp", reduce_supports, reduce_record},
+    {"ReduceSumSquare", reduce_supports, reduce_record},
+    {0},
+};

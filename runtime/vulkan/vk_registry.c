@@ -1,0 +1,31 @@
+/* vk_registry.c - op lookup over the Vulkan family tables.
+ *
+ * Each vk_<family>.c exports a 0-terminated nn_vk_ops_<family>[] (the
+ * families of the CPU backend, runtime/cpu/registry.c; gather has no Vulkan
+ * op yet).  An op type appears in one table only, so the order below does
+ * not matter.  Adding a family: its file, its extern in vk_op_util.h, its
+ * line here. */
+#include <string.h>
+
+#include "vk_op_util.h"
+
+static const nn_vk_op *const families[] = {
+  nn_vk_ops_unary, nn_vk_ops_binary, nn_vk_ops_cast, nn_vk_ops_conv,
+  nn_vk_ops_pool, nn_vk_ops_norm, nn_vk_ops_gemm, nn_vk_ops_reduce,
+  nn_vk_ops_softmax, nn_vk_ops_shape, nn_vk_ops_transform, nn_vk_ops_resize,
+};
+
+const nn_vk_op *nn_vk_op_find(const nn_node *n) {
+  if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
+    return NULL;
+  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+    for (const nn_vk_op *op = families[f]; op->name; op++)
+      if (strcmp(op->name, n->op_type) == 0)
+        return op;
+  return NULL;
+}
+
+bool nn_vk_op_supported(const nn_vk_ctx *ctx, const nn_node *n) {
+  const nn_vk_op *op = nn_vk_op_find(n);
+  return op && op->supports(ctx, n);
+}
