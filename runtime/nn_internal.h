@@ -23,7 +23,6 @@
 #include <stdint.h>
 
 #include "include/nn.h"
-#include "ops/activation.h"
 
 /* ---- allocation (alloc.c) --------------------------------------------------
  * Every allocation of the runtime goes through these; they call the hooks of
@@ -160,6 +159,14 @@ typedef struct nn_attr {
 
 struct nn_op_def;
 
+/* An activation fused into a node's epilogue: the vocabulary (the NN_ACT_*
+ * kinds, what a and b mean, which ONNX ops it absorbs) is the op layer's,
+ * ops/activation.h.  A zeroed struct is NN_ACT_NONE. */
+typedef struct nn_act {
+  int kind;                    /* NN_ACT_* (ops/act_kinds.h) */
+  float a, b;                  /* LeakyRelu: a = alpha; Clip: a = min, b = max */
+} nn_act;
+
 typedef struct nn_node {
   char *name;                  /* never NULL (generated when the model has none) */
   char *op_type;
@@ -172,8 +179,6 @@ typedef struct nn_node {
   nn_value **x, **y;           /* resolved value pointers (NULL when omitted) */
   int n_attrs;
   nn_attr *attrs;
-  int n_attrs_model;           /* n_attrs as loaded (nothing appends since fusion
-                                  is typed, nn_node.act: n_attrs is the same) */
   const struct nn_op_def *op;
   /* set by prepare */
   void *priv;                  /* kernel parameters: one nn_malloc block,

@@ -93,9 +93,9 @@ static nn_status fuse_conv_batchnorm(nn_graph *g, nn_error *err) {
       b = nb;
       w = &g->values[conv->in[1]];
     }
-    nn_bn_fold_into_conv(bn, m, per, g->values[bn->in[1]].const_data, g->values[bn->in[2]].const_data,
-                         g->values[bn->in[3]].const_data, g->values[bn->in[4]].const_data,
-                         w->const_data, b->const_data);
+    nn_bn_fold_into_conv(bn, m, per, g->values[bn->in[1]].const_data,
+                         g->values[bn->in[2]].const_data, g->values[bn->in[3]].const_data,
+                         g->values[bn->in[4]].const_data, w->const_data, b->const_data);
     /* the Conv now produces the BN's output; its old output is orphaned */
     g->values[conv->out[0]].producer = -1;
     conv->out[0] = bn->out[0];

@@ -22,9 +22,10 @@
 #include <string.h>
 
 #include "graph.h"
-#include "ops/batchnorm.h"
 #include "knobs.h"
 #include "nn_limits.h"
+#include "ops/activation.h"
+#include "ops/batchnorm.h"
 
 static bool op_is(const nn_node *n, const char *op) {
   return n->domain[0] == '\0' && strcmp(n->op_type, op) == 0;

@@ -21,7 +21,6 @@
 #include <time.h>
 
 #include "cpu/dwconv.h"
-#include "cpu/math_gemm.h"
 #include "cpu/sgemm.h"
 #include "threadpool.h"
 
@@ -751,7 +750,7 @@ typedef struct bench_args {
   void *pk, *ws;
   size_t wsb;
   nn_ctx *ctx;
-  int which;   /* 0 naive, 1 nn_sgemm (gemm.c), 2 engine */
+  int which;   /* 0 naive, 1 engine */
 } bench_args;
 
 static void bench_once(const bench_args *a) {
@@ -759,8 +758,6 @@ static void bench_once(const bench_args *a) {
   int64_t lda = s->K, ldb = s->tb ? s->K : s->N;
   if (a->which == 0) {
     naive_gemm(s->M, s->N, s->K, a->A, a->B, a->C);
-  } else if (a->which == 1) {
-    nn_sgemm(0, s->tb, s->M, s->N, s->K, 1.0f, a->A, lda, a->B, ldb, 0.0f, a->C, s->N);
   } else if (s->en == ENTRY_PA) {
     nn_sgemm_compute_pa(a->ctx, s->tb, s->M, s->N, s->K, 1.0f, a->pk, a->B, ldb, 0.0f, a->C, s->N,
                         NULL, a->ws, a->wsb);
@@ -808,9 +805,9 @@ static void bench(void) {
       {"plain 512^3", 512, 512, 512, ENTRY_PLAIN, 0},
   };
   nn_cpu_isa top = nn_cpu_isa_get();
-  printf("GFLOP/s, best of %d; 1 thread: CPU time, 2thr: wall time (naive = i-k-j C loop;\n"
-         "gemm.c = the runtime's current portable nn_sgemm)\n", BENCH_REPS);
-  printf("%-36s %18s %7s %7s", "shape", "MxNxK", "naive", "gemm.c");
+  printf("GFLOP/s, best of %d; 1 thread: CPU time, 2thr: wall time (naive = i-k-j C loop)\n",
+         BENCH_REPS);
+  printf("%-36s %18s %7s", "shape", "MxNxK", "naive");
   for (int isa = 0; isa < NN_CPU_ISA_COUNT; isa++)
     if (nn_cpu_isa_supported((nn_cpu_isa)isa))
       printf(" %9s %6s", nn_cpu_isa_name((nn_cpu_isa)isa), "2thr");
@@ -830,10 +827,8 @@ static void bench(void) {
     fflush(stdout);
     a.which = 0;
     printf(" %7.1f", bench_gflops(&a));
-    a.which = 1;
-    printf(" %7.1f", bench_gflops(&a));
     fflush(stdout);
-    a.which = 2;
+    a.which = 1;
     a.wsb = nn_sgemm_workspace(s->M, s->N, s->K, 2);
     a.ws = nn_malloc(a.wsb);
     for (int isa = 0; isa < NN_CPU_ISA_COUNT; isa++) {

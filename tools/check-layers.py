@@ -10,7 +10,7 @@ Layers, lowest first (ARCHITECTURE.md):
   seam     backend.h, partition.c (the interface the backends implement)
   cpu      runtime/cpu/        } backends: siblings, neither may reach the other
   vulkan   runtime/vulkan/     }
-  top      session.c, image/   (the public API)
+  top      session.c, tool.c, image/   (the public and tool-facing API)
 
 Two checks, each fails the test with the offending pair named:
   symbols   every undefined symbol of an object must be defined in its own
@@ -45,7 +45,7 @@ def layer_of_path(rel):
         return "seam"
     if stem in IR:
         return "ir"
-    if stem == "session":
+    if stem in ("session", "tool"):
         return "top"
     return "core"
 
@@ -66,7 +66,7 @@ def layer_of_member(name):
         return "seam"
     if stem in IR:
         return "ir"
-    if stem == "session":
+    if stem in ("session", "tool"):
         return "top"
     return "core"
 

@@ -31,11 +31,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "include/nn_file.h"
-#include "include/nn_tool.h"
-#include "nn_internal.h"
-#include "onnx-subset.pb-c.h"
-#include "onnx/loader.h"
+#include "nn.h"
+#include "nn_file.h"
+#include "nn_tool.h"
 
 #define EXIT_MISMATCH 1
 #define EXIT_UNSUPPORTED 2
@@ -72,7 +70,7 @@ static void usage(void) {
  * /dev/zero or a directory is refused by name instead of blocking or
  * spinning.  inside_dir non-NULL (the data of a --check case): the file must
  * resolve inside it, so a symlinked data file cannot make the checker read
- * elsewhere.  data is nn_aligned_alloc'd, name nn_malloc'd. */
+ * elsewhere.  Release with nn_tool_tensor_free / nn_tool_free. */
 static nn_status load_pb(const char *path, const char *inside_dir, nn_tensor *t, char **name,
                          nn_error *err) {
   void *buf = NULL;
@@ -82,9 +80,11 @@ static nn_status load_pb(const char *path, const char *inside_dir, nn_tensor *t,
   if (st != NN_OK)
     return st;
   nn_error derr = {0};
-  st = nn_tensor_decode(buf, size, t, name, &derr);
-  if (st != NN_OK)
-    nn_error_set(err, st, "'%.200s': %s", path, derr.msg);
+  st = nn_tool_tensor_decode(buf, size, t, name, &derr);
+  if (st != NN_OK && err) {
+    err->status = st;
+    snprintf(err->msg, sizeof err->msg, "'%.200s': %.300s", path, derr.msg);
+  }
   nn_file_free(buf);
   return st;
 }
@@ -124,30 +124,18 @@ static void make_dirs(const char *dir) {
 }
 
 static int save_pb(const char *path, const char *name, const nn_tensor *t) {
-  OnnxSubset__TensorProto tp = ONNX_SUBSET__TENSOR_PROTO__INIT;
-  int64_t dims[NN_MAX_RANK];
-  for (int i = 0; i < t->rank; i++)
-    dims[i] = t->dims[i];
-  tp.n_dims = (size_t)t->rank;
-  tp.dims = dims;
-  tp.has_data_type = 1;
-  tp.data_type = (int32_t)t->dtype;
-  tp.name = (char *)name;
-  tp.has_raw_data = 1;
-  tp.raw_data.len = t->nbytes;
-  tp.raw_data.data = t->data;
-  size_t len = onnx_subset__tensor_proto__get_packed_size(&tp);
-  uint8_t *buf = malloc(len + 1);
-  if (!buf)
+  void *buf = NULL;
+  size_t len = 0;
+  nn_error err = {0};
+  if (nn_tool_tensor_encode(t, name, &buf, &len, &err) != NN_OK)
     return -1;
-  onnx_subset__tensor_proto__pack(&tp, buf);
   FILE *f = fopen(path, "wb");
   int rc = -1;
   if (f) {
     rc = fwrite(buf, 1, len, f) == len ? 0 : -1;
     fclose(f);
   }
-  free(buf);
+  nn_tool_free(buf);
   return rc;
 }
 
@@ -161,10 +149,10 @@ static void fill_random(nn_tensor *t, uint64_t seed) {
     x ^= x << 17;
     double u = (double)(x >> 11) / 9007199254740992.0;
     switch (t->dtype) {
-    case NN_DTYPE_FLOAT: ((float *)t->data)[i] = (float)u; break;
-    case NN_DTYPE_DOUBLE: ((double *)t->data)[i] = u; break;
-    case NN_DTYPE_FLOAT16: ((uint16_t *)t->data)[i] = nn_f32_to_f16((float)u); break;
-    case NN_DTYPE_BFLOAT16: ((uint16_t *)t->data)[i] = nn_f32_to_bf16((float)u); break;
+    case NN_DTYPE_FLOAT:
+    case NN_DTYPE_DOUBLE:
+    case NN_DTYPE_FLOAT16:
+    case NN_DTYPE_BFLOAT16: nn_tool_tensor_set(t, i, u); break;
     case NN_DTYPE_BOOL: ((uint8_t *)t->data)[i] = u < 0.5; break;
     case NN_DTYPE_INT64: ((int64_t *)t->data)[i] = (int64_t)(u * 4); break;
     case NN_DTYPE_INT32: ((int32_t *)t->data)[i] = (int32_t)(u * 4); break;
@@ -253,10 +241,7 @@ static nn_status feed(nn_session *s, int index, const nn_tensor *t) {
 
 /* ---- comparison ---------------------------------------------------------------- */
 static double elem_double(const nn_tensor *t, int64_t i) {
-  nn_value v = {0};
-  v.dtype = t->dtype;
-  v.data = t->data;
-  return nn_value_get_double(&v, i);
+  return nn_tool_tensor_get(t, i);
 }
 
 /* Returns true when got matches want; *max_err receives the max abs error. */
@@ -283,7 +268,7 @@ static bool compare(const nn_tensor *got, const nn_tensor *want, double rtol, do
   }
   int64_t n = nn_tensor_numel(want);
   bool ok = true;
-  bool is_float = nn_dtype_is_float(want->dtype);
+  bool is_float = nn_tool_dtype_is_float(want->dtype);
   for (int64_t i = 0; i < n; i++) {
     if (!is_float) {
       size_t es = nn_dtype_size(want->dtype);
@@ -452,8 +437,8 @@ static int run_check(const opts *o) {
         if (st != NN_OK)
           rc = st == NN_ERR_UNSUPPORTED ? EXIT_UNSUPPORTED : EXIT_MISMATCH;
       }
-      nn_aligned_free(t.data);
-      nn_free(name);
+      nn_tool_tensor_free(&t);
+      nn_tool_free(name);
     }
     (void)pb_index;
     if (rc == 0) {
@@ -494,8 +479,8 @@ static int run_check(const opts *o) {
       printf("output %s: max_abs_err=%.3g%s%s\n", info.name, max_err, ok ? "" : " ", ok ? "" : why);
       if (!ok)
         rc = EXIT_MISMATCH;
-      nn_aligned_free(want.data);
-      nn_free(name);
+      nn_tool_tensor_free(&want);
+      nn_tool_free(name);
     }
     free_list(ins, ni);
     free_list(outs, no);
@@ -546,19 +531,19 @@ static int run_model(const opts *o) {
       snprintf(name, sizeof name, "%.*s", (int)(eq - o->input_spec[k]), o->input_spec[k]);
     else
       snprintf(name, sizeof name, "%s", tname);
-    nn_free(tname);
+    nn_tool_free(tname);
     int idx = -1;
     if (nn_session_find_input(s, name, &idx) != NN_OK) {
       if (eq || name[0]) {
         fprintf(stderr, "nn-run: the model has no input '%s'\n", name);
-        nn_aligned_free(t.data);
+        nn_tool_tensor_free(&t);
         rc = EXIT_UNSUPPORTED;
         goto out;
       }
       idx = k;
     }
     st = feed(s, idx, &t);
-    nn_aligned_free(t.data);
+    nn_tool_tensor_free(&t);
     if (st != NN_OK) {
       rc = EXIT_UNSUPPORTED;
       goto out;
@@ -669,7 +654,9 @@ static void list_op(void *user, const char *domain, const char *op_type, const i
   printf("\n");
 }
 
-static void list_ops(void) { nn_op_list(list_op, NULL); }
+static void list_ops(void) {
+  nn_op_list(list_op, NULL);
+}
 
 int main(int argc, char **argv) {
   opts o = {0};

@@ -44,11 +44,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/conv_geom.h"
+#include "knobs.h"
 #include "cpu/dwconv.h"
 #include "cpu/ops.h"
 #include "cpu/sgemm.h"
 #include "cpu/sgemm_simd.h"
+#include "ops/activation.h"
+#include "ops/conv_geom.h"
 
 /* ---- fused activation ------------------------------------------------------ */
 
@@ -63,8 +65,15 @@ static nn_status conv_act_parse(nn_ctx *c, const nn_node *n, nn_sgemm_epi *e) {
   switch (n->act.kind) {
   case NN_ACT_NONE: break;
   case NN_ACT_RELU: e->act = NN_SGEMM_ACT_RELU; break;
-  case NN_ACT_CLIP: e->act = NN_SGEMM_ACT_CLIP; e->lo = n->act.a; e->hi = n->act.b; break;
-  case NN_ACT_LEAKY_RELU: e->act = NN_SGEMM_ACT_LEAKY; e->alpha = n->act.a; break;
+  case NN_ACT_CLIP:
+    e->act = NN_SGEMM_ACT_CLIP;
+    e->lo = n->act.a;
+    e->hi = n->act.b;
+    break;
+  case NN_ACT_LEAKY_RELU:
+    e->act = NN_SGEMM_ACT_LEAKY;
+    e->alpha = n->act.a;
+    break;
   case NN_ACT_HARD_SWISH: e->act = NN_SGEMM_ACT_HSWISH; break;
   case NN_ACT_SIGMOID: e->act = NN_SGEMM_ACT_SIGMOID; break;
   default:
@@ -338,7 +347,7 @@ static void conv_plan_explicit(nn_ctx *c, conv_priv *p, int64_t budget) {
 
 static bool conv_wino_pays(const nn_node *n, const conv_priv *p) {
   const nn_conv_geom *g = &p->g;
-  if (getenv("NN_NO_WINOGRAD") || p->dt != NN_DTYPE_FLOAT || g->nsp != 2)
+  if (nn_knobs().no_winograd || p->dt != NN_DTYPE_FLOAT || g->nsp != 2)
     return false;
   if (g->k[1] != 3 || g->k[2] != 3 || g->s[1] != 1 || g->s[2] != 1 || g->d[1] != 1 ||
       g->d[2] != 1 || g->out[1] < 2 || g->out[2] < 2)

@@ -1,6 +1,4 @@
-/* gemm.c - matrix products: MatMul, Gemm, MatMulInteger, and nn_sgemm, the
- * portable reference GEMM of math_gemm.h (kept for comparisons: test-sgemm
- * --bench).
+/* gemm.c - matrix products: MatMul, Gemm, MatMulInteger.
  *
  * float32 goes through the packed engine of cpu/sgemm.h (AVX-512 / AVX2 /
  * portable micro-kernels, threads inside): constant right-hand matrices are
@@ -16,210 +14,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu/math_gemm.h"
 #include "cpu/ops.h"
 #include "cpu/sgemm.h"
-
-static inline int64_t gemm_min(int64_t a, int64_t b) { return a < b ? a : b; }
-
-/* ---- nn_sgemm ----------------------------------------------------------------
- * Goto/BLIS loop structure: a KC x NC panel of B is packed once and reused by
- * every MC x KC block of A; the micro-kernel keeps an MR x NR tile of C in
- * registers while streaming a packed A sliver and a packed B sliver (the B
- * sliver, KC x NR floats, stays in L1).  Packing also zero-pads the edges so
- * the micro-kernel never needs a remainder path.  MR x NR = 4 x 8 fits the
- * 16 vector registers of baseline x86-64 and of NEON once vectorized. */
-#define SG_MR 4
-#define SG_NR 8
-#define SG_KC 128
-#define SG_MC 64
-#define SG_NC 128
-/* the packing buffers hold whole slivers */
-_Static_assert(SG_MC % SG_MR == 0 && SG_NC % SG_NR == 0, "MC, NC must be multiples of MR, NR");
-
-static void sgemm_pack_a(int transa, const float *A, int64_t lda, int64_t i0, int64_t mc,
-                         int64_t k0, int64_t kc, float *restrict dst) {
-  for (int64_t p = 0; p < mc; p += SG_MR) {
-    int64_t mr = gemm_min(SG_MR, mc - p);
-    float *d = dst + p * kc;
-    if (!transa) {
-      for (int64_t r = 0; r < mr; r++) {
-        const float *s = A + (i0 + p + r) * lda + k0;
-        for (int64_t k = 0; k < kc; k++)
-          d[k * SG_MR + r] = s[k];
-      }
-    } else {
-      for (int64_t k = 0; k < kc; k++) {
-        const float *s = A + (k0 + k) * lda + i0 + p;
-        for (int64_t r = 0; r < mr; r++)
-          d[k * SG_MR + r] = s[r];
-      }
-    }
-    for (int64_t r = mr; r < SG_MR; r++)
-      for (int64_t k = 0; k < kc; k++)
-        d[k * SG_MR + r] = 0.0f;
-  }
-}
-
-static void sgemm_pack_b(int transb, const float *B, int64_t ldb, int64_t k0, int64_t kc,
-                         int64_t j0, int64_t nc, float *restrict dst) {
-  for (int64_t q = 0; q < nc; q += SG_NR) {
-    int64_t nr = gemm_min(SG_NR, nc - q);
-    float *d = dst + q * kc;
-    if (!transb) {
-      for (int64_t k = 0; k < kc; k++) {
-        const float *s = B + (k0 + k) * ldb + j0 + q;
-        int64_t c = 0;
-        for (; c < nr; c++)
-          d[k * SG_NR + c] = s[c];
-        for (; c < SG_NR; c++)
-          d[k * SG_NR + c] = 0.0f;
-      }
-    } else {
-      for (int64_t c = 0; c < nr; c++) {
-        const float *s = B + (j0 + q + c) * ldb + k0;
-        for (int64_t k = 0; k < kc; k++)
-          d[k * SG_NR + c] = s[k];
-      }
-      for (int64_t c = nr; c < SG_NR; c++)
-        for (int64_t k = 0; k < kc; k++)
-          d[k * SG_NR + c] = 0.0f;
-    }
-  }
-}
-
-static void sgemm_kernel(int64_t kc, const float *restrict a, const float *restrict b,
-                         float *restrict out) {
-  float acc[SG_MR * SG_NR];
-  for (int i = 0; i < SG_MR * SG_NR; i++)
-    acc[i] = 0.0f;
-  for (int64_t k = 0; k < kc; k++) {
-    for (int i = 0; i < SG_MR; i++) {
-      float ai = a[i];
-      for (int j = 0; j < SG_NR; j++)
-        acc[i * SG_NR + j] += ai * b[j];
-    }
-    a += SG_MR;
-    b += SG_NR;
-  }
-  memcpy(out, acc, sizeof acc);
-}
-
-static void sgemm_store(const float *acc, int64_t mr, int64_t nr, float alpha, float beta,
-                        float *C, int64_t ldc) {
-  for (int64_t i = 0; i < mr; i++) {
-    float *c = C + i * ldc;
-    const float *t = acc + i * SG_NR;
-    if (beta == 0.0f) {
-      for (int64_t j = 0; j < nr; j++)
-        c[j] = alpha * t[j];
-    } else if (beta == 1.0f) {
-      for (int64_t j = 0; j < nr; j++)
-        c[j] += alpha * t[j];
-    } else {
-      for (int64_t j = 0; j < nr; j++)
-        c[j] = alpha * t[j] + beta * c[j];
-    }
-  }
-}
-
-static void sgemm_scale(int64_t M, int64_t N, float beta, float *C, int64_t ldc) {
-  for (int64_t i = 0; i < M; i++) {
-    float *c = C + i * ldc;
-    if (beta == 0.0f)
-      memset(c, 0, (size_t)N * sizeof *c);
-    else if (beta != 1.0f)
-      for (int64_t j = 0; j < N; j++)
-        c[j] *= beta;
-  }
-}
-
-/* Eight partial sums: lets the compiler vectorize without -ffast-math and
- * keeps long dot products more accurate than one running sum. */
-static float sgemm_dot(const float *a, int64_t inca, const float *b, int64_t incb, int64_t K) {
-  float s[8] = {0};
-  int64_t k = 0;
-  if (inca == 1 && incb == 1) {
-    for (; k + 8 <= K; k += 8)
-      for (int u = 0; u < 8; u++)
-        s[u] += a[k + u] * b[k + u];
-  }
-  float t = 0.0f;
-  for (; k < K; k++)
-    t += a[k * inca] * b[k * incb];
-  return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7])) + t;
-}
-
-/* One row of A (M == 1) or one column of B (N == 1): packing would cost as
- * much memory traffic as the product itself, so go straight at the data. */
-static void sgemm_gemv(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
-                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
-                       float *C, int64_t ldc) {
-  if (M == 1) {
-    int64_t inca = transa ? lda : 1;
-    if (transb) { /* row j of B is contiguous: one dot product per output */
-      for (int64_t j = 0; j < N; j++) {
-        float v = alpha * sgemm_dot(A, inca, B + j * ldb, 1, K);
-        C[j] = beta == 0.0f ? v : v + beta * C[j];
-      }
-    } else { /* accumulate rows of B into C */
-      sgemm_scale(1, N, beta, C, ldc);
-      for (int64_t k = 0; k < K; k++) {
-        float ak = alpha * A[k * inca];
-        const float *b = B + k * ldb;
-        for (int64_t j = 0; j < N; j++)
-          C[j] += ak * b[j];
-      }
-    }
-    return;
-  }
-  /* N == 1 */
-  int64_t incb = transb ? 1 : ldb;
-  for (int64_t i = 0; i < M; i++) {
-    const float *a = transa ? A + i : A + i * lda;
-    float v = alpha * sgemm_dot(a, transa ? lda : 1, B, incb, K);
-    C[i * ldc] = beta == 0.0f ? v : v + beta * C[i * ldc];
-  }
-}
-
-void nn_sgemm(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
-              const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
-              float *C, int64_t ldc) {
-  if (M <= 0 || N <= 0)
-    return;
-  if (K <= 0 || alpha == 0.0f) {
-    sgemm_scale(M, N, beta, C, ldc);
-    return;
-  }
-  if (M == 1 || N == 1) {
-    sgemm_gemv(transa, transb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    return;
-  }
-  _Alignas(64) float apack[SG_MC * SG_KC];
-  _Alignas(64) float bpack[SG_KC * SG_NC];
-  _Alignas(64) float tile[SG_MR * SG_NR];
-  for (int64_t jc = 0; jc < N; jc += SG_NC) {
-    int64_t nc = gemm_min(SG_NC, N - jc);
-    for (int64_t pc = 0; pc < K; pc += SG_KC) {
-      int64_t kc = gemm_min(SG_KC, K - pc);
-      /* the first K block applies beta, later ones accumulate */
-      float b_eff = pc == 0 ? beta : 1.0f;
-      sgemm_pack_b(transb, B, ldb, pc, kc, jc, nc, bpack);
-      for (int64_t ic = 0; ic < M; ic += SG_MC) {
-        int64_t mc = gemm_min(SG_MC, M - ic);
-        sgemm_pack_a(transa, A, lda, ic, mc, pc, kc, apack);
-        for (int64_t jr = 0; jr < nc; jr += SG_NR) {
-          int64_t nr = gemm_min(SG_NR, nc - jr);
-          for (int64_t ir = 0; ir < mc; ir += SG_MR) {
-            int64_t mr = gemm_min(SG_MR, mc - ir);
-            sgemm_kernel(kc, apack + ir * kc, bpack + jr * kc, tile);
-            sgemm_store(tile, mr, nr, alpha, b_eff, C + (ic + ir) * ldc + jc + jr, ldc);
-          }
-        }
-      }
-    }
-  }
-}
+#include "ops/activation.h"
 
 /* ---- fused activation ------------------------------------------------------
  * The node's nn_act (set by the planner's fusion, ops/activation.h): float32
@@ -227,11 +24,13 @@ void nn_sgemm(int transa, int transb, int64_t M, int64_t N, int64_t K, float alp
 static nn_status gemm_act_get(nn_ctx *c, const nn_node *n, nn_act *act) {
   *act = n->act;
   switch (act->kind) {
-  case NN_ACT_NONE: case NN_ACT_RELU: case NN_ACT_CLIP: case NN_ACT_LEAKY_RELU:
-  case NN_ACT_HARD_SWISH: case NN_ACT_SIGMOID:
-    return NN_OK;
-  default:
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation %d is not supported", act->kind);
+  case NN_ACT_NONE:
+  case NN_ACT_RELU:
+  case NN_ACT_CLIP:
+  case NN_ACT_LEAKY_RELU:
+  case NN_ACT_HARD_SWISH:
+  case NN_ACT_SIGMOID: return NN_OK;
+  default: return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation %d is not supported", act->kind);
   }
 }
 
@@ -419,8 +218,15 @@ static nn_sgemm_epi gemm_epi(const nn_act *a) {
   e.hi = INFINITY;
   switch (a->kind) {
   case NN_ACT_RELU: e.act = NN_SGEMM_ACT_RELU; break;
-  case NN_ACT_CLIP: e.act = NN_SGEMM_ACT_CLIP; e.lo = a->a; e.hi = a->b; break;
-  case NN_ACT_LEAKY_RELU: e.act = NN_SGEMM_ACT_LEAKY; e.alpha = a->a; break;
+  case NN_ACT_CLIP:
+    e.act = NN_SGEMM_ACT_CLIP;
+    e.lo = a->a;
+    e.hi = a->b;
+    break;
+  case NN_ACT_LEAKY_RELU:
+    e.act = NN_SGEMM_ACT_LEAKY;
+    e.alpha = a->a;
+    break;
   case NN_ACT_HARD_SWISH: e.act = NN_SGEMM_ACT_HSWISH; break;
   case NN_ACT_SIGMOID: e.act = NN_SGEMM_ACT_SIGMOID; break;
   default: e.act = NN_SGEMM_ACT_NONE; break;
@@ -620,7 +426,7 @@ typedef struct gemm_params {
   float alpha, beta;
   bool has_c;
   int64_t cs[2];       /* element strides of C viewed as M x N (0 = broadcast) */
-  nn_act act;                      /* the node's fused activation */
+  nn_act act;          /* the node's fused activation */
   gemm_cmode cmode;    /* float32 */
   bool swap;           /* float32, one row and transB: Y^T = B * A^T */
   size_t pack_bytes;   /* float32: op(B) pre-packed after the struct (0 = raw) */

@@ -12,9 +12,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "ops/conv_geom.h"
 #include "cpu/ops.h"
 #include "cpu/sgemm.h"
+#include "ops/conv_geom.h"
 
 typedef enum pool_kind {
   POOL_AVG = 0,

@@ -148,7 +148,8 @@ static bool rsz_weights(const rsz_cfg *g, int d, int64_t x, int taps, int64_t st
   double sum = 0;
   for (int i = 0; i < taps; i++) {
     double t = ((double)(start + i) - ratio) * ks;
-    double v = g->mode == NN_RESIZE_LINEAR ? (fabs(t) < 1 ? 1 - fabs(t) : 0) : rsz_cubic(t, g->cubic_a);
+    double v = g->mode == NN_RESIZE_LINEAR ? (fabs(t) < 1 ? 1 - fabs(t) : 0)
+                                           : rsz_cubic(t, g->cubic_a);
     if (g->exclude_outside && (first + i < 0 || first + i >= in))
       v = 0;
     raw[i] = v;

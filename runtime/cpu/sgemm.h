@@ -2,8 +2,7 @@
  *
  *   C[M x N] = epilogue(alpha * op(A)[M x K] * op(B)[K x N] + beta * C)
  *
- * Row-major storage, BLAS-like conventions (the same as nn_sgemm of
- * math_gemm.h, which this engine is meant to replace):
+ * Row-major storage, BLAS-like conventions:
  *   transa == 0: A(i,k) = A[i * lda + k]   (A stored M x K)
  *   transa != 0: A(i,k) = A[k * lda + i]   (A stored K x M)
  *   transb == 0: B(k,j) = B[k * ldb + j]   (B stored K x N)

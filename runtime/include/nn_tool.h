@@ -1,8 +1,16 @@
-/* nn_tool.h - what the runtime tells its own command-line tools (nn-run,
- * the schema generator's input) beyond nn.h: the operators it implements.
- * Not part of the application API. */
+/* nn_tool.h - what the runtime offers its own command-line tools (nn-run,
+ * the schema generator's input) beyond nn.h: the operators it implements and
+ * the ONNX test-data format (TensorProto .pb files).  Not part of the
+ * application API; tools include nn.h, nn_file.h and this, nothing internal.
+ */
 #ifndef NN_TOOL_H
 #define NN_TOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nn.h"
 
 /* Called once per registered operator, in lookup order: its domain ("" for
  * the default one), its op type, and the ONNX since-versions its kernel
@@ -12,5 +20,27 @@ typedef void (*nn_op_list_fn)(void *user, const char *domain, const char *op_typ
 
 /* Every operator of the runtime's kernel tables, through fn. */
 void nn_op_list(nn_op_list_fn fn, void *user);
+
+/* Decode a serialized TensorProto (an ONNX test .pb file).  On success
+ * out->data is the caller's (nn_tool_tensor_free) and so is *name when name
+ * is not NULL (nn_tool_free; "" when the proto has none). */
+nn_status nn_tool_tensor_decode(const void *buf, size_t size, nn_tensor *out, char **name,
+                                nn_error *err);
+/* Encode t (raw data) as a TensorProto named name (may be NULL).  *out is the
+ * caller's (nn_tool_free), *len its size. */
+nn_status nn_tool_tensor_encode(const nn_tensor *t, const char *name, void **out, size_t *len,
+                                nn_error *err);
+/* A tensor with data for dtype/rank/dims, zero-filled, 64-byte aligned
+ * (nn_tool_tensor_free).  NN_ERR_NOMEM, NN_ERR_LIMIT on overflow. */
+nn_status nn_tool_tensor_alloc(nn_tensor *t, nn_error *err);
+void nn_tool_tensor_free(nn_tensor *t); /* data only; t may be zeroed; NULL ok */
+void nn_tool_free(void *p);
+
+/* Element i of any numeric tensor as double / written from a double
+ * (float16 and bfloat16 rounded to nearest even). */
+double nn_tool_tensor_get(const nn_tensor *t, int64_t i);
+void nn_tool_tensor_set(nn_tensor *t, int64_t i, double v);
+/* float16, bfloat16, float, double */
+bool nn_tool_dtype_is_float(nn_dtype dt);
 
 #endif /* NN_TOOL_H */

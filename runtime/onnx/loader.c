@@ -792,7 +792,6 @@ static nn_status load_graph(nn_graph *g, const ModelProto *mp, const nn_limits *
       if (st != NN_OK)
         goto out;
     }
-    n->n_attrs_model = n->n_attrs;
     st = attrs_check_unique(n, err);
     if (st != NN_OK)
       goto out;

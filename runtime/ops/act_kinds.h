@@ -9,11 +9,11 @@
 #ifndef NN_OPS_ACT_KINDS_H
 #define NN_OPS_ACT_KINDS_H
 
-#define NN_ACT_NONE 0          /* identity */
-#define NN_ACT_RELU 1          /* v < 0 ? 0 : v (NaN kept) */
-#define NN_ACT_LEAKY_RELU 2    /* v < 0 ? a * v : v; a = alpha */
-#define NN_ACT_CLIP 3          /* v < a ? a : v > b ? b : v; a = min, b = max */
-#define NN_ACT_SIGMOID 4       /* 1 / (1 + exp(-v)) */
-#define NN_ACT_HARD_SWISH 6    /* v * clamp(v / 6 + 1/2, 0, 1) */
+#define NN_ACT_NONE 0       /* identity */
+#define NN_ACT_RELU 1       /* v < 0 ? 0 : v (NaN kept) */
+#define NN_ACT_LEAKY_RELU 2 /* v < 0 ? a * v : v; a = alpha */
+#define NN_ACT_CLIP 3       /* v < a ? a : v > b ? b : v; a = min, b = max */
+#define NN_ACT_SIGMOID 4    /* 1 / (1 + exp(-v)) */
+#define NN_ACT_HARD_SWISH 6 /* v * clamp(v / 6 + 1/2, 0, 1) */
 
 #endif /* NN_OPS_ACT_KINDS_H */

@@ -4,18 +4,14 @@
 #include <math.h>
 #include <string.h>
 
-#include "nn_internal.h"
 #include "ops/activation.h"
 
 static const struct {
   const char *op;
   int kind;
 } act_ops[] = {
-  {"Relu", NN_ACT_RELU},
-  {"LeakyRelu", NN_ACT_LEAKY_RELU},
-  {"Clip", NN_ACT_CLIP},
-  {"Sigmoid", NN_ACT_SIGMOID},
-  {"HardSwish", NN_ACT_HARD_SWISH},
+  {"Relu", NN_ACT_RELU},       {"LeakyRelu", NN_ACT_LEAKY_RELU}, {"Clip", NN_ACT_CLIP},
+  {"Sigmoid", NN_ACT_SIGMOID}, {"HardSwish", NN_ACT_HARD_SWISH},
 };
 
 /* Scalar float value of an optional constant input: true and *out set (left
@@ -39,11 +35,8 @@ bool nn_act_from_node(const nn_node *act, nn_act *out) {
       kind = act_ops[i].kind;
   nn_act r = {kind, 0, 0};
   switch (kind) {
-  case NN_ACT_NONE:
-    return false;
-  case NN_ACT_LEAKY_RELU:
-    r.a = nn_attr_float(act, "alpha", 0.01f);
-    break;
+  case NN_ACT_NONE: return false;
+  case NN_ACT_LEAKY_RELU: r.a = nn_attr_float(act, "alpha", 0.01f); break;
   case NN_ACT_CLIP:
     r.a = -INFINITY;
     r.b = INFINITY;
@@ -55,20 +48,10 @@ bool nn_act_from_node(const nn_node *act, nn_act *out) {
       return false;
     }
     break;
-  default:
-    break;
+  default: break;
   }
   *out = r;
   return true;
-}
-
-const char *nn_act_name(int kind) {
-  if (kind == NN_ACT_NONE)
-    return "";
-  for (size_t i = 0; i < sizeof act_ops / sizeof act_ops[0]; i++)
-    if (act_ops[i].kind == kind)
-      return act_ops[i].op;
-  return "?";
 }
 
 void nn_act_apply_f64(const nn_act *a, double *y, int64_t n) {
@@ -102,7 +85,6 @@ void nn_act_apply_f64(const nn_act *a, double *y, int64_t n) {
       }
     }
     break;
-  default:
-    break;
+  default: break;
   }
 }

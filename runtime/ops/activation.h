@@ -9,30 +9,19 @@
 #ifndef NN_OPS_ACTIVATION_H
 #define NN_OPS_ACTIVATION_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
+#include "nn_internal.h"
 #include "ops/act_kinds.h"
 
-/* An activation with its parameters; a zeroed struct is NN_ACT_NONE. */
-typedef struct nn_act {
-  int kind;                    /* NN_ACT_* */
-  float a, b;                  /* LeakyRelu: a = alpha; Clip: a = min, b = max
-                                  (-INFINITY / INFINITY when unbounded) */
-} nn_act;
-
-struct nn_node;
+/* nn_act (nn_internal.h, so that nn_node can hold one): kind is NN_ACT_*;
+ * LeakyRelu: a = alpha; Clip: a = min, b = max (-INFINITY / INFINITY when
+ * unbounded); a and b are 0 for the kinds without parameters. */
 
 /* The activation node `act` (Relu, LeakyRelu, Clip, Sigmoid, HardSwish of
  * the default domain) as an nn_act: true and *out set when it is one of the
  * vocabulary's and its parameters are known now (Clip-11+: its min / max
  * inputs absent or known float32 scalars); false otherwise, *out then
  * NN_ACT_NONE.  The node must be resolved (act->x set). */
-bool nn_act_from_node(const struct nn_node *act, nn_act *out);
-
-/* The ONNX operator a kind stands for ("Relu", ...): "" for NN_ACT_NONE,
- * "?" for a code outside the vocabulary.  Static storage. */
-const char *nn_act_name(int kind);
+bool nn_act_from_node(const nn_node *act, nn_act *out);
 
 /* Apply a in double precision to y[0..n) in place: the reference semantics
  * of each kind, for kernels that compute outside float32. */

@@ -74,7 +74,7 @@ nn_status nn_conv_geom_init(nn_ctx *c, const nn_node *n, int nsp, const int64_t 
     g->k[j] = kern[i];
     g->s[j] = s[i];
     g->d[j] = d[i];
-    int64_t ek = (kern[i] - 1) * d[i] + 1;    /* extent of the dilated window */
+    int64_t ek = (kern[i] - 1) * d[i] + 1; /* extent of the dilated window */
     if (ap == NN_CONV_PAD_SAME_UPPER || ap == NN_CONV_PAD_SAME_LOWER) {
       int64_t o = (in[i] + s[i] - 1) / s[i];
       int64_t total = (o - 1) * s[i] + ek - in[i];

@@ -20,11 +20,11 @@
 #define NN_CONV_ATTR_MAX ((int64_t)1 << 31)
 
 typedef struct nn_conv_geom {
-  int nsp;                     /* spatial dims of the model (1..NN_CONV_SP) */
+  int nsp; /* spatial dims of the model (1..NN_CONV_SP) */
   int64_t in[NN_CONV_SP], out[NN_CONV_SP];
   int64_t k[NN_CONV_SP], s[NN_CONV_SP], d[NN_CONV_SP];
-  int64_t pb[NN_CONV_SP], pe[NN_CONV_SP];  /* pads at the begin / end */
-  int64_t in_sz, out_sz, k_sz;             /* element counts of one plane / window */
+  int64_t pb[NN_CONV_SP], pe[NN_CONV_SP]; /* pads at the begin / end */
+  int64_t in_sz, out_sz, k_sz;            /* element counts of one plane / window */
 } nn_conv_geom;
 
 typedef enum nn_conv_autopad {

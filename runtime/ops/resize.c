@@ -32,8 +32,9 @@ static nn_status resize_parse_attrs(nn_ctx *c, const nn_node *n, nn_resize_param
   if (st != NN_OK)
     return st;
   /* in the order of nn_resize_coord */
-  static const char *const coords[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                                       "align_corners", "asymmetric", "tf_half_pixel_for_nn",
+  static const char *const coords[] = {"half_pixel",         "half_pixel_symmetric",
+                                       "pytorch_half_pixel", "align_corners",
+                                       "asymmetric",         "tf_half_pixel_for_nn",
                                        "tf_crop_and_resize"};
   const char *s = nn_attr_string(n, "coordinate_transformation_mode", "half_pixel");
   int ci = -1;
@@ -41,10 +42,12 @@ static nn_status resize_parse_attrs(nn_ctx *c, const nn_node *n, nn_resize_param
     if (strcmp(s, coords[i]) == 0)
       ci = i;
   if (ci < 0 || (ci == NN_RESIZE_HALF_PIXEL_SYMMETRIC && n->version < 19))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "coordinate_transformation_mode '%s' is not supported", s);
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "coordinate_transformation_mode '%s' is not supported",
+                   s);
   p->coord = (nn_resize_coord)ci;
   /* in the order of nn_resize_nearest */
-  static const char *const nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  static const char *const nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                         "ceil"};
   s = nn_attr_string(n, "nearest_mode", "round_prefer_floor");
   int ni = -1;
   for (int i = 0; i < 4; i++)
@@ -67,14 +70,18 @@ static nn_status resize_parse_attrs(nn_ctx *c, const nn_node *n, nn_resize_param
   return NN_OK;
 }
 
-static bool resize_present(const nn_value *v) { return v && v->numel > 0; }
+static bool resize_present(const nn_value *v) {
+  return v && v->numel > 0;
+}
 
-static const nn_value *resize_in(const nn_node *n, int k) { return k < n->n_in ? n->x[k] : NULL; }
+static const nn_value *resize_in(const nn_node *n, int k) {
+  return k < n->n_in ? n->x[k] : NULL;
+}
 
 /* Output sizes and per-axis scales.  `scales`/`sizes`/`roi` are the inputs
  * (NULL when absent); `attr_scales` is Upsample-7's attribute. */
-static nn_status resize_shape(nn_ctx *c, const nn_node *n, nn_resize_params *p,
-                              const nn_value *roi, const nn_value *scales, const nn_value *sizes,
+static nn_status resize_shape(nn_ctx *c, const nn_node *n, nn_resize_params *p, const nn_value *roi,
+                              const nn_value *scales, const nn_value *sizes,
                               const float *attr_scales, int attr_n) {
   const nn_value *x = n->x[0];
   int r = x->rank;
@@ -111,7 +118,8 @@ static nn_status resize_shape(nn_ctx *c, const nn_node *n, nn_resize_params *p,
     if (!resize_present(roi) || !roi->data)
       return nn_fail(c, NN_ERR_INVALID_MODEL, "tf_crop_and_resize needs a known roi");
     if (roi->numel != 2 * na)
-      return nn_fail(c, NN_ERR_SHAPE, "roi has %lld values, expected %d", (long long)roi->numel, 2 * na);
+      return nn_fail(c, NN_ERR_SHAPE, "roi has %lld values, expected %d", (long long)roi->numel,
+                     2 * na);
     for (int i = 0; i < na; i++) {
       p->roi0[ax[i]] = nn_value_get_double(roi, i);
       p->roi1[ax[i]] = nn_value_get_double(roi, na + i);
@@ -142,7 +150,8 @@ static nn_status resize_shape(nn_ctx *c, const nn_node *n, nn_resize_params *p,
   if (!sizes->data || !nn_dtype_is_int(sizes->dtype))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "sizes must be an integer tensor known at prepare");
   if (sizes->numel != na)
-    return nn_fail(c, NN_ERR_SHAPE, "sizes has %lld values, expected %d", (long long)sizes->numel, na);
+    return nn_fail(c, NN_ERR_SHAPE, "sizes has %lld values, expected %d", (long long)sizes->numel,
+                   na);
   p->from_sizes = true;
   if (p->policy == NN_RESIZE_POLICY_UNKNOWN)
     return nn_fail(c, NN_ERR_UNSUPPORTED, "keep_aspect_ratio_policy '%s' is not supported",
@@ -156,7 +165,8 @@ static nn_status resize_shape(nn_ctx *c, const nn_node *n, nn_resize_params *p,
       return nn_fail(c, NN_ERR_SHAPE, "sizes[%d] = %lld is negative", i, (long long)sz);
     if (x->dims[d] == 0) {
       if (sz != 0)
-        return nn_fail(c, NN_ERR_SHAPE, "cannot resize the empty axis %d to %lld", d, (long long)sz);
+        return nn_fail(c, NN_ERR_SHAPE, "cannot resize the empty axis %d to %lld", d,
+                       (long long)sz);
       continue;
     }
     p->out[d] = sz;

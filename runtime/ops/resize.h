@@ -14,7 +14,7 @@
 
 typedef enum nn_resize_mode {
   NN_RESIZE_NEAREST = 0,
-  NN_RESIZE_LINEAR,            /* also Upsample / Resize-10 "bilinear" */
+  NN_RESIZE_LINEAR, /* also Upsample / Resize-10 "bilinear" */
   NN_RESIZE_CUBIC,
 } nn_resize_mode;
 
@@ -42,7 +42,7 @@ typedef enum nn_resize_nearest {
 
 /* keep_aspect_ratio_policy (Resize-18+, with sizes) */
 typedef enum nn_resize_policy {
-  NN_RESIZE_POLICY_UNKNOWN = -1,  /* a value ONNX does not define: an error
+  NN_RESIZE_POLICY_UNKNOWN = -1, /* a value ONNX does not define: an error
                                      only when sizes are given */
   NN_RESIZE_STRETCH = 0,
   NN_RESIZE_NOT_LARGER,
@@ -53,15 +53,15 @@ typedef struct nn_resize_params {
   nn_resize_mode mode;
   nn_resize_coord coord;
   nn_resize_nearest nearest;
-  double cubic_a;              /* cubic_coeff_a */
-  double extrapolation;        /* extrapolation_value (tf_crop_and_resize) */
+  double cubic_a;       /* cubic_coeff_a */
+  double extrapolation; /* extrapolation_value (tf_crop_and_resize) */
   bool exclude_outside;
-  bool antialias;              /* Resize-18+, linear and cubic only */
+  bool antialias; /* Resize-18+, linear and cubic only */
   nn_resize_policy policy;
-  bool legacy;                 /* Upsample or Resize-10 */
-  bool axes_given;             /* Resize-18+ `axes` attribute present */
-  bool from_sizes;             /* output sizes given (else scales) */
-  int n_axes;                  /* resized axes: `axes`, or all of them */
+  bool legacy;     /* Upsample or Resize-10 */
+  bool axes_given; /* Resize-18+ `axes` attribute present */
+  bool from_sizes; /* output sizes given (else scales) */
+  int n_axes;      /* resized axes: `axes`, or all of them */
   int axes[NN_MAX_RANK];
   /* per axis of the input (rank entries): sizes, the scale the coordinates
    * use (output / input as ONNX defines it; 1 on untouched axes), and the

@@ -12,16 +12,16 @@
  * writes the table of every implemented operator version: schema_table.h). */
 typedef struct nn_attr_spec {
   const char *name;
-  int type;                               /* nn_attr_type */
+  int type; /* nn_attr_type */
 } nn_attr_spec;
 
 typedef struct nn_op_schema {
   const char *op;
   int since;
-  int min_in, max_in, min_out, max_out;   /* max -1: variadic, unbounded */
-  uint32_t req_in, req_out;               /* slots < 32 that must not be empty */
-  int req_in_from, req_out_from;          /* every slot from here on (variadic) too */
-  const nn_attr_spec *attrs;              /* the version's whole set, NULL-terminated;
+  int min_in, max_in, min_out, max_out; /* max -1: variadic, unbounded */
+  uint32_t req_in, req_out;             /* slots < 32 that must not be empty */
+  int req_in_from, req_out_from;        /* every slot from here on (variadic) too */
+  const nn_attr_spec *attrs;            /* the version's whole set, NULL-terminated;
                                              NULL when unknown (not checked) */
 } nn_op_schema;
 
@@ -40,9 +40,10 @@ int nn_op_resolve_version(const nn_op_def *op, int opset) {
 }
 
 static const char *attr_type_name(int t) {
-  static const char *const names[] = {"UNDEFINED", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH",
-                                      "FLOATS", "INTS", "STRINGS", "TENSORS", "GRAPHS",
-                                      "SPARSE_TENSOR", "SPARSE_TENSORS", "TYPE_PROTO", "TYPE_PROTOS"};
+  static const char *const names[] = {"UNDEFINED",      "FLOAT",      "INT",        "STRING",
+                                      "TENSOR",         "GRAPH",      "FLOATS",     "INTS",
+                                      "STRINGS",        "TENSORS",    "GRAPHS",     "SPARSE_TENSOR",
+                                      "SPARSE_TENSORS", "TYPE_PROTO", "TYPE_PROTOS"};
   return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "?";
 }
 
@@ -78,8 +79,9 @@ nn_status nn_op_check_schema(const nn_node *n, nn_error *err) {
         snprintf(range, sizeof range, "%d", mn);
       else
         snprintf(range, sizeof range, "%d to %d", mn, mx);
-      return nn_error_set(err, NN_ERR_INVALID_MODEL, "node '%s' (%s-%d) has %d %s, the operator takes %s",
-                          n->name, n->op_type, best->since, cnt, what[io], range);
+      return nn_error_set(err, NN_ERR_INVALID_MODEL,
+                          "node '%s' (%s-%d) has %d %s, the operator takes %s", n->name, n->op_type,
+                          best->since, cnt, what[io], range);
     }
     for (int k = 0; k < cnt; k++)
       if (slots[k] < 0 && ((k < 32 && (req >> k & 1u)) || k >= from))
@@ -97,7 +99,8 @@ nn_status nn_op_check_schema(const nn_node *n, nn_error *err) {
     if (!sp->name)
       return nn_error_set(err, NN_ERR_INVALID_MODEL,
                           "node '%s' (%s-%d): attribute '%s' is not defined by the operator at "
-                          "opset %d", n->name, n->op_type, best->since, a->name, n->opset);
+                          "opset %d",
+                          n->name, n->op_type, best->since, a->name, n->opset);
     /* UNDEFINED reads as absent; an INT where a FLOAT is declared reads as
        that number (nn_attr_float): both harmless, so both tolerated */
     bool ok = (int)a->type == sp->type || a->type == NN_ATTR_UNDEFINED ||
@@ -119,12 +122,13 @@ nn_status nn_op_check_schema(const nn_node *n, nn_error *err) {
         if (values++ == 1)
           return nn_error_set(err, NN_ERR_INVALID_MODEL,
                               "node '%s' (Constant): attributes '%s' and '%s' both give the value; "
-                              "exactly one is allowed", n->name, first, n->attrs[i].name);
+                              "exactly one is allowed",
+                              n->name, first, n->attrs[i].name);
         first = n->attrs[i].name;
       }
     if (values == 0)
-      return nn_error_set(err, NN_ERR_INVALID_MODEL,
-                          "node '%s' (Constant) has no value attribute", n->name);
+      return nn_error_set(err, NN_ERR_INVALID_MODEL, "node '%s' (Constant) has no value attribute",
+                          n->name);
   }
   return NN_OK;
 }

@@ -1,6 +1,7 @@
 /* vk_op_util.c - the out-of-line helpers several Vulkan op families share
  * (see vk_op_util.h): the fused activation, the byte copy of view-like ops,
  * and the dim collapsing of the strided kernels. */
+#include "ops/activation.h"
 #include "vk_op_util.h"
 
 /* The planner's nn_act (ops/activation.h) carries the shaders' own codes
@@ -8,11 +9,13 @@
 bool nn_vk_fused_act(const nn_node *n, nn_vk_act *a) {
   *a = (nn_vk_act){n->act.kind, n->act.a, n->act.b};
   switch (n->act.kind) {
-  case NN_ACT_NONE: case NN_ACT_RELU: case NN_ACT_LEAKY_RELU: case NN_ACT_CLIP:
-  case NN_ACT_SIGMOID: case NN_ACT_HARD_SWISH:
-    return true;
-  default:
-    return false;
+  case NN_ACT_NONE:
+  case NN_ACT_RELU:
+  case NN_ACT_LEAKY_RELU:
+  case NN_ACT_CLIP:
+  case NN_ACT_SIGMOID:
+  case NN_ACT_HARD_SWISH: return true;
+  default: return false;
   }
 }
 

@@ -117,12 +117,9 @@ static const char *interesting_attr_name(void) {
 }
 
 static const char *random_op(void) {
-  static const nn_op_def *const fam[] = {
-    nn_ops_unary, nn_ops_binary, nn_ops_cast, nn_ops_conv, nn_ops_pool, nn_ops_norm, nn_ops_gemm,
-    nn_ops_reduce, nn_ops_softmax, nn_ops_shape, nn_ops_transform, nn_ops_gather, nn_ops_resize,
-    nn_ops_attention, nn_ops_recurrent, nn_ops_loss, nn_ops_linalg, nn_ops_quant, nn_ops_sampling,
-    nn_ops_nms, nn_ops_select, nn_ops_signal, nn_ops_text,
-  };
+#define FUZZ_FAMILY(name) nn_ops_##name,
+  static const nn_op_def *const fam[] = {NN_FAMILY_LIST(FUZZ_FAMILY)};
+#undef FUZZ_FAMILY
   const nn_op_def *t = fam[rnd(sizeof fam / sizeof fam[0])];
   int n = 0;
   while (t[n].name)

@@ -109,7 +109,7 @@ int main(void) {
   }
   double dt = now_s() - t0;
   long rss_end = vt_rss_kib();
-  VT_CHECK(nn_vk_ctx_generation() - gen0 == CYCLES);
+  VT_CHECK(nn_vk_ctx_generation() - gen0 == (uint64_t)CYCLES);
   VT_CHECK(vt_heap_current() == heap0);
   printf("%d create/destroy cycles in %.2f s (%.2f ms each); RSS after 50: %ld KiB, after %d: "
          "%ld KiB (%+ld KiB)\n",
