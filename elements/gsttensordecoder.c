@@ -75,6 +75,14 @@
  * `onnxinfer`, the frames scaled back after it); for the same frame, or one
  * only scaled, every mode is the plain scale.
  *
+ * OCR: `scheme=dbnet` turns a DBNet probability map (PP-OCRv4 det) into
+ * `text` ROIs with a `rotated-box` parameter (cx, cy, width, height, angle
+ * in degrees, the four corners as `points`, frame pixels);
+ * `scheme=ctc` reads a recogniser's [N,T,C] output (PP-OCRv4 rec) through
+ * the dictionary in #GstTensorDecoder:labels-file and puts a `text`
+ * parameter (`text`, `confidence`, `model-id`) on the region the model ran
+ * on, or on a ROI covering the frame.  See docs/decoders.md.
+ *
  * BlazeFace: the front (128x128) and back (256x256) MediaPipe models have
  * the same outputs; which anchors and scale apply follows from the input
  * size.  Other sizes, and outputs that do not cover that model's 896
@@ -129,6 +137,12 @@ GST_DEBUG_CATEGORY_STATIC (gst_tensor_decoder_debug);
 #define DEFAULT_BOX_FORMAT GST_TENSOR_DECODER_BOX_FORMAT_YXYX
 #define DEFAULT_BOX_NORMALIZED TRUE
 #define DEFAULT_PRIORS_FILE NULL
+/* scheme=dbnet (PaddleOCR's DBPostProcess defaults) */
+#define DEFAULT_BINARY_THRESHOLD 0.3f
+#define DEFAULT_BOX_THRESHOLD 0.6f
+#define DEFAULT_UNCLIP_RATIO 1.5f
+#define DEFAULT_MIN_SIZE 3.0f
+#define DEFAULT_MAX_CANDIDATES 1000
 #define DEFAULT_BACKGROUND_CLASS -1
 #define DEFAULT_ACTIVATION GST_TENSOR_DECODER_ACTIVATION_AUTO
 #define DEFAULT_CLASS_AGNOSTIC_NMS FALSE
@@ -161,6 +175,11 @@ enum
   PROP_SCORES_TENSOR,
   PROP_CLASSES_TENSOR,
   PROP_POST_MESSAGES,
+  PROP_BINARY_THRESHOLD,
+  PROP_BOX_THRESHOLD,
+  PROP_UNCLIP_RATIO,
+  PROP_MIN_SIZE,
+  PROP_MAX_CANDIDATES,
 };
 
 struct _GstTensorDecoder
@@ -188,10 +207,16 @@ struct _GstTensorDecoder
   gboolean class_agnostic_nms;
   gchar *output_tensor, *boxes_tensor, *scores_tensor, *classes_tensor;
   gboolean post_messages;
+  gfloat binary_threshold, box_threshold, unclip_ratio, min_size;
+  guint max_candidates;
   gboolean dirty;
 
   /* Streaming state: only the streaming thread (and start/stop) touch it. */
   nd_decoder *decoder;
+  nd_dbnet *dbnet;              /* scheme=dbnet (decoder is NULL then) */
+  nd_ctc *ctc;                  /* scheme=ctc (decoder is NULL then) */
+  gboolean warned_ctc_batch;
+  gchar *active_output_tensor;  /* OCR schemes: output-tensor, or NULL */
   nd_labels *labels;
   GstTensorDecoderScheme active_scheme;
   nd_scale_mode active_scale_mode;
@@ -254,6 +279,12 @@ gst_tensor_decoder_scheme_get_type (void)
         "YOLOv8 [1,4+C,N]: box, class scores", "yolov8"},
     {GST_TENSOR_DECODER_SCHEME_CLASSIFY,
         "Classification [1,C]: top-k classes", "classify"},
+    {GST_TENSOR_DECODER_SCHEME_DBNET,
+          "DBNet text detection (PP-OCR det) [1,1,H,W] probability map: "
+          "rotated text boxes", "dbnet"},
+    {GST_TENSOR_DECODER_SCHEME_CTC,
+          "CTC text recognition (PP-OCR rec) [N,T,C]: text through the "
+          "dictionary in labels-file", "ctc"},
     {0, NULL, NULL},
   };
   if (g_once_init_enter (&type)) {
@@ -472,13 +503,35 @@ gst_tensor_decoder_class_init (GstTensorDecoderClass * klass)
       g_param_spec_boolean ("post-messages", "Post messages",
           "Post a 'tensordecoder' element message with the detections of "
           "every frame", DEFAULT_POST_MESSAGES, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_BINARY_THRESHOLD,
+      g_param_spec_float ("binary-threshold", "Binary threshold",
+          "scheme=dbnet: text pixels have a probability above this",
+          0.01f, 0.99f, DEFAULT_BINARY_THRESHOLD, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_BOX_THRESHOLD,
+      g_param_spec_float ("box-threshold", "Box threshold",
+          "scheme=dbnet: keep boxes whose mean probability is at least this",
+          0.0f, 1.0f, DEFAULT_BOX_THRESHOLD, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_UNCLIP_RATIO,
+      g_param_spec_float ("unclip-ratio", "Unclip ratio",
+          "scheme=dbnet: boxes grow by 2 * area * ratio / perimeter",
+          0.0f, 10.0f, DEFAULT_UNCLIP_RATIO, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_MIN_SIZE,
+      g_param_spec_float ("min-size", "Minimum size",
+          "scheme=dbnet: drop boxes whose shorter side is under this, in "
+          "probability-map pixels (before unclipping; after it, min-size + 2)",
+          0.0f, 4096.0f, DEFAULT_MIN_SIZE, PROP_FLAGS_LIVE));
+  g_object_class_install_property (gobject_class, PROP_MAX_CANDIDATES,
+      g_param_spec_uint ("max-candidates", "Maximum candidates",
+          "scheme=dbnet: text regions examined per frame",
+          1, 100000, DEFAULT_MAX_CANDIDATES, PROP_FLAGS_LIVE));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
       "Tensor decoder", "Filter/Analyzer/Video",
       "Decodes the output tensors of onnxinfer (BlazeFace, SSD, YOLOv5/v8, "
-      "classification) into region-of-interest metas and messages",
+      "classification, DBNet text detection, CTC text recognition) into "
+      "region-of-interest metas and messages",
       ONNXINFER_AUTHOR);
 
   trans_class->start = GST_DEBUG_FUNCPTR (gst_tensor_decoder_start);
@@ -515,6 +568,11 @@ gst_tensor_decoder_init (GstTensorDecoder * self)
   self->activation = DEFAULT_ACTIVATION;
   self->class_agnostic_nms = DEFAULT_CLASS_AGNOSTIC_NMS;
   self->post_messages = DEFAULT_POST_MESSAGES;
+  self->binary_threshold = DEFAULT_BINARY_THRESHOLD;
+  self->box_threshold = DEFAULT_BOX_THRESHOLD;
+  self->unclip_ratio = DEFAULT_UNCLIP_RATIO;
+  self->min_size = DEFAULT_MIN_SIZE;
+  self->max_candidates = DEFAULT_MAX_CANDIDATES;
   self->dirty = TRUE;
   gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), TRUE);
 }
@@ -532,7 +590,10 @@ gst_tensor_decoder_finalize (GObject * object)
   g_free (self->scores_tensor);
   g_free (self->classes_tensor);
   g_free (self->active_model_id);
+  g_free (self->active_output_tensor);
   nd_decoder_free (self->decoder);
+  nd_dbnet_free (self->dbnet);
+  nd_ctc_free (self->ctc);
   nd_labels_free (self->labels);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -624,6 +685,21 @@ gst_tensor_decoder_set_property (GObject * object, guint prop_id,
     case PROP_CLASSES_TENSOR:
       replace_string (&self->classes_tensor, value);
       break;
+    case PROP_BINARY_THRESHOLD:
+      self->binary_threshold = g_value_get_float (value);
+      break;
+    case PROP_BOX_THRESHOLD:
+      self->box_threshold = g_value_get_float (value);
+      break;
+    case PROP_UNCLIP_RATIO:
+      self->unclip_ratio = g_value_get_float (value);
+      break;
+    case PROP_MIN_SIZE:
+      self->min_size = g_value_get_float (value);
+      break;
+    case PROP_MAX_CANDIDATES:
+      self->max_candidates = g_value_get_uint (value);
+      break;
     case PROP_POST_MESSAGES:
       self->post_messages = g_value_get_boolean (value);
       break;
@@ -713,6 +789,21 @@ gst_tensor_decoder_get_property (GObject * object, guint prop_id,
     case PROP_CLASSES_TENSOR:
       g_value_set_string (value, self->classes_tensor);
       break;
+    case PROP_BINARY_THRESHOLD:
+      g_value_set_float (value, self->binary_threshold);
+      break;
+    case PROP_BOX_THRESHOLD:
+      g_value_set_float (value, self->box_threshold);
+      break;
+    case PROP_UNCLIP_RATIO:
+      g_value_set_float (value, self->unclip_ratio);
+      break;
+    case PROP_MIN_SIZE:
+      g_value_set_float (value, self->min_size);
+      break;
+    case PROP_MAX_CANDIDATES:
+      g_value_set_uint (value, self->max_candidates);
+      break;
     case PROP_POST_MESSAGES:
       g_value_set_boolean (value, self->post_messages);
       break;
@@ -733,6 +824,95 @@ static const nd_scheme scheme_map[] = {
   [GST_TENSOR_DECODER_SCHEME_CLASSIFY] = ND_SCHEME_CLASSIFY,
 };
 
+static gboolean
+is_ocr_scheme (GstTensorDecoderScheme scheme)
+{
+  return scheme == GST_TENSOR_DECODER_SCHEME_DBNET ||
+      scheme == GST_TENSOR_DECODER_SCHEME_CTC;
+}
+
+static const gchar *
+scheme_name (GstTensorDecoderScheme scheme)
+{
+  if (scheme == GST_TENSOR_DECODER_SCHEME_DBNET)
+    return "dbnet";
+  if (scheme == GST_TENSOR_DECODER_SCHEME_CTC)
+    return "ctc";
+  return nd_scheme_name (scheme_map[scheme]);
+}
+
+/* The OCR schemes have decoders of their own (nd_dbnet, nd_ctc): built
+ * here, from the same lock-protected properties; the dictionary is read
+ * here, never per frame. */
+static gboolean
+gst_tensor_decoder_configure_ocr (GstTensorDecoder * self)
+{
+  nd_dbnet_config dcfg;
+  nd_error err = { 0 };
+  nd_dbnet *db = NULL;
+  nd_ctc *ctc = NULL;
+  gchar *dictionary;
+  GstTensorDecoderScheme scheme;
+  nd_status st;
+
+  nd_dbnet_config_init (&dcfg);
+  GST_OBJECT_LOCK (self);
+  scheme = self->active_scheme = self->scheme;
+  dcfg.threshold = self->binary_threshold;
+  dcfg.box_threshold = self->box_threshold;
+  dcfg.unclip_ratio = self->unclip_ratio;
+  dcfg.min_size = self->min_size;
+  dcfg.max_candidates = (int) self->max_candidates;
+  dictionary = g_strdup (self->labels_file);
+  g_free (self->active_output_tensor);
+  self->active_output_tensor = g_strdup (self->output_tensor);
+  g_free (self->active_model_id);
+  self->active_model_id = g_strdup (self->model_id);
+  self->active_scale_mode = (nd_scale_mode) self->scale_mode;
+  self->active_frame_width = self->frame_width;
+  self->active_frame_height = self->frame_height;
+  self->active_model_width = self->model_width;
+  self->active_model_height = self->model_height;
+  self->active_post_messages = self->post_messages;
+  self->dirty = FALSE;
+  GST_OBJECT_UNLOCK (self);
+
+  if (scheme == GST_TENSOR_DECODER_SCHEME_DBNET) {
+    st = nd_dbnet_new (&dcfg, &db, &err);
+  } else if (!dictionary) {
+    st = ND_ERR_INVALID_ARG;
+    g_snprintf (err.msg, sizeof err.msg, "scheme=ctc needs labels-file: the "
+        "recogniser's dictionary (PaddleOCR: ppocr_keys_v1.txt)");
+  } else {
+    st = nd_ctc_new (dictionary, &ctc, &err);
+  }
+  g_free (dictionary);
+  if (st != ND_OK) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Cannot set up the %s decoder: %s", scheme_name (scheme), err.msg),
+        ("%s", nd_status_str (st)));
+    return FALSE;
+  }
+  nd_decoder_free (self->decoder);
+  self->decoder = NULL;
+  nd_dbnet_free (self->dbnet);
+  self->dbnet = db;
+  nd_ctc_free (self->ctc);
+  self->ctc = ctc;
+  nd_labels_free (self->labels);
+  self->labels = NULL;
+  self->warned_ctc_batch = FALSE;
+  if (db)
+    GST_DEBUG_OBJECT (self, "decoder dbnet: binary > %.2f, box >= %.2f, "
+        "unclip %.2f, min size %.1f, max %d candidates", dcfg.threshold,
+        dcfg.box_threshold, dcfg.unclip_ratio, dcfg.min_size,
+        dcfg.max_candidates);
+  else
+    GST_DEBUG_OBJECT (self, "decoder ctc: %d classes",
+        nd_ctc_num_classes (ctc));
+  return TRUE;
+}
+
 /* (Re)build the decoder from the properties.  Called from start() and from
  * the streaming thread when a property changed; files are read here, never
  * per frame.  Posts an element error and returns FALSE on failure. */
@@ -750,6 +930,10 @@ gst_tensor_decoder_configure (GstTensorDecoder * self)
   nd_status st = ND_OK;
 
   GST_OBJECT_LOCK (self);
+  if (is_ocr_scheme (self->scheme)) {
+    GST_OBJECT_UNLOCK (self);
+    return gst_tensor_decoder_configure_ocr (self);
+  }
   nd_config_init (&cfg, scheme_map[self->scheme]);
   self->active_scheme = self->scheme;
   if (self->score_threshold >= 0.0f)
@@ -818,6 +1002,10 @@ gst_tensor_decoder_configure (GstTensorDecoder * self)
   }
   nd_decoder_free (self->decoder);
   self->decoder = dec;
+  nd_dbnet_free (self->dbnet);
+  self->dbnet = NULL;
+  nd_ctc_free (self->ctc);
+  self->ctc = NULL;
   nd_labels_free (self->labels);
   self->labels = labels;
   GST_DEBUG_OBJECT (self, "decoder %s: score >= %.2f, IoU %.2f, max %d",
@@ -849,6 +1037,10 @@ gst_tensor_decoder_stop (GstBaseTransform * trans)
 
   nd_decoder_free (self->decoder);
   self->decoder = NULL;
+  nd_dbnet_free (self->dbnet);
+  self->dbnet = NULL;
+  nd_ctc_free (self->ctc);
+  self->ctc = NULL;
   nd_labels_free (self->labels);
   self->labels = NULL;
   GST_OBJECT_LOCK (self);
@@ -1070,6 +1262,141 @@ label_region (GstTensorDecoder * self, GstVideoRegionOfInterestMeta * roi,
   gst_video_region_of_interest_meta_add_param (roi, s);
 }
 
+/* The tensor an OCR scheme reads: output-tensor by name, else the first
+ * output.  NULL (and err set) when absent. */
+static const nd_tensor *
+ocr_tensor (GstTensorDecoder * self, gint n_t, nd_error * err)
+{
+  const gchar *want = self->active_output_tensor;
+  gint i;
+
+  if (!want) {
+    if (n_t > 0)
+      return &self->tensors[0];
+    g_snprintf (err->msg, sizeof err->msg, "no output tensors");
+    err->status = ND_ERR_MISSING;
+    return NULL;
+  }
+  for (i = 0; i < n_t; i++)
+    if (self->tensors[i].name && strcmp (self->tensors[i].name, want) == 0)
+      return &self->tensors[i];
+  g_snprintf (err->msg, sizeof err->msg, "output '%s' not found", want);
+  err->status = ND_ERR_MISSING;
+  return NULL;
+}
+
+/* The `rotated-box` parameter of a text ROI, in frame pixels. */
+static GstStructure *
+rotated_box_structure (const nd_rbox * b)
+{
+  GValue pts = G_VALUE_INIT;
+  GstStructure *s;
+  gint k;
+
+  g_value_init (&pts, GST_TYPE_ARRAY);
+  for (k = 0; k < 4; k++) {
+    GValue p = G_VALUE_INIT;
+
+    g_value_init (&p, GST_TYPE_ARRAY);
+    append_double (&p, b->points[k].x);
+    append_double (&p, b->points[k].y);
+    gst_value_array_append_and_take_value (&pts, &p);
+  }
+  s = gst_structure_new ("rotated-box",
+      "cx", G_TYPE_DOUBLE, (gdouble) b->cx,
+      "cy", G_TYPE_DOUBLE, (gdouble) b->cy,
+      "width", G_TYPE_DOUBLE, (gdouble) b->width,
+      "height", G_TYPE_DOUBLE, (gdouble) b->height,
+      "angle", G_TYPE_DOUBLE, (gdouble) b->angle, NULL);
+  gst_structure_take_value (s, "points", &pts);
+  return s;
+}
+
+static GstStructure *
+text_structure (const nd_ctc_result * r, GQuark model_id)
+{
+  return gst_structure_new ("text",
+      "text", G_TYPE_STRING, r->text,
+      "confidence", G_TYPE_DOUBLE, (gdouble) r->confidence,
+      "model-id", G_TYPE_STRING, g_quark_to_string (model_id), NULL);
+}
+
+/* scheme=ctc: in region mode the text goes onto the region the model ran
+ * on (one row per region meta); on the whole frame each row becomes a ROI
+ * covering the frame. */
+static gboolean
+gst_tensor_decoder_decode_ctc (GstTensorDecoder * self, GstBuffer * buf,
+    GstOnnxTensorMeta * tmeta, gint n_t, gint fw, gint fh, gint * next_id,
+    ResultList * results)
+{
+  const nd_tensor *t;
+  const nd_ctc_result *rows = NULL;
+  nd_error err = { 0 };
+  gint n_rows = 0, i;
+  const gint parent_id = tmeta->roi_id >= 0 ? tmeta->roi_id : -1;
+  nd_status st = ND_ERR_MISSING;
+
+  t = ocr_tensor (self, n_t, &err);
+  if (t)
+    st = nd_ctc_decode (self->ctc, t, &rows, &n_rows, &err);
+  if (st != ND_OK) {
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
+        ("The tensors of '%s' do not fit scheme 'ctc': %s",
+            g_quark_to_string (tmeta->model_id), err.msg),
+        ("%s", nd_status_str (st)));
+    return FALSE;
+  }
+
+  if (tmeta->roi_id >= 0) {
+    GstVideoRegionOfInterestMeta *region =
+        gst_buffer_get_video_region_of_interest_meta_id (buf, tmeta->roi_id);
+    nd_detection d = { 0 };
+
+    if (!region) {
+      GST_WARNING_OBJECT (self, "no region of interest with id %d on the "
+          "frame for the tensors of '%s': text dropped", tmeta->roi_id,
+          g_quark_to_string (tmeta->model_id));
+      return TRUE;
+    }
+    if (n_rows > 1 && !self->warned_ctc_batch) {
+      GST_WARNING_OBJECT (self, "'%s' gave %d rows for region %d: one per "
+          "region expected, the first is used",
+          g_quark_to_string (tmeta->model_id), n_rows, tmeta->roi_id);
+      self->warned_ctc_batch = TRUE;
+    }
+    if (n_rows < 1)
+      return TRUE;
+    gst_video_region_of_interest_meta_add_param (region,
+        text_structure (&rows[0], tmeta->model_id));
+    if (results) {
+      d.score = rows[0].confidence;
+      result_list_add (results, rows[0].text, &d, region->x, region->y,
+          region->w, region->h, region->id, parent_id);
+    }
+    GST_LOG_OBJECT (self, "region %d: '%s' (%.3f)", tmeta->roi_id,
+        rows[0].text, rows[0].confidence);
+    return TRUE;
+  }
+
+  for (i = 0; i < n_rows; i++) {
+    GstVideoRegionOfInterestMeta *roi;
+    nd_detection d = { 0 };
+
+    roi = gst_buffer_add_video_region_of_interest_meta (buf, "text", 0, 0,
+        (guint) fw, (guint) fh);
+    roi->id = (*next_id)++;
+    roi->parent_id = -1;
+    gst_video_region_of_interest_meta_add_param (roi,
+        text_structure (&rows[i], tmeta->model_id));
+    if (results) {
+      d.score = rows[i].confidence;
+      result_list_add (results, rows[i].text, &d, 0, 0, (guint) fw,
+          (guint) fh, roi->id, -1);
+    }
+  }
+  return TRUE;
+}
+
 /* Decodes one tensor meta (the whole frame, or one region) into ROIs on
  * buf, in the coordinates of an fw x fh frame.  New ROIs get ids from
  * *next_id on.  Posts an element error and returns FALSE when the tensors
@@ -1080,6 +1407,8 @@ gst_tensor_decoder_decode_meta (GstTensorDecoder * self, GstBuffer * buf,
     ResultList * results)
 {
   const nd_detection *res = NULL;
+  const nd_rbox *rboxes = NULL;
+  gint n_rboxes = 0;
   GstVideoRegionOfInterestMeta *region = NULL;
   nd_error err = { 0 };
   nd_transform tf;
@@ -1118,22 +1447,40 @@ gst_tensor_decoder_decode_meta (GstTensorDecoder * self, GstBuffer * buf,
         g_quark_to_string (tmeta->model_id));
     self->warned_model_size = TRUE;
   }
-  st = nd_decoder_set_model_size (self->decoder,
-      geometry && self->active_model_width == 0 ? tmeta->geometry.input_width :
-      0, geometry && self->active_model_height == 0 ?
-      tmeta->geometry.input_height : 0, &err);
-  if (st == ND_OK)
-    st = nd_decoder_decode (self->decoder, self->tensors, (int) n_t, &res,
-        &n_res, &err);
+  if (self->ctc)
+    return gst_tensor_decoder_decode_ctc (self, buf, tmeta, (gint) n_t, fw, fh,
+        next_id, results);
+  if (self->dbnet) {
+    const nd_tensor *map = ocr_tensor (self, (gint) n_t, &err);
+
+    st = map ? nd_dbnet_decode (self->dbnet, map, &rboxes, &n_rboxes,
+        &err) : ND_ERR_MISSING;
+    if (st == ND_OK) {
+      /* boxes are in map pixels; the geometry's input size (or the frame,
+       * without one) is what the map covers */
+      mw = (gint) map->dims[3];
+      mh = (gint) map->dims[2];
+    }
+  } else {
+    st = nd_decoder_set_model_size (self->decoder,
+        geometry && self->active_model_width == 0 ?
+        tmeta->geometry.input_width : 0, geometry &&
+        self->active_model_height == 0 ? tmeta->geometry.input_height : 0,
+        &err);
+    if (st == ND_OK)
+      st = nd_decoder_decode (self->decoder, self->tensors, (int) n_t, &res,
+          &n_res, &err);
+  }
   if (st != ND_OK) {
     GST_ELEMENT_ERROR (self, STREAM, DECODE,
         ("The tensors of '%s' do not fit scheme '%s': %s",
             g_quark_to_string (tmeta->model_id),
-            nd_scheme_name (scheme_map[self->active_scheme]), err.msg),
+            scheme_name (self->active_scheme), err.msg),
         ("%s", nd_status_str (err.status)));
     return FALSE;
   }
-  nd_decoder_model_size (self->decoder, &mw, &mh);
+  if (self->decoder)
+    nd_decoder_model_size (self->decoder, &mw, &mh);
   classify = self->active_scheme == GST_TENSOR_DECODER_SCHEME_CLASSIFY;
 
   if (tmeta->roi_id >= 0) {
@@ -1178,7 +1525,7 @@ gst_tensor_decoder_decode_meta (GstTensorDecoder * self, GstBuffer * buf,
     g.scale_y = tmeta->geometry.scale_y;
     g.offset_x = tmeta->geometry.offset_x;
     g.offset_y = tmeta->geometry.offset_y;
-    if ((mw != g.input_width || mh != g.input_height) &&
+    if ((mw != g.input_width || mh != g.input_height) && !self->dbnet &&
         !self->warned_model_size) {
       GST_WARNING_OBJECT (self, "model-width/height %dx%d override the "
           "input size %dx%d recorded by '%s'", mw, mh, g.input_width,
@@ -1220,6 +1567,34 @@ gst_tensor_decoder_decode_meta (GstTensorDecoder * self, GstBuffer * buf,
         ("Cannot map the results of '%s' to the frame: %s",
             g_quark_to_string (tmeta->model_id), err.msg), (NULL));
     return FALSE;
+  }
+
+  for (i = 0; i < n_rboxes; i++) {
+    /* scheme=dbnet: rotated text boxes */
+    nd_rbox b = rboxes[i];
+    nd_detection d;
+    GstVideoRegionOfInterestMeta *roi;
+    guint x, y, w, h;
+
+    nd_transform_rbox (&tf, &b, &d);
+    x = (guint) lrintf (d.x0);
+    y = (guint) lrintf (d.y0);
+    w = (guint) MAX (0, lrintf (d.x1) - (long) x);
+    h = (guint) MAX (0, lrintf (d.y1) - (long) y);
+    roi = gst_buffer_add_video_region_of_interest_meta (buf, "text", x, y, w,
+        h);
+    roi->id = (*next_id)++;
+    roi->parent_id = parent_id;
+    gst_video_region_of_interest_meta_add_param (roi,
+        gst_structure_new ("detection", "label", G_TYPE_STRING, "text",
+            "class-id", G_TYPE_INT, 0,
+            "confidence", G_TYPE_DOUBLE, (gdouble) d.score,
+            "model-id", G_TYPE_STRING, g_quark_to_string (tmeta->model_id),
+            NULL));
+    gst_video_region_of_interest_meta_add_param (roi,
+        rotated_box_structure (&b));
+    if (results)
+      result_list_add (results, "text", &d, x, y, w, h, roi->id, parent_id);
   }
 
   for (i = 0; i < n_res; i++) {
@@ -1279,7 +1654,8 @@ gst_tensor_decoder_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   GST_OBJECT_LOCK (self);
   dirty = self->dirty;
   GST_OBJECT_UNLOCK (self);
-  if ((dirty || !self->decoder) && !gst_tensor_decoder_configure (self))
+  if ((dirty || (!self->decoder && !self->dbnet && !self->ctc)) &&
+      !gst_tensor_decoder_configure (self))
     return GST_FLOW_ERROR;
 
   if (!self->have_info) {
@@ -1362,7 +1738,7 @@ gst_tensor_decoder_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
         "duration", G_TYPE_UINT64, GST_BUFFER_DURATION (buf),
         "frame", G_TYPE_UINT64, self->frames,
         "scheme", G_TYPE_STRING,
-        nd_scheme_name (scheme_map[self->active_scheme]),
+        scheme_name (self->active_scheme),
         "model-id", G_TYPE_STRING, g_quark_to_string (model_q),
         "inference-id", G_TYPE_UINT64, first->inference_id,
         "width", G_TYPE_INT, fw, "height", G_TYPE_INT, fh,

@@ -26,6 +26,10 @@ G_DECLARE_FINAL_TYPE (GstTensorDecoder, gst_tensor_decoder, GST,
  * @GST_TENSOR_DECODER_SCHEME_YOLOV5: YOLOv5 [1,N,5+C]
  * @GST_TENSOR_DECODER_SCHEME_YOLOV8: YOLOv8 [1,4+C,N]
  * @GST_TENSOR_DECODER_SCHEME_CLASSIFY: classification, top-k classes
+ * @GST_TENSOR_DECODER_SCHEME_DBNET: DBNet text detection (PP-OCR det): a
+ *   [1,1,H,W] probability map -> rotated text boxes
+ * @GST_TENSOR_DECODER_SCHEME_CTC: CTC text recognition (PP-OCR rec): [N,T,C]
+ *   probabilities -> UTF-8 text through a dictionary (labels-file)
  *
  * How the output tensors are read.
  */
@@ -36,6 +40,8 @@ typedef enum
   GST_TENSOR_DECODER_SCHEME_YOLOV5,
   GST_TENSOR_DECODER_SCHEME_YOLOV8,
   GST_TENSOR_DECODER_SCHEME_CLASSIFY,
+  GST_TENSOR_DECODER_SCHEME_DBNET,
+  GST_TENSOR_DECODER_SCHEME_CTC,
 } GstTensorDecoderScheme;
 
 /**

@@ -85,7 +85,7 @@
 #define NN_VK_POOL_MAX 0
 #define NN_VK_POOL_AVG 1
 
-/* Pad modes (pad.comp). */
+/* Pad modes (transform_pad.comp). */
 #define NN_VK_PAD_CONSTANT 0
 #define NN_VK_PAD_REFLECT 1
 #define NN_VK_PAD_EDGE 2

@@ -7,6 +7,9 @@
  *   decoders    BlazeFace (MediaPipe front 128 and back 256), SSD (raw with priors, or
  *               already post-processed), YOLOv5 [1,N,5+C], YOLOv8 [1,4+C,N],
  *               classification top-k.  One nd_decoder per stream.
+ *   OCR         DBNet text detection (nd_dbnet: probability map -> rotated
+ *               boxes) and CTC text recognition (nd_ctc: -> UTF-8 text),
+ *               PaddleOCR's post-processing; objects of their own.
  *   nms         IoU, hard and weighted (MediaPipe) non-maximum suppression.
  *   transform   model input pixels -> frame pixels, through the geometry the
  *               producer recorded (source rectangle, scale, offset) or the
@@ -235,6 +238,93 @@ void nd_decoder_free(nd_decoder *dec);
 /* Names of BlazeFace's six keypoints, in output order (static strings). */
 const char *nd_blazeface_keypoint_name(int index);
 
+/* ---- text detection: DBNet probability map -> rotated boxes ----------------
+ * PaddleOCR's DBPostProcess (box_type 'quad', score_mode 'fast') on the
+ * output of ch_PP-OCRv4_det and other DBNet exports: a [1,1,H,W]
+ * probability map (H, W = the model input, any size up to ND_DBNET_MAX_DIM).
+ *   binary map p > threshold -> connected regions (8- or 4-connectivity,
+ *   run-based union-find, no recursion; 8 matches OpenCV's findContours)
+ *   -> convex hull of each region (pixel centers) -> minimum-area rectangle
+ *   (each hull edge tried as a side, the rotating-calipers theorem)
+ *   -> shortest side < min_size: dropped
+ *   -> score = mean probability of the pixels inside the rectangle;
+ *      score < box_threshold: dropped
+ *   -> unclipped: width and height grow by 2 * area * unclip_ratio / perimeter
+ *   -> shortest side < min_size + 2: dropped (PaddleOCR's second check).
+ * At most max_candidates regions are examined (PaddleOCR: the first 1000
+ * contours), in raster order of their first pixel; boxes come out in that
+ * order.  Coordinates are pixels of the map (= the model input), pixel
+ * centers at integer coordinates, as OpenCV's contours. */
+
+#define ND_DBNET_MAX_DIM 16384                 /* H and W each */
+#define ND_DBNET_MAX_PIXELS ((int64_t)1 << 26)  /* H * W (8192 x 8192) */
+
+/* A rotated rectangle.  points: the corners in PaddleOCR's order: top-left,
+ * top-right, bottom-right, bottom-left (the two leftmost corners are the
+ * left side, each side's upper one first).  width = |p1 - p0|, height =
+ * |p3 - p0|, angle = the direction of p0 -> p1 in degrees, (-90, 90],
+ * positive clockwise on screen (y points down). */
+typedef struct nd_rbox {
+  float cx, cy, width, height, angle;
+  nd_point points[4];
+  float score;                 /* mean probability inside, before unclip */
+} nd_rbox;
+
+typedef struct nd_dbnet_config {
+  float threshold;             /* binarisation, (0,1); default 0.3 */
+  float box_threshold;         /* minimum box score, [0,1]; default 0.6 */
+  float unclip_ratio;          /* [0, 10]; default 1.5 */
+  float min_size;              /* shortest side before unclip, map pixels, >= 0; default 3 */
+  int max_candidates;          /* regions examined, >= 1; default 1000 */
+  int connectivity;            /* 4 or 8; default 8 */
+} nd_dbnet_config;
+
+void nd_dbnet_config_init(nd_dbnet_config *cfg);
+
+typedef struct nd_dbnet nd_dbnet;
+
+/* Copies cfg (checked: an out-of-range value is ND_ERR_INVALID_ARG). */
+nd_status nd_dbnet_new(const nd_dbnet_config *cfg, nd_dbnet **out, nd_error *err);
+/* map: [1,1,H,W], float32/float16/float64/uint8.  *boxes: decoder-owned,
+ * valid until the next decode or free; *n may be 0.  The scratch (runs of
+ * text pixels, points) grows with the most text seen so far and is kept:
+ * in steady state a decode allocates nothing. */
+nd_status nd_dbnet_decode(nd_dbnet *db, const nd_tensor *map, const nd_rbox **boxes, int *n,
+                          nd_error *err);
+void nd_dbnet_free(nd_dbnet *db);
+
+/* ---- text recognition: CTC greedy decoding ----------------------------------
+ * PaddleOCR's CTCLabelDecode on [N,T,C] (or [T,C]) probabilities: argmax
+ * per time step, repeats merged, blanks (index 0) dropped; index i in
+ * 1..n is line i of the dictionary, n+1 is a space (use_space_char), so C
+ * must be n + 2.  confidence: mean of the kept steps' maximum probability
+ * (0 for an empty text).  The model's outputs should be probabilities
+ * (PP-OCR's end in a softmax); rows that do not sum to 1 are taken as
+ * logits and the confidence is their softmax. */
+
+#define ND_CTC_MAX_STEPS 65536                 /* T */
+#define ND_CTC_MAX_BATCH 4096                  /* N */
+
+typedef struct nd_ctc nd_ctc;
+
+typedef struct nd_ctc_result {
+  const char *text;            /* UTF-8, decoder-owned */
+  float confidence;            /* 0..1 */
+  int n_chars;                 /* dictionary entries (characters) in text */
+} nd_ctc_result;
+
+/* A PaddleOCR dictionary: one character (or string) per line. */
+nd_status nd_ctc_new(const char *dictionary_path, nd_ctc **out, nd_error *err);
+/* The same from n strings (copied). */
+nd_status nd_ctc_new_from_strings(const char *const *chars, int n, nd_ctc **out, nd_error *err);
+/* Classes the model must output: dictionary entries + 2. */
+int nd_ctc_num_classes(const nd_ctc *c);
+/* *rows: one per batch row, decoder-owned, valid until the next decode or
+ * free.  Buffers grow on the first tensor of a size and are reused. */
+nd_status nd_ctc_decode(nd_ctc *c, const nd_tensor *t, const nd_ctc_result **rows, int *n_rows,
+                        nd_error *err);
+void nd_ctc_free(nd_ctc *c);
+
 /* ---- SSD anchors (MediaPipe SsdAnchorsCalculator) -------------------------- */
 
 #define ND_MAX_ANCHOR_LAYERS 8
@@ -336,6 +426,11 @@ void nd_transform_then(nd_transform *t, const nd_transform *then);
 void nd_transform_point(const nd_transform *t, float *x, float *y);
 /* Box and keypoints; the box is clipped to the frame. */
 void nd_transform_detection(const nd_transform *t, nd_detection *d);
+/* A rotated box: its corners are mapped and clipped to the frame
+ * (PaddleOCR clips each coordinate), then center, sides and angle are
+ * recomputed from them; *aabb (may be NULL) gets the corners' bounding box
+ * (score copied, class_id 0, no keypoints). */
+void nd_transform_rbox(const nd_transform *t, nd_rbox *b, nd_detection *aabb);
 
 /* ---- labels ----------------------------------------------------------------- */
 

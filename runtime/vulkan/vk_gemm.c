@@ -146,7 +146,7 @@ static nn_status matmul_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
 
 /* ---- kernels ---------------------------------------------------------------------- */
 
-/* Push layout shared by gemm.comp and gemv.comp. */
+/* Push layout shared by gemm.comp and gemm_gemv.comp. */
 enum {
   G_M, G_N, G_K, G_SAM, G_SAK, G_SBK, G_SBN, G_B2, G_SA1, G_SA2, G_SB1, G_SB2, G_SCM, G_SCN,
   G_OA, G_OB, G_OC, G_OY, G_ALPHA, G_BETA, G_ACTA, G_ACTB, G_TOTAL
@@ -168,7 +168,7 @@ static nn_status gemm_part(nn_vk_exec *e, const nn_vk_gemm *p, int64_t n0, int64
   nn_vk_tensor bv = {b->buffer, b->offset + (VkDeviceSize)(n0 * p->sbn) * 4, nb * 4};
   bool gemv = p->M * batch <= 4 && p->sbk == 1 && p->K >= 64;
   nn_vk_dispatch d;
-  nn_vk_dispatch_init(&d, gemv ? NN_VK_SHADER_GEMV : NN_VK_SHADER_GEMM);
+  nn_vk_dispatch_init(&d, gemv ? NN_VK_SHADER_GEMM_GEMV : NN_VK_SHADER_GEMM);
   /* 16x16 invocations, each TM x TN outputs (see gemm.comp) */
   uint32_t TM = p->M >= 64 ? 4 : p->M >= 32 ? 2 : 1, TN = nc >= 64 ? 4 : nc >= 32 ? 2 : 1;
   uint32_t BM = 16 * TM, BN = 16 * TN;

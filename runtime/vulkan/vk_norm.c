@@ -78,7 +78,7 @@ nn_status nn_vk_k_affine(nn_vk_exec *e, int64_t outer, int64_t C, int64_t inner,
       (st = need(bias, (uint64_t)C, "affine bias", err)))
     return st;
   nn_vk_dispatch d;
-  nn_vk_dispatch_init(&d, NN_VK_SHADER_AFFINE);
+  nn_vk_dispatch_init(&d, NN_VK_SHADER_NORM_AFFINE);
   d.n_spec = 2;
   d.spec[0] = local_1d(e);
   d.spec[1] = (uint32_t)act.kind;
@@ -107,7 +107,7 @@ nn_status nn_vk_k_lrn(nn_vk_exec *e, int64_t N, int64_t C, int64_t inner, int si
   if ((st = need(x, (uint64_t)n, "lrn x", err)) || (st = need(y, (uint64_t)n, "lrn y", err)))
     return st;
   nn_vk_dispatch d;
-  nn_vk_dispatch_init(&d, NN_VK_SHADER_LRN);
+  nn_vk_dispatch_init(&d, NN_VK_SHADER_NORM_LRN);
   d.n_spec = 1;
   d.spec[0] = local_1d(e);
   push_u(&d, 0, (uint64_t)n);

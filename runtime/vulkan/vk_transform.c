@@ -405,7 +405,7 @@ nn_status nn_vk_k_copy(nn_vk_exec *e, int rank, const int64_t *dims, const int64
   nn_vk_tensor yv = {y->buffer, y->offset + (VkDeviceSize)y_off * 4,
                      (VkDeviceSize)(yhi - y_off + 1) * 4};
   nn_vk_dispatch d;
-  nn_vk_dispatch_init(&d, NN_VK_SHADER_COPY);
+  nn_vk_dispatch_init(&d, NN_VK_SHADER_TRANSFORM_COPY);
   d.n_spec = 2;
   d.spec[0] = local_1d(e);
   d.spec[1] = (uint32_t)r;
@@ -442,7 +442,7 @@ nn_status nn_vk_k_pad(nn_vk_exec *e, int mode, uint32_t value, int rank, const i
       (nx > 0 && (st = need(x, (uint64_t)nx, "pad x", err))))
     return st;
   nn_vk_dispatch d;
-  nn_vk_dispatch_init(&d, NN_VK_SHADER_PAD);
+  nn_vk_dispatch_init(&d, NN_VK_SHADER_TRANSFORM_PAD);
   d.n_spec = 3;
   d.spec[0] = local_1d(e);
   d.spec[1] = (uint32_t)mode;
