@@ -23,23 +23,17 @@
 
 #include <string.h>
 
+#include "vulkan/vk_families.h"
 #include "vk_backend.h"
 #include "vk_kernels.h"
 
 /* ==== the family tables (vk_registry.c looks ops up in them) =============== */
 
-extern const nn_vk_op nn_vk_ops_unary[];      /* vk_unary.c */
-extern const nn_vk_op nn_vk_ops_binary[];     /* vk_binary.c */
-extern const nn_vk_op nn_vk_ops_cast[];       /* vk_cast.c */
-extern const nn_vk_op nn_vk_ops_conv[];       /* vk_conv.c */
-extern const nn_vk_op nn_vk_ops_pool[];       /* vk_pool.c */
-extern const nn_vk_op nn_vk_ops_norm[];       /* vk_norm.c */
-extern const nn_vk_op nn_vk_ops_gemm[];       /* vk_gemm.c */
-extern const nn_vk_op nn_vk_ops_reduce[];     /* vk_reduce.c */
-extern const nn_vk_op nn_vk_ops_softmax[];    /* vk_softmax.c */
-extern const nn_vk_op nn_vk_ops_shape[];      /* vk_shape.c */
-extern const nn_vk_op nn_vk_ops_transform[];  /* vk_transform.c */
-extern const nn_vk_op nn_vk_ops_resize[];     /* vk_resize.c */
+/* one table per Vulkan family (vk_<family>.c), the list generated from
+ * ops/families.txt */
+#define NN_VK_FAMILY_EXTERN(f) extern const nn_vk_op nn_vk_ops_##f[];
+NN_VK_FAMILY_LIST(NN_VK_FAMILY_EXTERN)
+#undef NN_VK_FAMILY_EXTERN
 
 /* ==== node predicates (supports) =========================================== */
 

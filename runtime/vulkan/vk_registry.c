@@ -3,17 +3,15 @@
  * Each vk_<family>.c exports a 0-terminated nn_vk_ops_<family>[] (the
  * families of the CPU backend, runtime/cpu/registry.c; gather has no Vulkan
  * op yet).  An op type appears in one table only, so the order below does
- * not matter.  Adding a family: its file, its extern in vk_op_util.h, its
- * line here. */
+ * not matter.  Adding a family: its file vk_<family>.c (meson finds it and
+ * generates vulkan/vk_families.h from ops/families.txt). */
 #include <string.h>
 
 #include "vk_op_util.h"
 
-static const nn_vk_op *const families[] = {
-  nn_vk_ops_unary, nn_vk_ops_binary, nn_vk_ops_cast, nn_vk_ops_conv,
-  nn_vk_ops_pool, nn_vk_ops_norm, nn_vk_ops_gemm, nn_vk_ops_reduce,
-  nn_vk_ops_softmax, nn_vk_ops_shape, nn_vk_ops_transform, nn_vk_ops_resize,
-};
+#define NN_VK_FAMILY_ENTRY(f) nn_vk_ops_##f,
+static const nn_vk_op *const families[] = {NN_VK_FAMILY_LIST(NN_VK_FAMILY_ENTRY)};
+#undef NN_VK_FAMILY_ENTRY
 
 const nn_vk_op *nn_vk_op_find(const nn_node *n) {
   if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
