@@ -98,6 +98,12 @@ typedef struct rng {
   uint64_t s;
 } rng;
 
+/* memcpy that accepts (NULL, 0): rank-0 dims and empty tensors come as NULL */
+static void copy_bytes(void *d, const void *s, size_t n) {
+  if (n)
+    memcpy(d, s, n);
+}
+
 static uint64_t rnext(rng *r) {
   uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -236,7 +242,7 @@ static void a_is(gcase *c, OnnxSubset__NodeProto *n, const char *name, int cnt, 
   OnnxSubset__AttributeProto *a = attr_new(c->m, n, name);
   a->type = ONNX_SUBSET__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
   int64_t *d = blob(c->m, sizeof(int64_t) * (size_t)cnt);
-  memcpy(d, v, sizeof(int64_t) * (size_t)cnt);
+  copy_bytes(d, v, sizeof(int64_t) * (size_t)cnt);
   a->ints = d;
   a->n_ints = (size_t)cnt;
   desc(c, "%s=%s ", name, dstr(cnt, v));
@@ -252,7 +258,7 @@ static void a_fs(gcase *c, OnnxSubset__NodeProto *n, const char *name, int cnt, 
   OnnxSubset__AttributeProto *a = attr_new(c->m, n, name);
   a->type = ONNX_SUBSET__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
   float *d = blob(c->m, sizeof(float) * (size_t)cnt);
-  memcpy(d, v, sizeof(float) * (size_t)cnt);
+  copy_bytes(d, v, sizeof(float) * (size_t)cnt);
   a->floats = d;
   a->n_floats = (size_t)cnt;
   desc(c, "%s=[", name);
@@ -285,7 +291,7 @@ static void *input(gcase *c, const char *name, nn_dtype dt, int rank, const int6
   snprintf(t->name, sizeof t->name, "%s", name);
   t->dt = dt;
   t->rank = rank;
-  memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+  copy_bytes(t->dims, dims, sizeof(int64_t) * (size_t)rank);
   t->nbytes = (size_t)numel(rank, dims) * nn_dtype_size(dt);
   t->data = calloc(1, t->nbytes ? t->nbytes : 1);
   mb_input(c->m, name, dt, rank, dims);
@@ -316,12 +322,12 @@ static void init_raw(gcase *c, const char *name, nn_dtype dt, int rank, const in
   t->has_data_type = 1;
   t->data_type = dt;
   int64_t *d = blob(m, sizeof(int64_t) * NN_MAX_RANK);
-  memcpy(d, dims, sizeof(int64_t) * (size_t)rank);
+  copy_bytes(d, dims, sizeof(int64_t) * (size_t)rank);
   t->dims = d;
   t->n_dims = (size_t)rank;
   size_t nb = (size_t)numel(rank, dims) * nn_dtype_size(dt);
   void *p = blob(m, nb);
-  memcpy(p, data, nb);
+  copy_bytes(p, data, nb);
   t->has_raw_data = 1;
   t->raw_data.data = p;
   t->raw_data.len = nb;
@@ -1733,7 +1739,7 @@ static void gen_batchnorm(gcase *c, rng *r) {
   for (int k = 0; k < 4; k++) {
     if (as_inputs) {
       float *v = input(c, nm[k], NN_DTYPE_FLOAT, 1, (int64_t[]){C});
-      memcpy(v, p[k], sizeof(float) * (size_t)C);
+      copy_bytes(v, p[k], sizeof(float) * (size_t)C);
     } else {
       init_f32s(c, nm[k], (int)C, p[k]);
     }
@@ -1773,7 +1779,7 @@ static void gen_layernorm(gcase *c, rng *r) {
   input_f32(c, r, "x", rank, d, -2, 2);
   int sr = rank - axis;
   int64_t sd[NN_MAX_RANK];
-  memcpy(sd, d + axis, sizeof(int64_t) * (size_t)sr);
+  copy_bytes(sd, d + axis, sizeof(int64_t) * (size_t)sr);
   if (rb(r, 0.8))
     init_rand(c, r, "scale", sr, sd, 0.5f, 1.5f);
   else
@@ -2498,7 +2504,7 @@ static bool run_on(const uint8_t *buf, size_t len, const gcase *c, nn_backend be
       goto out;
     }
     if (t->nbytes)
-      memcpy(t->data, c->in[i].data, t->nbytes);
+      copy_bytes(t->data, c->in[i].data, t->nbytes);
   }
   if ((st = nn_session_run(s)) != NN_OK) {
     snprintf(why, wl, "run: %s: %s", nn_status_str(st), nn_session_last_error(s));
@@ -2517,7 +2523,7 @@ static bool run_on(const uint8_t *buf, size_t len, const gcase *c, nn_backend be
     d->nbytes = t->nbytes;
     d->data = malloc(t->nbytes ? t->nbytes : 1);
     if (t->nbytes)
-      memcpy(d->data, t->data, t->nbytes);
+      copy_bytes(d->data, t->data, t->nbytes);
   }
   nn_session_stats(s, &res->st);
   ok = true;
