@@ -844,6 +844,22 @@ scheme_name (GstTensorDecoderScheme scheme)
 /* The OCR schemes have decoders of their own (nd_dbnet, nd_ctc): built
  * here, from the same lock-protected properties; the dictionary is read
  * here, never per frame. */
+/* The properties every scheme reads, copied for the streaming thread while
+ * the object lock is held (both configure paths). */
+static void
+latch_common_locked (GstTensorDecoder * self)
+{
+  g_free (self->active_model_id);
+  self->active_model_id = g_strdup (self->model_id);
+  self->active_scale_mode = (nd_scale_mode) self->scale_mode;
+  self->active_frame_width = self->frame_width;
+  self->active_frame_height = self->frame_height;
+  self->active_model_width = self->model_width;
+  self->active_model_height = self->model_height;
+  self->active_post_messages = self->post_messages;
+  self->dirty = FALSE;
+}
+
 static gboolean
 gst_tensor_decoder_configure_ocr (GstTensorDecoder * self)
 {
@@ -866,15 +882,7 @@ gst_tensor_decoder_configure_ocr (GstTensorDecoder * self)
   dictionary = g_strdup (self->labels_file);
   g_free (self->active_output_tensor);
   self->active_output_tensor = g_strdup (self->output_tensor);
-  g_free (self->active_model_id);
-  self->active_model_id = g_strdup (self->model_id);
-  self->active_scale_mode = (nd_scale_mode) self->scale_mode;
-  self->active_frame_width = self->frame_width;
-  self->active_frame_height = self->frame_height;
-  self->active_model_width = self->model_width;
-  self->active_model_height = self->model_height;
-  self->active_post_messages = self->post_messages;
-  self->dirty = FALSE;
+  latch_common_locked (self);
   GST_OBJECT_UNLOCK (self);
 
   if (scheme == GST_TENSOR_DECODER_SCHEME_DBNET) {
@@ -959,15 +967,7 @@ gst_tensor_decoder_configure (GstTensorDecoder * self)
   boxes_tensor = g_strdup (self->boxes_tensor);
   scores_tensor = g_strdup (self->scores_tensor);
   classes_tensor = g_strdup (self->classes_tensor);
-  g_free (self->active_model_id);
-  self->active_model_id = g_strdup (self->model_id);
-  self->active_scale_mode = (nd_scale_mode) self->scale_mode;
-  self->active_frame_width = self->frame_width;
-  self->active_frame_height = self->frame_height;
-  self->active_model_width = self->model_width;
-  self->active_model_height = self->model_height;
-  self->active_post_messages = self->post_messages;
-  self->dirty = FALSE;
+  latch_common_locked (self);
   GST_OBJECT_UNLOCK (self);
 
   cfg.output_tensor = output_tensor;
