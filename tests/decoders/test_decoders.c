@@ -25,22 +25,7 @@ __lsan_default_suppressions (void)
   return "leak:libfontconfig.so\n";
 }
 
-static int n_pass, n_fail;
-static const char *cur_test = "";
-
-#define CHECK(cond, ...)                                                        \
-  do {                                                                          \
-    if (cond) {                                                                 \
-      n_pass++;                                                                 \
-    } else {                                                                    \
-      n_fail++;                                                                 \
-      fprintf(stderr, "FAIL %s:%d [%s] %s: ", __FILE__, __LINE__, cur_test, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                             \
-      fprintf(stderr, "\n");                                                    \
-    }                                                                           \
-  } while (0)
-
-#define NEAR(a, b, tol) (fabs((double)(a) - (double)(b)) <= (tol))
+#include "check.h"
 
 static nd_tensor tens(const char *name, int dtype, const void *data, size_t size, int n_dims,
                       ...) {

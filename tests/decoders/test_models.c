@@ -16,22 +16,7 @@
 #include "decode.h"
 #include "nn.h"
 
-static int n_pass, n_fail;
-static const char *cur_test = "";
-
-#define CHECK(cond, ...)                                                        \
-  do {                                                                          \
-    if (cond) {                                                                 \
-      n_pass++;                                                                 \
-    } else {                                                                    \
-      n_fail++;                                                                 \
-      fprintf(stderr, "FAIL %s:%d [%s] %s: ", __FILE__, __LINE__, cur_test, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                             \
-      fprintf(stderr, "\n");                                                    \
-    }                                                                           \
-  } while (0)
-
-#define NEAR(a, b, tol) (fabs((double)(a) - (double)(b)) <= (tol))
+#include "check.h"
 
 static const char *models_dir;
 

@@ -21,22 +21,7 @@
 #include "include/nn_file.h"
 #include "onnx/loader.h"
 
-static int n_pass, n_fail;
-static const char *cur_test = "";
-
-#define CHECK(cond, ...)                                                                 \
-  do {                                                                                   \
-    if (cond) {                                                                          \
-      n_pass++;                                                                          \
-    } else {                                                                             \
-      n_fail++;                                                                          \
-      fprintf(stderr, "FAIL %s:%d [%s] %s: ", __FILE__, __LINE__, cur_test, #cond);      \
-      fprintf(stderr, __VA_ARGS__);                                                      \
-      fprintf(stderr, "\n");                                                             \
-    }                                                                                    \
-  } while (0)
-
-#define NEAR(a, b, tol) (fabs((double)(a) - (double)(b)) <= (tol))
+#include "check.h"
 
 static nd_tensor map_tensor(const float *data, int h, int w) {
   nd_tensor t;
