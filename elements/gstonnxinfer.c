@@ -85,6 +85,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_onnx_infer_debug);
 #define MAX_INPUT_SIZE 16384
 #define DEFAULT_MAX_INPUT_SIZE 960
 #define INPUT_SIZE_MULTIPLE 32
+#define DEFAULT_LINE_WIDTH 320  /* PaddleOCR's rec_image_shape 3,48,320 */
 #define DEFAULT_REGION GST_ONNX_INFER_REGION_FULL_FRAME
 #define DEFAULT_OBJECT_CLASS NULL
 #define DEFAULT_ROI_MIN_SIZE 0
@@ -152,7 +153,8 @@ typedef struct
 typedef struct
 {
   gint id;
-  nn_rect rect;
+  nn_rect rect;                 /* before rotation (a rotated-box: centred) */
+  gdouble angle;                /* degrees, about the rect's centre */
   GstOnnxTensorGeometry geometry;
 } Region;
 
@@ -215,11 +217,16 @@ struct _GstOnnxInfer
   int64_t in_shape[NN_MAX_RANK];        /* input shape in use */
   int in_w, in_h;               /* model input size in use (pixels) */
   int batch;                    /* batch dimension in use (1 for frames) */
+  guint max_batch_active;       /* max-batch of the session */
   GstOnnxInferRegion active_region;     /* region mode of the session */
   nn_image_converter *conv;     /* frame -> tensor (scratch reused) */
   nn_pixel_format pix;
   nn_image_params iparams;
   nn_image_dest idest;
+  gboolean pad_right;           /* scale-mode=pad-right */
+  gboolean line_width;          /* pad-right regions, dynamic width: the
+                                   input width follows the regions */
+  gint line_min_w, line_max_w;  /* its range */
   GstOnnxTensorGeometry frame_geometry; /* of the last full-frame inference */
   Region regions[MAX_REGIONS];  /* picked on the current frame */
   gboolean warned_regions;
@@ -321,6 +328,9 @@ gst_onnx_infer_scale_mode_get_type (void)
         "Keep the aspect ratio, fit inside, pad with pad-value", "letterbox"},
     {GST_ONNX_INFER_SCALE_MODE_CROP,
         "Keep the aspect ratio, cover, cut the overflow (centred)", "crop"},
+    {GST_ONNX_INFER_SCALE_MODE_PAD_RIGHT,
+          "Fill the input height, keep the aspect ratio, align left, pad the "
+          "right (text lines, as PaddleOCR feeds its recogniser)", "pad-right"},
     {0, NULL, NULL},
   };
 
@@ -530,11 +540,29 @@ gst_onnx_infer_class_init (GstOnnxInferClass * klass)
    * stretched, letterboxed (aspect kept, padded with #GstOnnxInfer:pad-value)
    * or cropped (aspect kept, centred, the overflow cut).  The mapping is
    * stored in the tensor meta's geometry; `tensordecoder` reads it.
+   *
+   * `pad-right` is for text-line models (PP-OCR's recogniser and direction
+   * classifier): the region fills the input height, its width follows the
+   * aspect ratio (rounded up, at most the input width), it is aligned left
+   * and the rest is #GstOnnxInfer:pad-value (PaddleOCR pads with 0 after
+   * normalisation: pad-value=127.5 with input-mean/input-std 127.5).  A
+   * region at least 1.5 times taller than wide is turned 90 degrees first
+   * (vertical text, as PaddleOCR does).  With inference-region=roi-list and
+   * a model whose input width is dynamic, the input width follows the
+   * regions: the widest region of the frame at the input height, rounded
+   * up to a multiple of 32, at least #GstOnnxInfer:input-width (0: 320,
+   * PaddleOCR's) and at most #GstOnnxInfer:max-input-size (wider lines are
+   * squeezed); with a dynamic batch, the batch is the frame's lines spread
+   * evenly over the fewest runs of at most #GstOnnxInfer:max-batch.  Within
+   * a stream the width and the batch only grow (each growth re-plans the
+   * session once), so a stream settles on one shape and then runs with no
+   * re-planning and no allocation; a new stream starts small again.
    */
   g_object_class_install_property (gobject_class, PROP_SCALE_MODE,
       g_param_spec_enum ("scale-mode", "Scale mode",
           "How the frame or region is fitted into the model input: stretch, "
-          "letterbox (keep aspect, pad) or crop (keep aspect, cut)",
+          "letterbox (keep aspect, pad), crop (keep aspect, cut) or "
+          "pad-right (text lines: input height, left-aligned, padded right)",
           GST_TYPE_ONNX_INFER_SCALE_MODE, DEFAULT_SCALE_MODE,
           rw | GST_PARAM_MUTABLE_PLAYING));
 
@@ -1468,6 +1496,7 @@ open_session (GstOnnxInfer * self)
 
   /* Frames go one at a time; regions up to max-batch a run (a fixed batch
    * takes as many as it has slots). */
+  self->max_batch_active = MAX (max_batch, 1);
   if (self->n_axis < 0)
     self->batch = 1;
   else if (self->model_dims[0] > 0)
@@ -1740,6 +1769,26 @@ sink_caps_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   return GST_PAD_PROBE_OK;
 }
 
+/* scale-mode=pad-right, and whether the input width follows the regions
+ * (roi-list on a dynamic width) within [line_min_w, line_max_w].  Takes
+ * the object lock. */
+static void
+latch_line_mode (GstOnnxInfer * self, GstOnnxInferScaleMode mode)
+{
+  guint iw, max_side;
+
+  GST_OBJECT_LOCK (self);
+  iw = self->input_width;
+  max_side = self->max_input_size;
+  GST_OBJECT_UNLOCK (self);
+  self->pad_right = mode == GST_ONNX_INFER_SCALE_MODE_PAD_RIGHT;
+  self->line_width = self->pad_right &&
+      self->active_region == GST_ONNX_INFER_REGION_ROI_LIST &&
+      self->model_dims[self->w_axis] < 0;
+  self->line_min_w = iw ? (gint) iw : DEFAULT_LINE_WIDTH;
+  self->line_max_w = MAX ((gint) max_side, self->line_min_w);
+}
+
 static gboolean
 recompute_preproc (GstOnnxInfer * self)
 {
@@ -1774,9 +1823,11 @@ recompute_preproc (GstOnnxInfer * self)
   }
 
   nn_image_params_init (p);
+  /* pad-right: stretched into a content rectangle chosen per region */
   p->mode = mode == GST_ONNX_INFER_SCALE_MODE_LETTERBOX ? NN_RESIZE_LETTERBOX :
       mode == GST_ONNX_INFER_SCALE_MODE_CROP ? NN_RESIZE_CROP :
       NN_RESIZE_STRETCH;
+  latch_line_mode (self, mode);
   p->pad_value = pad;
   p->bgr = order == GST_ONNX_INFER_CHANNEL_ORDER_BGR;
   for (k = 0; k < C; k++) {
@@ -1813,7 +1864,8 @@ recompute_preproc (GstOnnxInfer * self)
       GST_VIDEO_INFO_HEIGHT (&self->vinfo), self->in_w, self->in_h,
       self->model_desc, mode == GST_ONNX_INFER_SCALE_MODE_LETTERBOX ?
       "letterbox" : mode == GST_ONNX_INFER_SCALE_MODE_CROP ? "crop" :
-      "stretch", identity ? "identity" : "mean/std",
+      mode == GST_ONNX_INFER_SCALE_MODE_PAD_RIGHT ? "pad-right" : "stretch",
+      identity ? "identity" : "mean/std",
       self->zero_copy ? ", zero-copy" : "");
   return TRUE;
 }
@@ -1874,42 +1926,15 @@ choose_input_size (GstOnnxInfer * self, gint fw, gint fh, gint * w, gint * h)
   return TRUE;
 }
 
+/* Fixes the session's input at w x h (and the batch in use).  A change
+ * re-plans the session on its next run; the outputs are described again
+ * then.  FALSE after posting an error. */
 static gboolean
-gst_onnx_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
-    GstCaps * outcaps)
+set_input_size (GstOnnxInfer * self, gint w, gint h)
 {
-  GstOnnxInfer *self = GST_ONNX_INFER (trans);
-  GstVideoInfo vinfo;
   int64_t dims[NN_MAX_RANK];
   nn_status st;
-  gint w = 0, h = 0;
   guint i;
-
-  self->negotiated = FALSE;
-  if (self->session == NULL) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("No model loaded."), (NULL));
-    return FALSE;
-  }
-  if (!gst_video_info_from_caps (&vinfo, incaps)) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Invalid video caps %" GST_PTR_FORMAT, incaps), (NULL));
-    return FALSE;
-  }
-  for (i = 0; i < G_N_ELEMENTS (format_map); i++)
-    if (format_map[i].gst == GST_VIDEO_INFO_FORMAT (&vinfo))
-      break;
-  if (i == G_N_ELEMENTS (format_map)) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("onnxinfer does not take %s video; put 'videoconvert' in front.",
-            GST_VIDEO_INFO_NAME (&vinfo)), (NULL));
-    return FALSE;
-  }
-  self->pix = format_map[i].nn;
-
-  if (!choose_input_size (self, GST_VIDEO_INFO_WIDTH (&vinfo),
-          GST_VIDEO_INFO_HEIGHT (&vinfo), &w, &h))
-    return FALSE;
 
   memcpy (dims, self->model_dims, sizeof dims);
   if (self->n_axis == 0)
@@ -1963,6 +1988,63 @@ gst_onnx_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   }
   self->in_w = w;
   self->in_h = h;
+  /* the converter writes into the (possibly new) tensor */
+  self->idest.data = self->input->data;
+  self->idest.nbytes = self->input->nbytes;
+  self->idest.width = w;
+  self->idest.height = h;
+  return TRUE;
+}
+
+static gboolean
+gst_onnx_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
+    GstCaps * outcaps)
+{
+  GstOnnxInfer *self = GST_ONNX_INFER (trans);
+  GstOnnxInferScaleMode mode;
+  GstVideoInfo vinfo;
+  gint w = 0, h = 0;
+  guint i;
+
+  self->negotiated = FALSE;
+  if (self->session == NULL) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("No model loaded."), (NULL));
+    return FALSE;
+  }
+  if (!gst_video_info_from_caps (&vinfo, incaps)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Invalid video caps %" GST_PTR_FORMAT, incaps), (NULL));
+    return FALSE;
+  }
+  for (i = 0; i < G_N_ELEMENTS (format_map); i++)
+    if (format_map[i].gst == GST_VIDEO_INFO_FORMAT (&vinfo))
+      break;
+  if (i == G_N_ELEMENTS (format_map)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("onnxinfer does not take %s video; put 'videoconvert' in front.",
+            GST_VIDEO_INFO_NAME (&vinfo)), (NULL));
+    return FALSE;
+  }
+  self->pix = format_map[i].nn;
+
+  if (!choose_input_size (self, GST_VIDEO_INFO_WIDTH (&vinfo),
+          GST_VIDEO_INFO_HEIGHT (&vinfo), &w, &h))
+    return FALSE;
+
+  GST_OBJECT_LOCK (self);
+  mode = self->scale_mode;
+  GST_OBJECT_UNLOCK (self);
+  latch_line_mode (self, mode);
+  if (self->line_width) {
+    /* a new stream starts small: the lines make it grow */
+    w = self->line_min_w;
+    if (self->n_axis == 0 && self->model_dims[0] < 0)
+      self->batch = 1;
+  }
+
+  if (!set_input_size (self, w, h))
+    return FALSE;
 
   self->vinfo = vinfo;
   if (!recompute_preproc (self))
@@ -2111,12 +2193,25 @@ frame_to_image (GstOnnxInfer * self, const GstVideoFrame * frame,
       NN_YUV_LIMITED;
 }
 
-/* Maps the source rectangle (NULL: the whole frame) of img into batch slot
- * `slot` of the input tensor and records the geometry.  No allocation once
- * the converter has seen the sizes.  FALSE after posting an error. */
+/* Width a pad-right region of aspect ratio `aspect` (width / height) takes
+ * in an input of w x h: PaddleOCR's resize_norm_img, ceil(h * aspect)
+ * capped by the input width. */
+static gint
+pad_right_width (gdouble aspect, gint w, gint h)
+{
+  gdouble cw = ceil (h * aspect);
+
+  return cw >= w ? w : MAX ((gint) cw, 1);
+}
+
+/* Maps the source rectangle (NULL: the whole frame), turned by `angle`
+ * degrees about its centre, of img into batch slot `slot` of the input
+ * tensor and records the geometry.  No allocation once the converter has
+ * seen the sizes.  FALSE after posting an error. */
 static gboolean
 convert_into_input (GstOnnxInfer * self, const nn_image * img,
-    const nn_rect * rect, int slot, GstOnnxTensorGeometry * geo)
+    const nn_rect * rect, gdouble angle, int slot,
+    GstOnnxTensorGeometry * geo)
 {
   nn_image_params p = self->iparams;
   nn_image_dest d = self->idest;
@@ -2126,6 +2221,15 @@ convert_into_input (GstOnnxInfer * self, const nn_image * img,
 
   if (rect)
     p.src = *rect;
+  p.angle = angle;
+  if (self->pad_right) {
+    gdouble aspect = rect && rect->width > 0 && rect->height > 0 ?
+        rect->width / rect->height : (gdouble) img->width / img->height;
+    p.content.x = 0;
+    p.content.y = 0;
+    p.content.width = pad_right_width (aspect, d.width, d.height);
+    p.content.height = d.height;
+  }
   d.batch_index = slot;
   err.msg[0] = '\0';
   st = nn_image_convert (self->conv, img, &p, &d, self->session, &g, &err);
@@ -2149,6 +2253,7 @@ convert_into_input (GstOnnxInfer * self, const nn_image * img,
   geo->scale_y = g.scale_y;
   geo->offset_x = g.offset_x;
   geo->offset_y = g.offset_y;
+  geo->angle = g.angle;
   return TRUE;
 }
 
@@ -2489,6 +2594,70 @@ post_summary (GstOnnxInfer * self, GstBuffer * buf,
       gst_message_new_element (GST_OBJECT (self), s));
 }
 
+/* The `rotated-box` parameter of a ROI (tensordecoder scheme=dbnet: cx, cy,
+ * width, height, angle in frame pixels and degrees), when it has a usable
+ * one.  Reads the structure in place: no allocation. */
+static gboolean
+rotated_box_of (GstVideoRegionOfInterestMeta * roi, gdouble * cx, gdouble * cy,
+    gdouble * w, gdouble * h, gdouble * angle)
+{
+  GstStructure *s = gst_video_region_of_interest_meta_get_param (roi,
+      "rotated-box");
+
+  if (s == NULL)
+    return FALSE;
+  if (!gst_structure_get_double (s, "cx", cx) ||
+      !gst_structure_get_double (s, "cy", cy) ||
+      !gst_structure_get_double (s, "width", w) ||
+      !gst_structure_get_double (s, "height", h) ||
+      !gst_structure_get_double (s, "angle", angle))
+    return FALSE;
+  /* what nn_image_convert accepts: finite, sides >= 1/1024 pixel and within
+   * 2^30 (a hostile parameter falls back to the ROI's rectangle) */
+  if (!isfinite (*cx) || !isfinite (*cy) || !isfinite (*angle) ||
+      !isfinite (*w) || !isfinite (*h) || *w < 1.0 / 1024 || *h < 1.0 / 1024
+      || *w > 1073741824.0 || *h > 1073741824.0 || fabs (*cx) > 1073741824.0
+      || fabs (*cy) > 1073741824.0)
+    return FALSE;
+  return TRUE;
+}
+
+/* Where region r is cut from: the ROI's rectangle, or its rotated box
+ * (turned upright); with pad-right, a region at least 1.5 times taller than
+ * wide is turned 90 degrees more (vertical text read as a line, as
+ * PaddleOCR's get_rotate_crop_image does). */
+static void
+region_from_roi (GstOnnxInfer * self, GstVideoRegionOfInterestMeta * roi,
+    Region * r)
+{
+  gdouble cx, cy, w, h, angle;
+
+  r->id = roi->id;
+  if (rotated_box_of (roi, &cx, &cy, &w, &h, &angle)) {
+    r->angle = angle;
+  } else {
+    w = roi->w;
+    h = roi->h;
+    cx = roi->x + w / 2.0;
+    cy = roi->y + h / 2.0;
+    r->angle = 0.0;
+  }
+  if (self->pad_right && h >= 1.5 * w) {
+    gdouble t = w;
+    w = h;
+    h = t;
+    /* np.rot90 of the upright crop (counter-clockwise): the new x axis is
+     * the old y axis, so the top of a vertical line comes out on the left */
+    r->angle += 90.0;
+  }
+  r->rect.x = cx - w / 2.0;
+  r->rect.y = cy - h / 2.0;
+  r->rect.width = w;
+  r->rect.height = h;
+  GST_LOG_OBJECT (self, "region %d: %.1fx%.1f at (%.1f, %.1f), %.2f degrees",
+      r->id, w, h, cx, cy, r->angle);
+}
+
 /* Picks the regions of interest of buf the model runs on (object-class,
  * roi-min-size; at most MAX_REGIONS, ids unique).  No allocation. */
 static guint
@@ -2541,14 +2710,54 @@ collect_regions (GstOnnxInfer * self, GstBuffer * buf)
       self->warned_regions = TRUE;
       break;
     }
-    self->regions[n].id = roi->id;
-    self->regions[n].rect.x = roi->x;
-    self->regions[n].rect.y = roi->y;
-    self->regions[n].rect.width = roi->w;
-    self->regions[n].rect.height = roi->h;
+    region_from_roi (self, roi, &self->regions[n]);
     n++;
   }
   return n;
+}
+
+/* Text lines on a dynamic input width: the width the frame's widest region
+ * takes at the input height (pad-right), rounded up to a multiple of 32,
+ * within [line_min_w, line_max_w]; with a dynamic batch too, the batch is
+ * the frame's lines spread evenly over the fewest runs of at most
+ * max-batch (13 lines, max-batch 6: 3 runs of 5, not 6 + 6 + 1 with 5
+ * slots computed for nothing).  Within a stream both only grow (each
+ * growth re-plans the session once), so a stream settles on one shape and
+ * then runs with no re-planning and no allocation whatever the number and
+ * size of its lines; a new stream (caps) starts small again.  FALSE after
+ * posting an error. */
+static gboolean
+choose_line_shape (GstOnnxInfer * self, guint n_regions)
+{
+  gdouble widest = 0.0;
+  gint need, batch = self->batch;
+  guint k;
+
+  for (k = 0; k < n_regions; k++) {
+    const nn_rect *r = &self->regions[k].rect;
+    gdouble cw = ceil (self->in_h * r->width / r->height);
+    widest = MAX (widest, cw);
+  }
+  if (widest >= self->line_max_w)
+    need = self->line_max_w;
+  else
+    need = MIN (((gint) widest + INPUT_SIZE_MULTIPLE - 1) /
+        INPUT_SIZE_MULTIPLE * INPUT_SIZE_MULTIPLE, self->line_max_w);
+  need = MAX (need, self->line_min_w);
+  need = MAX (need, self->in_w);
+
+  if (self->n_axis == 0 && self->model_dims[0] < 0 && n_regions > 0) {
+    guint runs = (n_regions + self->max_batch_active - 1) /
+        self->max_batch_active;
+    gint want = (gint) ((n_regions + runs - 1) / runs);
+    batch = MAX (batch, want);
+  }
+  if (need == self->in_w && batch == self->batch)
+    return TRUE;
+  GST_DEBUG_OBJECT (self, "text lines: input %dx%d batch %d -> %dx%d batch "
+      "%d", self->in_w, self->in_h, self->batch, need, self->in_h, batch);
+  self->batch = batch;
+  return set_input_size (self, need, self->in_h);
 }
 
 /* inference-region=roi-list: the model on every picked region, a batch of
@@ -2562,11 +2771,15 @@ infer_regions (GstOnnxInfer * self, GstBuffer * buf, const nn_image * img,
   guint start, k, used;
   gint64 t1;
 
+  if (self->line_width && !choose_line_shape (self, n_regions))
+    return GST_FLOW_ERROR;
+
   for (start = 0; start < n_regions; start += used) {
     used = MIN ((guint) self->batch, n_regions - start);
     for (k = 0; k < used; k++)
       if (!convert_into_input (self, img, &self->regions[start + k].rect,
-              (int) k, &self->regions[start + k].geometry))
+              self->regions[start + k].angle, (int) k,
+              &self->regions[start + k].geometry))
         return GST_FLOW_ERROR;
     ret = run_inference (self, used, storages);
     if (ret != GST_FLOW_OK)
@@ -2696,7 +2909,7 @@ gst_onnx_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
     }
   }
   if (!bound_input &&
-      !convert_into_input (self, &img, NULL, 0, &self->frame_geometry)) {
+      !convert_into_input (self, &img, NULL, 0.0, 0, &self->frame_geometry)) {
     gst_video_frame_unmap (&frame);
     return GST_FLOW_ERROR;
   }

@@ -49,12 +49,17 @@ typedef enum
  *   centred, the rest padded with #GstOnnxInfer:pad-value
  * @GST_ONNX_INFER_SCALE_MODE_CROP: aspect ratio kept, scaled to cover,
  *   centred, what overflows cut
+ * @GST_ONNX_INFER_SCALE_MODE_PAD_RIGHT: scaled to the input height, the
+ *   width from the aspect ratio (rounded up, at most the input width),
+ *   aligned left, the rest padded with #GstOnnxInfer:pad-value: how
+ *   PaddleOCR feeds text lines to its recogniser and direction classifier
  */
 typedef enum
 {
   GST_ONNX_INFER_SCALE_MODE_STRETCH,
   GST_ONNX_INFER_SCALE_MODE_LETTERBOX,
   GST_ONNX_INFER_SCALE_MODE_CROP,
+  GST_ONNX_INFER_SCALE_MODE_PAD_RIGHT,
 } GstOnnxInferScaleMode;
 
 /**

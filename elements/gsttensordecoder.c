@@ -81,7 +81,14 @@
  * `scheme=ctc` reads a recogniser's [N,T,C] output (PP-OCRv4 rec) through
  * the dictionary in #GstTensorDecoder:labels-file and puts a `text`
  * parameter (`text`, `confidence`, `model-id`) on the region the model ran
- * on, or on a ROI covering the frame.  See docs/decoders.md.
+ * on, or on a ROI covering the frame.  `scheme=text-direction` reads PP-OCR's
+ * 0/180 degree line classifier ([1,2] scores, run in region mode on the
+ * text ROIs): a line it calls upside down (180 degrees with at least
+ * #GstTensorDecoder:score-threshold, default 0.9) has its `rotated-box`
+ * turned by 180 degrees, so a recogniser after it (`onnxinfer` cuts the
+ * box out upright) reads it the right way up; a `text-direction` parameter
+ * (`angle` 0 or 180, `confidence`, `turned`) records the call.  See
+ * docs/decoders.md.
  *
  * BlazeFace: the front (128x128) and back (256x256) MediaPipe models have
  * the same outputs; which anchors and scale apply follows from the input
@@ -191,6 +198,8 @@ struct _GstTensorDecoder
   GstTensorDecoderScheme scheme;
   gchar *model_id;
   gfloat score_threshold;
+  gboolean direction_ready;     /* scheme=text-direction configured */
+  gfloat direction_threshold;   /* its score threshold */
   gfloat iou_threshold;
   guint max_detections;
   guint top_k;
@@ -285,6 +294,9 @@ gst_tensor_decoder_scheme_get_type (void)
     {GST_TENSOR_DECODER_SCHEME_CTC,
           "CTC text recognition (PP-OCR rec) [N,T,C]: text through the "
           "dictionary in labels-file", "ctc"},
+    {GST_TENSOR_DECODER_SCHEME_TEXT_DIRECTION,
+          "Text-line direction (PP-OCR 0/180 classifier) [1,2]: turns "
+          "upside-down regions' rotated-box by 180 degrees", "text-direction"},
     {0, NULL, NULL},
   };
   if (g_once_init_enter (&type)) {
@@ -401,7 +413,8 @@ gst_tensor_decoder_class_init (GstTensorDecoderClass * klass)
       g_param_spec_float ("score-threshold", "Score threshold",
           "Keep results scoring at least this (0..1); -1: the scheme's "
           "default (BlazeFace front 0.5, back 0.65, SSD 0.5, YOLO 0.25, "
-          "classify 0)",
+          "classify 0, text-direction 0.9: a line is turned when the 180 "
+          "degree score reaches it)",
           -1.0f, 1.0f, DEFAULT_SCORE_THRESHOLD, PROP_FLAGS_LIVE));
   g_object_class_install_property (gobject_class, PROP_IOU_THRESHOLD,
       g_param_spec_float ("iou-threshold", "IoU threshold",
@@ -828,7 +841,8 @@ static gboolean
 is_ocr_scheme (GstTensorDecoderScheme scheme)
 {
   return scheme == GST_TENSOR_DECODER_SCHEME_DBNET ||
-      scheme == GST_TENSOR_DECODER_SCHEME_CTC;
+      scheme == GST_TENSOR_DECODER_SCHEME_CTC ||
+      scheme == GST_TENSOR_DECODER_SCHEME_TEXT_DIRECTION;
 }
 
 static const gchar *
@@ -838,6 +852,8 @@ scheme_name (GstTensorDecoderScheme scheme)
     return "dbnet";
   if (scheme == GST_TENSOR_DECODER_SCHEME_CTC)
     return "ctc";
+  if (scheme == GST_TENSOR_DECODER_SCHEME_TEXT_DIRECTION)
+    return "text-direction";
   return nd_scheme_name (scheme_map[scheme]);
 }
 
@@ -880,6 +896,9 @@ gst_tensor_decoder_configure_ocr (GstTensorDecoder * self)
   dcfg.min_size = self->min_size;
   dcfg.max_candidates = (int) self->max_candidates;
   dictionary = g_strdup (self->labels_file);
+  /* PaddleOCR's cls_thresh */
+  self->direction_threshold = self->score_threshold >= 0.0f ?
+      self->score_threshold : 0.9f;
   g_free (self->active_output_tensor);
   self->active_output_tensor = g_strdup (self->output_tensor);
   latch_common_locked (self);
@@ -887,6 +906,8 @@ gst_tensor_decoder_configure_ocr (GstTensorDecoder * self)
 
   if (scheme == GST_TENSOR_DECODER_SCHEME_DBNET) {
     st = nd_dbnet_new (&dcfg, &db, &err);
+  } else if (scheme == GST_TENSOR_DECODER_SCHEME_TEXT_DIRECTION) {
+    st = ND_OK;                 /* no decoder state: two scores a region */
   } else if (!dictionary) {
     st = ND_ERR_INVALID_ARG;
     g_snprintf (err.msg, sizeof err.msg, "scheme=ctc needs labels-file: the "
@@ -910,7 +931,11 @@ gst_tensor_decoder_configure_ocr (GstTensorDecoder * self)
   nd_labels_free (self->labels);
   self->labels = NULL;
   self->warned_ctc_batch = FALSE;
-  if (db)
+  self->direction_ready = scheme == GST_TENSOR_DECODER_SCHEME_TEXT_DIRECTION;
+  if (self->direction_ready)
+    GST_DEBUG_OBJECT (self, "decoder text-direction: 180 degrees at score >= "
+        "%.2f", self->direction_threshold);
+  else if (db)
     GST_DEBUG_OBJECT (self, "decoder dbnet: binary > %.2f, box >= %.2f, "
         "unclip %.2f, min size %.1f, max %d candidates", dcfg.threshold,
         dcfg.box_threshold, dcfg.unclip_ratio, dcfg.min_size,
@@ -1397,6 +1422,146 @@ gst_tensor_decoder_decode_ctc (GstTensorDecoder * self, GstBuffer * buf,
   return TRUE;
 }
 
+/* The rotated box of region roi turned by 180 degrees: angle + 180 (in
+ * (-180, 180]) and the corners two places on, so `points` still starts at
+ * the corner that is the line's top-left when read.  A region without one
+ * gets one from its rectangle.  The structure is edited in place (the
+ * buffer is writable here). */
+static void
+turn_region_180 (GstVideoRegionOfInterestMeta * roi)
+{
+  GstStructure *s = gst_video_region_of_interest_meta_get_param (roi,
+      "rotated-box");
+  const GValue *pts = s ? gst_structure_get_value (s, "points") : NULL;
+  nd_rbox b;
+  gdouble v[5];
+  gint k;
+
+  memset (&b, 0, sizeof b);
+  if (s && gst_structure_get_double (s, "cx", &v[0]) &&
+      gst_structure_get_double (s, "cy", &v[1]) &&
+      gst_structure_get_double (s, "width", &v[2]) &&
+      gst_structure_get_double (s, "height", &v[3]) &&
+      gst_structure_get_double (s, "angle", &v[4]) && pts &&
+      GST_VALUE_HOLDS_ARRAY (pts) && gst_value_array_get_size (pts) == 4) {
+    b.cx = (float) v[0];
+    b.cy = (float) v[1];
+    b.width = (float) v[2];
+    b.height = (float) v[3];
+    b.angle = (float) v[4];
+    for (k = 0; k < 4; k++) {
+      const GValue *p = gst_value_array_get_value (pts, (guint) k);
+      if (!GST_VALUE_HOLDS_ARRAY (p) || gst_value_array_get_size (p) != 2 ||
+          !G_VALUE_HOLDS_DOUBLE (gst_value_array_get_value (p, 0)) ||
+          !G_VALUE_HOLDS_DOUBLE (gst_value_array_get_value (p, 1)))
+        break;
+      b.points[k].x = (float)
+          g_value_get_double (gst_value_array_get_value (p, 0));
+      b.points[k].y = (float)
+          g_value_get_double (gst_value_array_get_value (p, 1));
+    }
+    if (k < 4)
+      s = NULL;                 /* malformed corners: rebuild from the box */
+  } else {
+    s = NULL;
+  }
+  if (s == NULL) {
+    /* no (usable) rotated box: the ROI's rectangle, upright */
+    b.cx = roi->x + roi->w / 2.0f;
+    b.cy = roi->y + roi->h / 2.0f;
+    b.width = (float) roi->w;
+    b.height = (float) roi->h;
+    b.angle = 0.0f;
+    b.points[0] = (nd_point) { (float) roi->x, (float) roi->y };
+    b.points[1] = (nd_point) { (float) (roi->x + roi->w), (float) roi->y };
+    b.points[2] = (nd_point) { (float) (roi->x + roi->w),
+      (float) (roi->y + roi->h)
+    };
+    b.points[3] = (nd_point) { (float) roi->x, (float) (roi->y + roi->h) };
+  }
+  {
+    nd_point p0 = b.points[0], p1 = b.points[1];
+    b.points[0] = b.points[2];
+    b.points[1] = b.points[3];
+    b.points[2] = p0;
+    b.points[3] = p1;
+  }
+  b.angle = b.angle > 0.0f ? b.angle - 180.0f : b.angle + 180.0f;
+  /* replace the parameter: remove the old one, add the new one */
+  if (roi->params) {
+    GList *l;
+    for (l = roi->params; l; l = l->next)
+      if (gst_structure_has_name (l->data, "rotated-box")) {
+        gst_structure_free (l->data);
+        roi->params = g_list_delete_link (roi->params, l);
+        break;
+      }
+  }
+  gst_video_region_of_interest_meta_add_param (roi, rotated_box_structure (&b));
+}
+
+/* scheme=text-direction: PP-OCR's line classifier gives [1,2] scores (0 and
+ * 180 degrees) per region; a line it calls upside down with at least the
+ * threshold is turned (its rotated-box), so the recogniser after reads it
+ * the right way up.  A `text-direction` parameter records the call. */
+static gboolean
+gst_tensor_decoder_decode_direction (GstTensorDecoder * self, GstBuffer * buf,
+    GstOnnxTensorMeta * tmeta, gint n_t, ResultList * results)
+{
+  GstVideoRegionOfInterestMeta *region;
+  const nd_tensor *t;
+  nd_error err = { 0 };
+  const float *p;
+  gfloat score;
+  gboolean turn;
+  gint angle;
+
+  t = ocr_tensor (self, n_t, &err);
+  if (t && (t->dtype != ND_DTYPE_FLOAT32 || t->size != 2 * sizeof (float) ||
+          t->data == NULL)) {
+    g_snprintf (err.msg, sizeof err.msg, "two float scores (0 and 180 "
+        "degrees, [1,2]) a region expected, got %" G_GSIZE_FORMAT " bytes "
+        "of type %d", t->size, t->dtype);
+    t = NULL;
+  }
+  if (!t || tmeta->roi_id < 0) {
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
+        ("The tensors of '%s' do not fit scheme 'text-direction': %s",
+            g_quark_to_string (tmeta->model_id), tmeta->roi_id < 0 && t ?
+            "it reads regions (run the classifier with "
+            "inference-region=roi-list)" : err.msg), (NULL));
+    return FALSE;
+  }
+  region = gst_buffer_get_video_region_of_interest_meta_id (buf,
+      tmeta->roi_id);
+  if (!region) {
+    GST_WARNING_OBJECT (self, "no region of interest with id %d for the "
+        "tensors of '%s'", tmeta->roi_id, g_quark_to_string (tmeta->model_id));
+    return TRUE;
+  }
+  p = t->data;
+  turn = p[1] > p[0] && p[1] >= self->direction_threshold;
+  score = p[1] > p[0] ? p[1] : p[0];
+  angle = p[1] > p[0] ? 180 : 0;
+  if (turn)
+    turn_region_180 (region);
+  gst_video_region_of_interest_meta_add_param (region,
+      gst_structure_new ("text-direction",
+          "angle", G_TYPE_INT, angle,
+          "confidence", G_TYPE_DOUBLE, (gdouble) score,
+          "turned", G_TYPE_BOOLEAN, turn,
+          "model-id", G_TYPE_STRING, g_quark_to_string (tmeta->model_id),
+          NULL));
+  if (results) {
+    nd_detection d = { 0 };
+    d.score = score;
+    d.class_id = angle == 180;
+    result_list_add (results, angle == 180 ? "180" : "0", &d, region->x,
+        region->y, region->w, region->h, region->id, region->parent_id);
+  }
+  return TRUE;
+}
+
 /* Decodes one tensor meta (the whole frame, or one region) into ROIs on
  * buf, in the coordinates of an fw x fh frame.  New ROIs get ids from
  * *next_id on.  Posts an element error and returns FALSE when the tensors
@@ -1450,6 +1615,9 @@ gst_tensor_decoder_decode_meta (GstTensorDecoder * self, GstBuffer * buf,
   if (self->ctc)
     return gst_tensor_decoder_decode_ctc (self, buf, tmeta, (gint) n_t, fw, fh,
         next_id, results);
+  if (self->direction_ready)
+    return gst_tensor_decoder_decode_direction (self, buf, tmeta, (gint) n_t,
+        results);
   if (self->dbnet) {
     const nd_tensor *map = ocr_tensor (self, (gint) n_t, &err);
 
@@ -1654,7 +1822,8 @@ gst_tensor_decoder_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   GST_OBJECT_LOCK (self);
   dirty = self->dirty;
   GST_OBJECT_UNLOCK (self);
-  if ((dirty || (!self->decoder && !self->dbnet && !self->ctc)) &&
+  if ((dirty || (!self->decoder && !self->dbnet && !self->ctc &&
+              !self->direction_ready)) &&
       !gst_tensor_decoder_configure (self))
     return GST_FLOW_ERROR;
 

@@ -30,6 +30,9 @@ G_DECLARE_FINAL_TYPE (GstTensorDecoder, gst_tensor_decoder, GST,
  *   [1,1,H,W] probability map -> rotated text boxes
  * @GST_TENSOR_DECODER_SCHEME_CTC: CTC text recognition (PP-OCR rec): [N,T,C]
  *   probabilities -> UTF-8 text through a dictionary (labels-file)
+ * @GST_TENSOR_DECODER_SCHEME_TEXT_DIRECTION: text-line direction (PP-OCR's
+ *   0/180 degree classifier) [1,2]: turns the region's `rotated-box` by 180
+ *   degrees when the line is upside down
  *
  * How the output tensors are read.
  */
@@ -42,6 +45,7 @@ typedef enum
   GST_TENSOR_DECODER_SCHEME_CLASSIFY,
   GST_TENSOR_DECODER_SCHEME_DBNET,
   GST_TENSOR_DECODER_SCHEME_CTC,
+  GST_TENSOR_DECODER_SCHEME_TEXT_DIRECTION,
 } GstTensorDecoderScheme;
 
 /**

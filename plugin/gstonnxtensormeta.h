@@ -132,13 +132,18 @@ typedef struct
  * @scale_y: the same, vertically
  * @offset_x: where @src_x lands in the model input
  * @offset_y: where @src_y lands
+ * @angle: rotation of the source rectangle about its centre, in degrees
+ *   (image coordinates, y down: positive is clockwise on screen); 0 for an
+ *   axis-aligned rectangle.  A rotated region (a `rotated-box` parameter on
+ *   its ROI) is cut out upright.
  *
  * How the model input was cut from the frame (`scale-mode`, region crops):
  *
  *   input_x = (frame_x - src_x) * scale_x + offset_x   (same for y)
  *
- * so a decoder maps a model coordinate back with
- * `frame_x = (input_x - offset_x) / scale_x + src_x`.  The coordinates are
+ * (with @angle != 0 the frame point is first turned by -@angle about the
+ * source rectangle's centre), so, for @angle 0, a decoder maps a model
+ * coordinate back with `frame_x = (input_x - offset_x) / scale_x + src_x`.  The coordinates are
  * those of the frame as it entered `onnxinfer`; a consumer that sees the
  * frame scaled (the meta survives `videoscale`) multiplies by its own width
  * over @frame_width.
@@ -150,6 +155,7 @@ typedef struct
   gdouble src_x, src_y, src_width, src_height;
   gdouble scale_x, scale_y;
   gdouble offset_x, offset_y;
+  gdouble angle;
 } GstOnnxTensorGeometry;
 
 typedef struct _GstOnnxTensorMeta GstOnnxTensorMeta;

@@ -9,7 +9,7 @@ that list that does not pass is a failure (exit 1).  The list only grows:
 --update adds the new passes and never removes a line.
 
     conformance.py --nn-run build/tools/nn-run [--backend cpu] [--jobs N]
-                   [--filter REGEX] [--update] [--results FILE]
+                   [--filter REGEX] [--exclude REGEX] [--update] [--results FILE]
 
 The test data location is ONNX_TESTS (default ../shared/onnx-tests next to the
 repository).
@@ -83,6 +83,7 @@ def main():
     ap.add_argument("--tests", default=default_tests_dir())
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--filter", default=None, help="only cases matching this regex")
+    ap.add_argument("--exclude", default=None, help="leave out cases matching this regex")
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-5)
     ap.add_argument("--timeout", type=float, default=120)
@@ -106,6 +107,9 @@ def main():
     if args.filter:
         rx = re.compile(args.filter)
         cases = [c for c in cases if rx.search(c)]
+    if args.exclude:
+        rx = re.compile(args.exclude)
+        cases = [c for c in cases if not rx.search(c)]
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
         futs = [ex.submit(run_case, args.nn_run, args.tests, c, args.backend, args.rtol, args.atol,

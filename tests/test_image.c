@@ -7,6 +7,11 @@
  * data types, mean/std, channel order, channel counts, batch slots, every
  * error (nothing written), no allocation on a repeated conversion, the
  * portable and SIMD kernels agreeing, and 2 threads equal to 1 bit for bit.
+ * Turned source rects (params.angle): quarter turns at 1:1 against the
+ * axis-aligned result turned, arbitrary angles and strong downscales
+ * against a double-precision reference of the definition written out
+ * here, every format; an explicit content rect (params.content) against
+ * a stretch of its size, its padding and geometry.
  *
  * tests/image/reference.py compares against an independent numpy version
  * of the definition on random cases.
@@ -218,6 +223,8 @@ static void test_names(void) {
   memset(&p, 0x55, sizeof p);
   nn_image_params_init(&p);
   CHECK(p.mode == NN_RESIZE_STRETCH && p.src.width == 0 && p.bgr == 0 && p.pad_value == 0);
+  CHECK(p.angle == 0 && p.content.x == 0 && p.content.y == 0 && p.content.width == 0 &&
+        p.content.height == 0);
   for (int c = 0; c < 4; c++)
     CHECK(p.mean[c] == 0 && p.std[c] == 1);
 }
@@ -759,6 +766,15 @@ static void test_errors(void) {
   EXPECT_BAD("src", pp.src = (nn_rect){1e10, 0, 4, 4});
   EXPECT_BAD("src", pp.src = (nn_rect){0, 0, 4, 1e12});
   EXPECT_BAD("src", pp.src = (nn_rect){0, 0, 1e-4, 4});
+  EXPECT_BAD("params.angle", pp.angle = NAN);
+  EXPECT_BAD("params.angle", pp.angle = INFINITY);
+  EXPECT_BAD("params.angle", pp.angle = -INFINITY, pp.src = (nn_rect){1, 1, 4, 4});
+  EXPECT_BAD("params.content", pp.content.x = NAN);
+  EXPECT_BAD("params.content", pp.content.height = INFINITY);
+  EXPECT_BAD("params.content", pp.content = (nn_rect){0, 0, 9, 8});
+  EXPECT_BAD("params.content", pp.content = (nn_rect){0, 0.5, 8, 8}, pp.angle = 30);
+  EXPECT_BAD("params.content", pp.content = (nn_rect){-1, 0, 4, 4});
+  EXPECT_BAD("params.content", pp.content = (nn_rect){0, 0, 1e-4, 4});
 #undef EXPECT_BAD
   CHECK(n_cases > 40);
   /* std of a channel the tensor does not have is not looked at */
@@ -775,6 +791,12 @@ static void test_errors(void) {
   CHECK_ST(nn_image_geometry_compute(&im.im, &p, 0, 8, &geo), NN_ERR_INVALID_ARG);
   CHECK_ST(nn_image_geometry_compute(&im.im, &p, 8, 8, NULL), NN_ERR_INVALID_ARG);
   p.src.x = NAN;
+  CHECK_ST(nn_image_geometry_compute(&im.im, &p, 8, 8, &geo), NN_ERR_INVALID_ARG);
+  p.src.x = 0;
+  p.angle = NAN;
+  CHECK_ST(nn_image_geometry_compute(&im.im, &p, 8, 8, &geo), NN_ERR_INVALID_ARG);
+  p.angle = 0;
+  p.content = (nn_rect){4, 4, 4, 5};
   CHECK_ST(nn_image_geometry_compute(&im.im, &p, 8, 8, &geo), NN_ERR_INVALID_ARG);
   free(d.mem);
   timg_free(&im);
@@ -837,6 +859,413 @@ static void test_no_alloc(nn_session *s2) {
   timg_free(&im);
 }
 
+/* ---- turned rects and explicit content ------------------------------------------- */
+
+static const double k_pi = 3.14159265358979323846;
+
+/* Element (c, y, x) of a 1:1 copy turned by a quarter turn q (1: 90
+ * degrees) of the axis-aligned result b (bw x bh): the rect's centre stays,
+ * its frame turns, so the tensor of a 90 degree turn shows b transposed
+ * and flipped. */
+static float quarter_of(const tdst *b, int q, int c, int y, int x) {
+  const int bw = b->d.width, bh = b->d.height;
+  switch (q) {
+  case 1: return tval(b, c, x, bw - 1 - y); /* b is h x w: B[tx][h-1-ty] */
+  case 2: return tval(b, c, bh - 1 - y, bw - 1 - x);
+  default: return tval(b, c, bh - 1 - x, y); /* 270: B[w-1-tx][ty] */
+  }
+}
+
+/* angle 180 at 1:1 is the axis-aligned result turned by 180 degrees, and
+ * 90 / 270 the transposed-and-flipped result of the swapped rect: every
+ * format (chroma on its own grid), odd and even sizes, rects inside, at
+ * fractional positions and reaching outside the image. */
+static void test_turn_quarters(void) {
+  const int sizes[][2] = {{37, 23}, {40, 24}};
+  const nn_rect rects[] = {{3, 2, 21, 13},
+                           {4, 2, 20, 12},
+                           {2.5, 1.25, 17, 11},
+                           {-3, -2, 19, 14},
+                           {0, 0, 0, 0}};
+  double worst = 0;
+  for (int fi = 0; fi < N_FMTS; fi++)
+    for (int si = 0; si < 2; si++) {
+      const fmt_info *f = &g_info[fi];
+      timg im;
+      timg_make(&im, f->f, sizes[si][0], sizes[si][1], si * 3);
+      im.im.matrix = (nn_yuv_matrix)(fi % 3);
+      im.im.range = (nn_yuv_range)(si & 1);
+      for (int ri = 0; ri < 5; ri++) {
+        const nn_rect r = rects[ri];
+        const int w = r.width > 0 ? (int)r.width : im.im.width;
+        const int h = r.width > 0 ? (int)r.height : im.im.height;
+        const double cx = r.width > 0 ? r.x + r.width / 2 : w / 2.0;
+        const double cy = r.width > 0 ? r.y + r.height / 2 : h / 2.0;
+        const int C = ri == 2 ? 1 : 4;
+        nn_image_params p;
+        nn_image_params_init(&p);
+        p.src = r;
+        tdst base, turned;
+        tdst_make(&base, NN_DTYPE_FLOAT, NN_LAYOUT_NCHW, C, w, h, 1);
+        CHECK_ST(conv(&im, &p, &base, NULL), NN_OK);
+        /* 180, and -180 (the same after normalising) */
+        for (int k = 0; k < 2; k++) {
+          p.angle = k ? -180.0 : 180.0;
+          tdst_make(&turned, NN_DTYPE_FLOAT, k ? NN_LAYOUT_NHWC : NN_LAYOUT_NCHW, C, w, h, 1);
+          nn_image_geometry geo;
+          CHECK_ST(conv(&im, &p, &turned, &geo), NN_OK);
+          CHECK(geo.angle == 180.0);
+          for (int c = 0; c < C; c++)
+            for (int y = 0; y < h; y++)
+              for (int x = 0; x < w; x++)
+                worst = fmax(worst, fabs(tval(&turned, c, y, x) - quarter_of(&base, 2, c, y, x)));
+          free(turned.mem);
+        }
+        /* 90 and 270 (= -90) against the swapped rect, h x w */
+        nn_image_params q;
+        nn_image_params_init(&q);
+        q.src = (nn_rect){cx - h / 2.0, cy - w / 2.0, h, w};
+        tdst swapped;
+        tdst_make(&swapped, NN_DTYPE_FLOAT, NN_LAYOUT_NCHW, C, h, w, 1);
+        CHECK_ST(conv(&im, &q, &swapped, NULL), NN_OK);
+        p.src = (nn_rect){cx - w / 2.0, cy - h / 2.0, w, h};
+        for (int k = 0; k < 2; k++) {
+          p.angle = k ? -90.0 : 90.0;
+          tdst_make(&turned, NN_DTYPE_FLOAT, NN_LAYOUT_NCHW, C, w, h, 1);
+          nn_image_geometry geo;
+          CHECK_ST(conv(&im, &p, &turned, &geo), NN_OK);
+          CHECK(geo.angle == (k ? 270.0 : 90.0));
+          for (int c = 0; c < C; c++)
+            for (int y = 0; y < h; y++)
+              for (int x = 0; x < w; x++)
+                worst = fmax(worst, fabs(tval(&turned, c, y, x) -
+                                         quarter_of(&swapped, k ? 3 : 1, c, y, x)));
+          free(turned.mem);
+        }
+        free(swapped.mem);
+        free(base.mem);
+      }
+      timg_free(&im);
+    }
+  if (worst > 1e-3)
+    fprintf(stderr, "  quarter turns: max |diff| %g\n", worst);
+  CHECK(worst <= 1e-3);
+  /* a full turn is no turn: the axis-aligned path, bit for bit */
+  timg im;
+  timg_make(&im, NN_PIX_NV12, 50, 30, 0);
+  nn_image_params p;
+  nn_image_params_init(&p);
+  p.src = (nn_rect){3.25, 1.5, 31, 17};
+  tdst a, b;
+  tdst_make(&a, NN_DTYPE_FLOAT, NN_LAYOUT_NCHW, 3, 20, 9, 1);
+  tdst_make(&b, NN_DTYPE_FLOAT, NN_LAYOUT_NCHW, 3, 20, 9, 1);
+  CHECK_ST(conv(&im, &p, &a, NULL), NN_OK);
+  p.angle = -720.0;
+  nn_image_geometry geo;
+  CHECK_ST(conv(&im, &p, &b, &geo), NN_OK);
+  CHECK(geo.angle == 0.0 && !signbit(geo.angle));
+  CHECK(memcmp(a.mem, b.mem, a.d.nbytes) == 0);
+  free(a.mem);
+  free(b.mem);
+  timg_free(&im);
+}
+
+/* Bilinear sample of byte `off` of the bpp-byte pixels of a packed image
+ * at image point (px, py), pixel centres at i + 0.5, out-of-image indices
+ * clamped to the edge: the textbook definition, in double. */
+static double ref_bilinear(const timg *im, int off, int bpp, double px, double py) {
+  const int w = im->im.width, h = im->im.height;
+  const double gx = px - 0.5, gy = py - 0.5;
+  const double x0 = floor(gx), y0 = floor(gy), fx = gx - x0, fy = gy - y0;
+  double v[2][2];
+  for (int j = 0; j < 2; j++)
+    for (int i = 0; i < 2; i++) {
+      const double xi = x0 + i, yj = y0 + j;
+      const int xc = xi < 0 ? 0 : xi > w - 1 ? w - 1 : (int)xi;
+      const int yc = yj < 0 ? 0 : yj > h - 1 ? h - 1 : (int)yj;
+      v[j][i] = im->buf[0][(size_t)yc * im->im.strides[0] + (size_t)xc * bpp + off];
+    }
+  return (1 - fy) * ((1 - fx) * v[0][0] + fx * v[0][1]) + fy * ((1 - fx) * v[1][0] + fx * v[1][1]);
+}
+
+/* Tensor pixel (tx, ty) of rect r turned by deg degrees, stretched onto
+ * the content rect at (ox, oy) of cw x ch, by the definition of nn_image.h
+ * written out independently: from the turned rect's first corner along its
+ * own axes, the mean of n x m bilinear samples spread over the pixel. */
+static double ref_turned(const timg *im, int off, int bpp, nn_rect r, double deg, double ox,
+                         double oy, double cw, double ch, int tx, int ty) {
+  const double a = deg * k_pi / 180.0, ca = cos(a), sa = sin(a);
+  const double fx = r.width / cw, fy = r.height / ch; /* image pixels a tensor pixel */
+  const int n = fx > 1 ? (int)fmin(ceil(fx), 8) : 1, m = fy > 1 ? (int)fmin(ceil(fy), 8) : 1;
+  /* corner (0, 0) of the rect's frame: the centre minus half of each axis */
+  const double kx = r.x + r.width / 2 - ca * r.width / 2 + sa * r.height / 2;
+  const double ky = r.y + r.height / 2 - sa * r.width / 2 - ca * r.height / 2;
+  double s = 0;
+  for (int j = 0; j < m; j++)
+    for (int i = 0; i < n; i++) {
+      const double ux = (tx + (i + 0.5) / n - ox) * fx, uy = (ty + (j + 0.5) / m - oy) * fy;
+      s += ref_bilinear(im, off, bpp, kx + ux * ca - uy * sa, ky + ux * sa + uy * ca);
+    }
+  return s / (n * m);
+}
+
+/* Arbitrary angles against ref_turned on RGB: up- and downscaling, the
+ * strong downscale that averages 8 x 8 samples, mean/std and BGR, uint8,
+ * and 2 threads equal to 1 bit for bit. */
+static void test_turn_reference(nn_session *s2) {
+  typedef struct {
+    int iw, ih;
+    nn_rect r;
+    double deg;
+    int dw, dh;
+  } tcase;
+  const tcase cases[] = {
+    {120, 80, {30.3, 20.7, 50, 18}, 17.5, 60, 22}, /* upscale: n = m = 1 */
+    {120, 80, {30.3, 20.7, 50, 18}, 17.5, 25, 9},  /* 2 x 2 samples */
+    {120, 80, {10, 30, 70, 21}, -33.25, 23, 6},    /* 4 x 4, reaching outside */
+    {480, 300, {40, 120, 400, 60}, 20.0, 40, 6},   /* f = 10: 8 x 8 */
+    {64, 64, {-20, 50, 40, 30}, 123.0, 13, 37},    /* mostly outside: edge pixels */
+    {200, 100, {60, 30, 70, 7}, 359.0, 70, 48},    /* anisotropic up, near 0 */
+  };
+  double worst = 0;
+  for (int ci = 0; ci < 6; ci++) {
+    const tcase *t = &cases[ci];
+    timg im;
+    timg_make(&im, NN_PIX_RGB, t->iw, t->ih, ci);
+    nn_image_params p;
+    nn_image_params_init(&p);
+    p.src = t->r;
+    p.angle = t->deg;
+    p.bgr = ci & 1;
+    const float mean[3] = {10, 127.5f, 200}, sd[3] = {1, 127.5f, -2};
+    for (int c = 0; c < 3; c++) {
+      p.mean[c] = ci >= 2 ? mean[c] : 0;
+      p.std[c] = ci >= 2 ? sd[c] : 1;
+    }
+    tdst d, d2, u;
+    tdst_make(&d, NN_DTYPE_FLOAT, (nn_tensor_layout)(ci & 1), 3, t->dw, t->dh, 1);
+    tdst_make(&d2, NN_DTYPE_FLOAT, (nn_tensor_layout)(ci & 1), 3, t->dw, t->dh, 1);
+    nn_image_geometry geo;
+    CHECK_ST(conv(&im, &p, &d, &geo), NN_OK);
+    CHECK_NEAR(geo.angle, t->deg < 0 ? t->deg + 360 : t->deg, 1e-12);
+    CHECK(geo.scale_x == t->dw / t->r.width && geo.scale_y == t->dh / t->r.height);
+    CHECK(geo.offset_x == 0 && geo.offset_y == 0 && geo.src_x == t->r.x);
+    nn_error err;
+    CHECK_ST(nn_image_convert(g_cv, &im.im, &p, &d2.d, s2, NULL, &err), NN_OK);
+    CHECK(memcmp(d.mem, d2.mem, d.d.nbytes) == 0);
+    double md = 0;
+    for (int y = 0; y < t->dh; y++)
+      for (int x = 0; x < t->dw; x++)
+        for (int c = 0; c < 3; c++) {
+          const int col = p.bgr ? 2 - c : c; /* R, G, B at bytes 0, 1, 2 */
+          double v = ref_turned(&im, col, 3, t->r, t->deg, 0, 0, t->dw, t->dh, x, y);
+          /* in 0..255 units: the tensor holds (v - mean) / std */
+          md = fmax(md, fabs(tval(&d, c, y, x) * p.std[c] + p.mean[c] - v));
+        }
+    if (md > 1e-3)
+      fprintf(stderr, "  turned case %d: max |err| %g\n", ci, md);
+    worst = fmax(worst, md);
+    /* uint8: the float result rounded */
+    p.mean[0] = p.mean[1] = p.mean[2] = 0;
+    p.std[0] = p.std[1] = p.std[2] = 1;
+    tdst_make(&u, NN_DTYPE_UINT8, NN_LAYOUT_NHWC, 3, t->dw, t->dh, 1);
+    CHECK_ST(conv(&im, &p, &u, NULL), NN_OK);
+    int bad = 0;
+    for (int y = 0; y < t->dh; y++)
+      for (int x = 0; x < t->dw; x++)
+        for (int c = 0; c < 3; c++) {
+          const double v = ref_turned(&im, p.bgr ? 2 - c : c, 3, t->r, t->deg, 0, 0, t->dw, t->dh,
+                                      x, y);
+          bad += fabs(tval(&u, c, y, x) - floor(v + 0.5)) > (fabs(v - floor(v) - 0.5) < 1e-3);
+        }
+    CHECK(bad == 0);
+    free(u.mem);
+    free(d.mem);
+    free(d2.mem);
+    timg_free(&im);
+  }
+  printf("  turned rects vs reference: max |diff| %.3g (0..255 units)\n", worst);
+  CHECK(worst <= 1e-3);
+}
+
+/* A turned rect of a uniform image is that colour everywhere, in every
+ * format and channel count, even reaching far outside the image. */
+static void test_turn_formats(void) {
+  for (int fi = 0; fi < N_FMTS; fi++) {
+    const fmt_info *f = &g_info[fi];
+    timg im;
+    timg_make(&im, f->f, 33, 19, fi & 3);
+    if (f->yuv) {
+      timg_fill_yuv(&im, 235, 128, 128);
+    } else {
+      for (int p = 0; p < 3; p++)
+        if (im.buf[p])
+          memset(im.buf[p], 77, (size_t)im.im.strides[p] * im.rows[p]);
+    }
+    const float want = f->yuv ? 255.0f : 77.0f;
+    nn_image_params p;
+    nn_image_params_init(&p);
+    p.src = (nn_rect){-10.5, 4, 50, 9};
+    p.angle = 41.0 + fi;
+    for (int C = 1; C <= 4; C++) {
+      if (C == 2)
+        continue;
+      tdst d;
+      tdst_make(&d, NN_DTYPE_FLOAT, NN_LAYOUT_NHWC, C, 17, 11, 1);
+      CHECK_ST(conv(&im, &p, &d, NULL), NN_OK);
+      float md = 0;
+      for (size_t i = 0; i < d.d.nbytes / 4; i++) {
+        const int c = (int)(i % C);
+        const float w = C == 4 && c == 3 ? (f->a >= 0 ? 77.0f : 255.0f) : want;
+        md = fmaxf(md, fabsf(((float *)d.mem)[i] - w));
+      }
+      if (md > 1e-3f)
+        fprintf(stderr, "  turned %s C=%d: max err %g\n", nn_pixel_format_name(f->f), C, md);
+      CHECK(md <= 1e-3f);
+      free(d.mem);
+    }
+    timg_free(&im);
+  }
+}
+
+/* params.content: the PaddleOCR fit (height 48, width from the aspect
+ * ratio, left-aligned, padding on the right). */
+static void test_content(void) {
+  timg im;
+  timg_make(&im, NN_PIX_RGB, 100, 20, 2);
+  nn_image_params p;
+  nn_image_params_init(&p);
+  p.content = (nn_rect){0, 0, 240, 48};
+  p.mode = NN_RESIZE_LETTERBOX; /* ignored */
+  p.pad_value = 0;
+  for (int c = 0; c < 3; c++) {
+    p.mean[c] = 127.5f;
+    p.std[c] = 127.5f;
+  }
+  const float pad = (0.0f - 127.5f) * (1.0f / 127.5f);
+  nn_image_params q = p;
+  q.content = (nn_rect){0, 0, 0, 0};
+  q.mode = NN_RESIZE_STRETCH;
+  for (int turned = 0; turned < 2; turned++) {
+    p.angle = q.angle = turned ? 7.5 : 0;
+    for (int lay = 0; lay < 2; lay++) {
+      tdst d, s;
+      tdst_make(&d, NN_DTYPE_FLOAT, (nn_tensor_layout)lay, 3, 320, 48, 1);
+      tdst_make(&s, NN_DTYPE_FLOAT, NN_LAYOUT_NCHW, 3, 240, 48, 1);
+      nn_image_geometry geo, geo2;
+      CHECK_ST(conv(&im, &p, &d, &geo), NN_OK);
+      CHECK_ST(conv(&im, &q, &s, NULL), NN_OK);
+      CHECK(geo.scale_x == 2.4 && geo.scale_y == 2.4 && geo.offset_x == 0 && geo.offset_y == 0);
+      CHECK(geo.content_x == 0 && geo.content_y == 0 && geo.content_width == 240 &&
+            geo.content_height == 48 && geo.angle == p.angle);
+      CHECK(geo.src_x == 0 && geo.src_width == 100 && geo.src_height == 20);
+      CHECK_ST(nn_image_geometry_compute(&im.im, &p, 320, 48, &geo2), NN_OK);
+      CHECK(memcmp(&geo, &geo2, sizeof geo) == 0);
+      int bad_pad = 0;
+      double md = 0;
+      for (int c = 0; c < 3; c++)
+        for (int y = 0; y < 48; y++)
+          for (int x = 0; x < 320; x++) {
+            if (x >= 240)
+              bad_pad += tval(&d, c, y, x) != pad;
+            else
+              md = fmax(md, fabs(tval(&d, c, y, x) - tval(&s, c, y, x)));
+          }
+      CHECK(bad_pad == 0);
+      CHECK(md <= 1e-6);
+      free(d.mem);
+      free(s.mem);
+    }
+  }
+  /* an offset, fractional content rect on a ramp: the pixels whose centre
+   * is inside are content, bilinear at the mapped centre; geometry says so */
+  timg ramp;
+  make_ramp(&ramp, 100, 20, 0);
+  nn_image_params r;
+  nn_image_params_init(&r);
+  r.content = (nn_rect){10.5, 4, 200, 40.25};
+  r.pad_value = 9;
+  tdst d;
+  tdst_make(&d, NN_DTYPE_FLOAT, NN_LAYOUT_NCHW, 1, 230, 48, 1);
+  nn_image_geometry geo;
+  CHECK_ST(conv(&ramp, &r, &d, &geo), NN_OK);
+  CHECK(geo.scale_x == 2 && geo.scale_y == 40.25 / 20 && geo.offset_x == 10.5 &&
+        geo.offset_y == 4 && geo.content_x == 10.5 && geo.content_height == 40.25);
+  for (int x = 0; x < 230; x++) {
+    const int inside = x + 0.5 >= 10.5 && x + 0.5 < 210.5;
+    for (int y = 0; y < 48; y++) {
+      const int in = inside && y >= 4 && y + 0.5 < 44.25;
+      if (!in)
+        CHECK(tval(&d, 0, y, x) == 9.0f);
+    }
+    /* centre x + 0.5 -> image (x + 0.5 - 10.5) / 2, sample (x - 10) / 2 - 0.5 */
+    const double v = (x - 10) / 2.0 - 0.5;
+    if (inside && v >= 0 && v <= 99)
+      CHECK_NEAR(tval(&d, 0, 20, x), v, 2e-3);
+  }
+  /* width <= 0: off (the mode decides, x and y ignored) */
+  tdst e;
+  tdst_make(&e, NN_DTYPE_FLOAT, NN_LAYOUT_NCHW, 1, 230, 48, 1);
+  r.content = (nn_rect){0, 0, 0, 0};
+  CHECK_ST(conv(&ramp, &r, &d, NULL), NN_OK);
+  r.content = (nn_rect){500, -7, -1, 10};
+  CHECK_ST(conv(&ramp, &r, &e, &geo), NN_OK);
+  CHECK(memcmp(d.mem, e.mem, d.d.nbytes) == 0);
+  CHECK(geo.content_width == 230 && geo.offset_x == 0);
+  /* the whole tensor is allowed; beyond it is not */
+  r.content = (nn_rect){0, 0, 230, 48};
+  CHECK_ST(conv(&ramp, &r, &e, NULL), NN_OK);
+  CHECK(memcmp(d.mem, e.mem, d.d.nbytes) == 0);
+  const nn_rect outside[] = {{0, 0, 231, 48},
+                             {-0.5, 0, 10, 10},
+                             {0, 40, 10, 8.5},
+                             {225, 0, 5.001, 1}};
+  for (int i = 0; i < 4; i++) {
+    r.content = outside[i];
+    nn_error err = {0, ""};
+    memset(e.mem, 0xA5, e.d.nbytes);
+    CHECK_ST(nn_image_convert(g_cv, &ramp.im, &r, &e.d, NULL, NULL, &err), NN_ERR_INVALID_ARG);
+    CHECK(strstr(err.msg, "params.content") != NULL && strstr(err.msg, "inside") != NULL);
+    CHECK(((uint8_t *)e.mem)[0] == 0xA5);
+    CHECK_ST(nn_image_geometry_compute(&ramp.im, &r, 230, 48, &geo), NN_ERR_INVALID_ARG);
+  }
+  free(d.mem);
+  free(e.mem);
+  timg_free(&ramp);
+  timg_free(&im);
+}
+
+/* A repeated turned conversion allocates nothing (no tables; the rows are
+ * the converter's scratch), threaded or not. */
+static void test_turn_no_alloc(nn_session *s2) {
+  timg im;
+  timg_make(&im, NN_PIX_NV12, 1280, 720, 0);
+  nn_image_params p;
+  nn_image_params_init(&p);
+  p.src = (nn_rect){300.5, 200.25, 600, 90};
+  p.angle = -12.5;
+  p.content = (nn_rect){0, 0, 300, 48};
+  tdst d;
+  tdst_make(&d, NN_DTYPE_FLOAT, NN_LAYOUT_NCHW, 3, 320, 48, 1);
+  nn_image_converter *cv = NULL;
+  CHECK_ST(nn_image_converter_new(&cv), NN_OK);
+  nn_error err;
+  CHECK_ST(nn_image_convert(cv, &im.im, &p, &d.d, s2, NULL, &err), NN_OK);
+  long before = g_allocs;
+  CHECK_ST(nn_image_convert(cv, &im.im, &p, &d.d, s2, NULL, &err), NN_OK);
+  CHECK_ST(nn_image_convert(cv, &im.im, &p, &d.d, NULL, NULL, &err), NN_OK);
+  /* another angle and a smaller content: reused */
+  p.angle = 200;
+  p.content.width = 100;
+  CHECK_ST(nn_image_convert(cv, &im.im, &p, &d.d, s2, NULL, &err), NN_OK);
+  if (g_allocs != before)
+    fprintf(stderr, "  %ld allocations on repeated turned conversions\n", g_allocs - before);
+  CHECK(g_allocs == before);
+  nn_image_converter_free(cv);
+  free(d.mem);
+  timg_free(&im);
+}
+
 /* A random conversion into a random destination. */
 typedef struct rcase {
   nn_pixel_format f;
@@ -867,6 +1296,14 @@ static void rcase_make(rcase *c) {
   }
   c->dt = rnd() % 2 ? NN_DTYPE_FLOAT : NN_DTYPE_UINT8;
   c->lay = (nn_tensor_layout)(rnd() % 2);
+  /* now and then a turned rect, an explicit content rect, or both */
+  if (rnd() % 4 == 0)
+    c->p.angle = rnd_range(-1000, 1000) * 0.37;
+  if (rnd() % 4 == 0) {
+    const double x = rnd_range(0, c->dw - 1) * 0.5, y = rnd_range(0, c->dh - 1) * 0.5;
+    c->p.content = (nn_rect){x, y, (c->dw - x) * rnd_range(1, 100) / 100.0,
+                             (c->dh - y) * rnd_range(1, 100) / 100.0};
+  }
 }
 
 static void test_paths_and_threads(nn_session *s2) {
@@ -983,6 +1420,11 @@ int main(void) {
   RUN(test_errors);
   RUN(test_extremes);
   RUN(test_no_alloc, s2);
+  RUN(test_turn_quarters);
+  RUN(test_turn_reference, s2);
+  RUN(test_turn_formats);
+  RUN(test_content);
+  RUN(test_turn_no_alloc, s2);
   RUN(test_paths_and_threads, s2);
   RUN(test_disposed, s2);
   nn_session_free(s2);

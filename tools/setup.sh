@@ -10,7 +10,7 @@ gstreamer1.0-plugins-base gstreamer1.0-plugins-good
 libcairo2-dev libpango1.0-dev
 libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
 python3 python3-onnx python3-numpy valgrind nodejs npm ca-certificates
-gstreamer1.0-libav fonts-dejavu-core
+gstreamer1.0-libav fonts-dejavu-core gstreamer1.0-x fonts-wqy-microhei
 gobject-introspection libgirepository1.0-dev gir1.2-gstreamer-1.0
 gir1.2-gst-plugins-base-1.0 python3-gi"
 

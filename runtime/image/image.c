@@ -30,6 +30,13 @@
  * the table builder folds into the edge weight, so every tap names an
  * in-image sample and the taps of one output are consecutive.
  *
+ * A turned source rect (params.angle != 0) is not separable: its blocks
+ * replace steps 1-2 by a sampler that maps each content pixel's n x m
+ * sample points back into the image (the inverse affine of the geometry,
+ * in double) and reads every component bilinearly on its own grid, straight
+ * from the planes, into the same transposed component rows; steps 3-4 are
+ * shared (block_finish).  No tables: its scratch is the rows alone.
+ *
  * Memory: the converter owns the filter tables and the per-worker row
  * scratch; both grow only when a conversion needs more, so converting the
  * same sizes again allocates nothing (the tables of an identical
@@ -59,6 +66,12 @@
  * range are dropped and the rest renormalised: it keeps rounding noise from
  * adding taps (1:1 stays a copy), and changes results by < 255 * 1e-9. */
 #define IMG_TRIM 1e-9
+/* A turned rect averages n = ceil(f) samples per axis of a tensor pixel
+ * covering f image pixels (nn_image.h), so that the samples are at most one
+ * pixel apart and none of the footprint is skipped; the cap bounds the cost
+ * at 64 samples a pixel (beyond 8x the samples thin out). */
+#define IMG_ROT_MAX_SAMPLES 8
+#define IMG_PI 3.14159265358979323846
 
 /* ---- formats ----------------------------------------------------------------- */
 
@@ -274,8 +287,10 @@ static nn_status check_image(const nn_image *img, bool planes, nn_error *err) {
   return NN_OK;
 }
 
-/* The parameters; `channels` > 0 also checks mean/std of that many. */
-static nn_status check_params(const nn_image_params *p, int channels, nn_error *err) {
+/* The parameters; `channels` > 0 also checks mean/std of that many; the
+ * content rect against the tensor size dw x dh. */
+static nn_status check_params(const nn_image_params *p, int channels, int dw, int dh,
+                              nn_error *err) {
   if (!mode_name_ok(p->mode))
     return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: params.mode %d is not a resize mode",
                         (int)p->mode);
@@ -293,6 +308,24 @@ static nn_status check_params(const nn_image_params *p, int channels, nn_error *
                           "nn_image: params.src %g x %g is smaller than 1/1024 pixel", r->width,
                           r->height);
   }
+  if (!isfinite(p->angle))
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: params.angle is not finite");
+  const nn_rect *ct = &p->content;
+  if (!isfinite(ct->x) || !isfinite(ct->y) || !isfinite(ct->width) || !isfinite(ct->height))
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: params.content is not finite");
+  if (ct->width > 0 && ct->height > 0) {
+    if (ct->width < IMG_MIN_RECT || ct->height < IMG_MIN_RECT)
+      return nn_error_set(err, NN_ERR_INVALID_ARG,
+                          "nn_image: params.content %g x %g is smaller than 1/1024 pixel",
+                          ct->width, ct->height);
+    /* inside, not merely overlapping: a content rect cut by the tensor's
+     * edge would silently drop part of the source */
+    if (ct->x < 0 || ct->y < 0 || ct->x + ct->width > dw || ct->y + ct->height > dh)
+      return nn_error_set(err, NN_ERR_INVALID_ARG,
+                          "nn_image: params.content (%g, %g, %g x %g) is not inside the %d x %d "
+                          "tensor",
+                          ct->x, ct->y, ct->width, ct->height, dw, dh);
+  }
   if (!isfinite(p->pad_value))
     return nn_error_set(err, NN_ERR_INVALID_ARG, "nn_image: params.pad_value is not finite");
   for (int c = 0; c < channels; c++) {
@@ -308,11 +341,36 @@ static nn_status check_params(const nn_image_params *p, int channels, nn_error *
 }
 
 /* Geometry plus the inverse scales the tables use (source pixels per tensor
- * pixel): computed directly, so exact ratios (1920 -> 640) stay exact. */
+ * pixel): computed directly, so exact ratios (1920 -> 640) stay exact; and
+ * the turn's cosine and sine. */
 typedef struct img_geo {
   nn_image_geometry g;
   double inv_x, inv_y;
+  double cos_a, sin_a;
 } img_geo;
+
+/* Degrees into [0, 360): fmod is exact, so 360 + 17.5 is 17.5 again; -0
+ * and a tiny negative (which + 360 rounds to 360) become 0. */
+static double angle_normalise(double a) {
+  double r = fmod(a, 360.0);
+  if (r < 0)
+    r += 360.0;
+  return r >= 360.0 || r == 0.0 ? 0.0 : r;
+}
+
+/* Quarter turns exactly: cos(pi / 2) is 6e-17 in double, which would move
+ * a 1:1 turn by 90 degrees off the pixel centres. */
+static void angle_cos_sin(double a, double *c, double *s) {
+  if (a == 0.0 || a == 90.0 || a == 180.0 || a == 270.0) {
+    const int q = (int)(a / 90.0);
+    static const double cq[4] = {1, 0, -1, 0}, sq[4] = {0, 1, 0, -1};
+    *c = cq[q];
+    *s = sq[q];
+  } else {
+    *c = cos(a * (IMG_PI / 180.0));
+    *s = sin(a * (IMG_PI / 180.0));
+  }
+}
 
 static void compute_geo(const nn_image *img, const nn_image_params *p, int dw, int dh,
                         img_geo *out) {
@@ -326,6 +384,21 @@ static void compute_geo(const nn_image *img, const nn_image_params *p, int dw, i
   } else {
     g->src_width = img->width;
     g->src_height = img->height;
+  }
+  g->angle = angle_normalise(p->angle);
+  angle_cos_sin(g->angle, &out->cos_a, &out->sin_a);
+  const nn_rect *ct = &p->content;
+  if (ct->width > 0 && ct->height > 0) {
+    /* an explicit content rect: stretch onto it, whatever the mode */
+    g->content_x = g->offset_x = ct->x;
+    g->content_y = g->offset_y = ct->y;
+    g->content_width = ct->width;
+    g->content_height = ct->height;
+    g->scale_x = ct->width / g->src_width;
+    g->scale_y = ct->height / g->src_height;
+    out->inv_x = g->src_width / ct->width;
+    out->inv_y = g->src_height / ct->height;
+    return;
   }
   const double rx = g->src_width / dw, ry = g->src_height / dh;
   g->content_width = dw;
@@ -371,8 +444,9 @@ nn_status nn_image_geometry_compute(const nn_image *img, const nn_image_params *
     nn_image_params_init(&defaults);
     p = &defaults;
   }
-  if (!geo || check_image(img, false, NULL) != NN_OK || check_params(p, 0, NULL) != NN_OK ||
-      dst_width < 1 || dst_width > IMG_MAX_DST || dst_height < 1 || dst_height > IMG_MAX_DST)
+  if (!geo || check_image(img, false, NULL) != NN_OK || dst_width < 1 || dst_width > IMG_MAX_DST ||
+      dst_height < 1 || dst_height > IMG_MAX_DST ||
+      check_params(p, 0, dst_width, dst_height, NULL) != NN_OK)
     return NN_ERR_INVALID_ARG;
   img_geo g;
   compute_geo(img, p, dst_width, dst_height, &g);
@@ -560,6 +634,26 @@ typedef struct img_group {
   int lane[4], slot[4];   /* float of the pixel, component slot */
 } img_group;
 
+/* One component as the turned-rect sampler reads it: sample (i, j) of its
+ * grid is base[j * stride + i * ps]. */
+typedef struct img_rcomp {
+  const uint8_t *base;
+  ptrdiff_t stride;
+  int ps, grid;
+} img_rcomp;
+
+/* A turned rect (nn_image.h, 1. and 2.): image point of tensor point t,
+ *   p = c + R(angle) ((t - off) * inv - half),
+ * and the component grids the points are read on. */
+typedef struct img_rot {
+  double cx, cy, cos_a, sin_a, half_x, half_y, off_x, off_y, inv_x, inv_y;
+  int n, m; /* samples per tensor pixel along x, y */
+  int n_grids;
+  double scale_x[4], scale_y[4]; /* a grid's samples per image pixel (1, 0.5) */
+  int size_x[4], size_y[4];      /* and its size */
+  img_rcomp comp[4];
+} img_rot;
+
 typedef struct img_plan {
   const nn_image_kernels *k;
   int W, H, C, K;         /* tensor size, channels, components */
@@ -582,6 +676,8 @@ typedef struct img_plan {
   nn_dtype dtype;
   nn_tensor_layout layout;
   int direct;             /* float planar: rows untransposed into the tensor */
+  int turned;             /* params.angle != 0: the blocks sample through rot */
+  img_rot rot;
 } img_plan;
 
 static void fill_f32(float *p, float v, int n) {
@@ -621,6 +717,8 @@ static void pad_row_run(const img_plan *P, int y, float *ws) {
   row_store(P, ws, y, 0);
 }
 
+static void block_finish(const img_plan *P, int y0, int nr, float *ws);
+
 static void block_run(const img_plan *P, int b, float *ws) {
   const nn_image_kernels *k = P->k;
   const int y0 = P->cy0 + 8 * b;
@@ -650,6 +748,135 @@ static void block_run(const img_plan *P, int b, float *ws) {
     }
     k->hpass8(&h, ws + P->planes[gr->plane].acc_off, gr->tx, ncx);
   }
+  block_finish(P, y0, nr, ws);
+}
+
+/* Bilinear taps of grid coordinate g (the sample centres at i + 0.5
+ * already subtracted) on a grid of n samples: the two samples, clamped to
+ * the edge, and the weight of the second. */
+static inline void rot_taps(double g, int n, int *i0, int *i1, double *f) {
+  /* far outside: both taps on the edge sample (and floor stays in range) */
+  if (!(g > -1.0))
+    g = -1.0;
+  else if (g > n)
+    g = n;
+  const double fl = floor(g);
+  const int k = (int)fl;
+  *f = g - fl;
+  *i0 = k < 0 ? 0 : k > n - 1 ? n - 1 : k;
+  *i1 = k + 1 > n - 1 ? n - 1 : k + 1;
+}
+
+/* Steps 1-2 of a block of a turned rect: every content pixel the mean of
+ * its n x m bilinear samples, per component on its grid, into the
+ * transposed component rows; then the shared steps 3-4.  Each pixel is
+ * computed from its own coordinates (no running sums), so the result does
+ * not depend on which worker runs which block. */
+static void rot_block_run(const img_plan *P, int b, float *ws) {
+  const img_rot *R = &P->rot;
+  const int y0 = P->cy0 + 8 * b;
+  const int nr = P->cy1 - y0 < 8 ? P->cy1 - y0 : 8;
+  const int ncx = P->cx1 - P->cx0, K = P->K, n = R->n, m = R->m;
+  float *comp[4];
+  for (int s = 0; s < K; s++)
+    comp[s] = ws + P->comp_off[s];
+  const double norm = 1.0 / (n * m);
+  double ox[IMG_ROT_MAX_SAMPLES], oy[IMG_ROT_MAX_SAMPLES]; /* sample points in a pixel */
+  for (int i = 0; i < n; i++)
+    ox[i] = (i + 0.5) / n;
+  for (int j = 0; j < m; j++)
+    oy[j] = (j + 0.5) / m;
+  for (int r = 0; r < nr; r++) {
+    double uy[IMG_ROT_MAX_SAMPLES]; /* rect frame, relative to its centre */
+    for (int j = 0; j < m; j++)
+      uy[j] = (y0 + r + oy[j] - R->off_y) * R->inv_y - R->half_y;
+    for (int x = P->cx0; x < P->cx1; x++) {
+      double ux[IMG_ROT_MAX_SAMPLES];
+      for (int i = 0; i < n; i++)
+        ux[i] = (x + ox[i] - R->off_x) * R->inv_x - R->half_x;
+      double acc[4] = {0, 0, 0, 0};
+      for (int j = 0; j < m; j++)
+        for (int i = 0; i < n; i++) {
+          const double px = R->cx + R->cos_a * ux[i] - R->sin_a * uy[j];
+          const double py = R->cy + R->sin_a * ux[i] + R->cos_a * uy[j];
+          int xa[4], xb[4], ya[4], yb[4];
+          double fx[4], fy[4];
+          for (int g = 0; g < R->n_grids; g++) {
+            rot_taps(px * R->scale_x[g] - 0.5, R->size_x[g], &xa[g], &xb[g], &fx[g]);
+            rot_taps(py * R->scale_y[g] - 0.5, R->size_y[g], &ya[g], &yb[g], &fy[g]);
+          }
+          for (int s = 0; s < K; s++) {
+            const img_rcomp *c = &R->comp[s];
+            const int g = c->grid;
+            const uint8_t *r0 = c->base + (ptrdiff_t)ya[g] * c->stride;
+            const uint8_t *r1 = c->base + (ptrdiff_t)yb[g] * c->stride;
+            const double a0 = r0[xa[g] * c->ps], a1 = r0[xb[g] * c->ps];
+            const double b0 = r1[xa[g] * c->ps], b1 = r1[xb[g] * c->ps];
+            /* a + f (b - a): exact at f = 0 and 1, so 1:1 quarter turns copy */
+            const double top = a0 + fx[g] * (a1 - a0), bot = b0 + fx[g] * (b1 - b0);
+            acc[s] += top + fy[g] * (bot - top);
+          }
+        }
+      for (int s = 0; s < K; s++)
+        comp[s][(size_t)(x - P->cx0) * 8 + r] = (float)(acc[s] * norm);
+    }
+  }
+  /* rows past the content repeat the last one; they are not stored */
+  for (int s = 0; s < K; s++)
+    for (int i = 0; i < ncx; i++)
+      for (int r = nr; r < 8; r++)
+        comp[s][(size_t)i * 8 + r] = comp[s][(size_t)i * 8 + nr - 1];
+  block_finish(P, y0, nr, ws);
+}
+
+/* The turned rect's mapping and the grids its components are read on. */
+static void rot_setup(img_plan *P, const img_fmt *f, const nn_image *img, const img_geo *g) {
+  img_rot *R = &P->rot;
+  R->half_x = 0.5 * g->g.src_width;
+  R->half_y = 0.5 * g->g.src_height;
+  R->cx = g->g.src_x + R->half_x;
+  R->cy = g->g.src_y + R->half_y;
+  R->cos_a = g->cos_a;
+  R->sin_a = g->sin_a;
+  R->off_x = g->g.offset_x;
+  R->off_y = g->g.offset_y;
+  R->inv_x = g->inv_x;
+  R->inv_y = g->inv_y;
+  /* ceil(image pixels per tensor pixel), 1 when upscaling, at most 8 */
+  R->n = g->inv_x <= 1.0                   ? 1
+         : g->inv_x >= IMG_ROT_MAX_SAMPLES ? IMG_ROT_MAX_SAMPLES
+                                           : (int)ceil(g->inv_x);
+  R->m = g->inv_y <= 1.0                   ? 1
+         : g->inv_y >= IMG_ROT_MAX_SAMPLES ? IMG_ROT_MAX_SAMPLES
+                                           : (int)ceil(g->inv_y);
+  R->n_grids = 0;
+  for (int s = 0; s < P->K; s++) {
+    const img_comp *d = &f->comp[s];
+    /* 1 / subsampling: powers of two, so exactly the division */
+    const double sx = 1.0 / d->subx, sy = 1.0 / d->suby;
+    int gi = 0;
+    while (gi < R->n_grids && (R->scale_x[gi] != sx || R->scale_y[gi] != sy))
+      gi++;
+    if (gi == R->n_grids) {
+      R->scale_x[gi] = sx;
+      R->scale_y[gi] = sy;
+      R->size_x[gi] = ceil_div(img->width, d->subx);
+      R->size_y[gi] = ceil_div(img->height, d->suby);
+      R->n_grids++;
+    }
+    R->comp[s].base = img->planes[d->plane] + d->off;
+    R->comp[s].stride = img->strides[d->plane];
+    R->comp[s].ps = d->ps;
+    R->comp[s].grid = gi;
+  }
+}
+
+/* Steps 3-4 of a block whose component rows are built (transposed, all 8
+ * rows finite): colour into the channel rows, the padding columns, the
+ * store. */
+static void block_finish(const img_plan *P, int y0, int nr, float *ws) {
+  const nn_image_kernels *k = P->k;
+  const int ncx = P->cx1 - P->cx0;
   const float *comp[4];
   for (int s = 0; s < P->K; s++)
     comp[s] = ws + P->comp_off[s];
@@ -672,7 +899,10 @@ static void block_run(const img_plan *P, int b, float *ws) {
 /* Work items: the blocks of content rows, then the padding rows. */
 static void item_run(const img_plan *P, int64_t i, float *ws) {
   if (i < P->n_blocks) {
-    block_run(P, (int)i, ws);
+    if (P->turned)
+      rot_block_run(P, (int)i, ws);
+    else
+      block_run(P, (int)i, ws);
   } else {
     const int k = (int)(i - P->n_blocks);
     pad_row_run(P, k < P->cy0 ? k : P->cy1 + (k - P->cy0), ws);
@@ -807,7 +1037,7 @@ nn_status nn_image_convert(nn_image_converter *cv, const nn_image *img,
     return nn_error_set(err, NN_ERR_INVALID_ARG,
                         "nn_image: dst.nbytes %zu too small for batch slot %d of %zu bytes",
                         dst->nbytes, dst->batch_index, slot);
-  if ((st = check_params(p, dst->channels, err)) != NN_OK)
+  if ((st = check_params(p, dst->channels, dst->width, dst->height, err)) != NN_OK)
     return st;
   int width = 1;
   if (workers) {
@@ -843,7 +1073,11 @@ nn_status nn_image_convert(nn_image_converter *cv, const nn_image *img,
   setup_channels(&P, f, img, p);
 
   size_t ws = 0;   /* floats per worker */
-  if (ncx > 0 && ncy > 0) {
+  P.turned = g.g.angle != 0.0;
+  if (ncx > 0 && ncy > 0 && P.turned) {
+    /* no tables, no accumulators: the sampler reads the planes */
+    rot_setup(&P, f, img, &g);
+  } else if (ncx > 0 && ncy > 0) {
     /* tables: horizontal by subx, vertical by suby, those the slots use */
     bool need_x[2] = {false, false}, need_y[2] = {false, false};
     for (int s = 0; s < P.K; s++) {
@@ -916,14 +1150,16 @@ nn_status nn_image_convert(nn_image_converter *cv, const nn_image *img,
       pl->acc_off = ws;
       ws += (size_t)round16(pl->len) * 8;
     }
+    P.vtmp_off = ws;
+    ws += NN_IMAGE_VP_TMP;
+  }
+  if (ncx > 0 && ncy > 0) {
     for (int s = 0; s < P.K; s++) {
       P.comp_off[s] = ws;
       ws += (size_t)ncx * 8;
     }
     P.tmp_off = ws;
     ws += (size_t)ncx * 8;
-    P.vtmp_off = ws;
-    ws += NN_IMAGE_VP_TMP;
     P.n_blocks = (ncy + 7) / 8;
   }
   if (!P.direct) {

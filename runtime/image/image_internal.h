@@ -11,6 +11,9 @@
  *   colour8      per tensor channel: affine in the components, clamp,
  *                normalise, and back to 8 rows;
  *   store        channel rows -> the tensor's layout and data type.
+ * A turned source rect (params.angle != 0) replaces vpass8 and hpass8 by
+ * image.c's portable sampler, which writes the same transposed component
+ * rows; colour8 and the stores follow as above.
  * The portable kernels are in image.c (hpass8, colour and the stores come
  * from the templates of image_tmpl.h); image_avx2.c has the same entry
  * points with AVX2+FMA.  Both sum in the same order; vpass8's FMA rounding

@@ -204,8 +204,35 @@ leave_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 }
 
 /* Region mode: this many regions of interest are put on every frame before
- * it reaches onnxinfer (outside the measured window). */
+ * it reaches onnxinfer (outside the measured window).  With text_lines,
+ * frame k gets a varying number of text lines instead (1 .. 8, the widest
+ * on every warm-up frame), each with a rotated-box as the DBNet decoder
+ * puts on them. */
 static gint rois_per_frame;
+static gboolean text_lines;
+static gint frames_seen;
+
+static void
+add_text_lines (GstBuffer * buf)
+{
+  gint k = frames_seen++, n = k < 5 ? 8 : 1 + (k * 5) % 8, i;
+
+  for (i = 0; i < n; i++) {
+    /* widths 60 .. 200 at a height of 24 (aspects 2.5 .. 8.3, all within
+     * one halving of the widest), angles -10 .. 10 degrees */
+    gdouble w = i == 0 ? 200 : 60 + (i * 37 + k * 13) % 140, h = 24;
+    gdouble cx = 20 + w / 2 + (i % 2) * 60, cy = 20 + 30 * i;
+    gdouble angle = -10 + (i * 7 + k) % 21;
+    GstVideoRegionOfInterestMeta *roi =
+        gst_buffer_add_video_region_of_interest_meta (buf, "text",
+        (guint) (cx - w / 2), (guint) (cy - h / 2), (guint) w, (guint) h);
+    roi->id = i + 1;
+    gst_video_region_of_interest_meta_add_param (roi,
+        gst_structure_new ("rotated-box", "cx", G_TYPE_DOUBLE, cx,
+            "cy", G_TYPE_DOUBLE, cy, "width", G_TYPE_DOUBLE, w,
+            "height", G_TYPE_DOUBLE, h, "angle", G_TYPE_DOUBLE, angle, NULL));
+  }
+}
 
 static GstPadProbeReturn
 add_rois_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
@@ -213,6 +240,11 @@ add_rois_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   GstBuffer *buf = gst_buffer_make_writable (GST_PAD_PROBE_INFO_BUFFER (info));
   gint i;
 
+  if (text_lines) {
+    add_text_lines (buf);
+    GST_PAD_PROBE_INFO_DATA (info) = buf;
+    return GST_PAD_PROBE_OK;
+  }
   for (i = 0; i < rois_per_frame; i++) {
     GstVideoRegionOfInterestMeta *roi =
         gst_buffer_add_video_region_of_interest_meta (buf, "face",
@@ -245,7 +277,7 @@ measure (const gchar * label, const gchar * model, const gchar * caps,
   nn = gst_bin_get_by_name (GST_BIN (p), "nn");
   sinkpad = gst_element_get_static_pad (nn, "sink");
   srcpad = gst_element_get_static_pad (nn, "src");
-  if (rois_per_frame > 0)
+  if (rois_per_frame > 0 || text_lines)
     gst_pad_add_probe (sinkpad, GST_PAD_PROBE_TYPE_BUFFER, add_rois_probe,
         NULL, NULL);
   gst_pad_add_probe (sinkpad, GST_PAD_PROBE_TYPE_BUFFER, enter_probe, &w,
@@ -322,6 +354,29 @@ GST_START_TEST (test_zero_alloc_ppocr_interval)
 
 GST_END_TEST;
 
+/* The recognition pass of the OCR cascade: PP-OCRv4 rec on rotated text
+ * lines (pad-right, the input width following the lines), 1 to 8 lines a
+ * frame in batches of 4: after warm-up, no allocation whatever the number
+ * of lines. */
+GST_START_TEST (test_zero_alloc_text_lines)
+{
+  gchar *model = real_case_model ("ppocr_v4_rec");
+
+  SKIP_IF_NULL (model, "ppocr_v4_rec");
+  setup ();
+  text_lines = TRUE;
+  frames_seen = 0;
+  measure ("ppocr rec, 1..8 rotated lines a frame, max-batch 4", model,
+      "video/x-raw,width=320,height=256,format=RGB",
+      "inference-region=roi-list object-class=text scale-mode=pad-right "
+      "channel-order=bgr input-mean=127.5 input-std=127.5 pad-value=127.5 "
+      "max-batch=4", 10);
+  text_lines = FALSE;
+  g_free (model);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_zero_alloc_zero_copy)
 {
   gchar *model = test_model ("cast-u8-nhwc-8x8.onnx");
@@ -390,6 +445,7 @@ alloc_suite (void)
   tcase_add_test (tc, test_zero_alloc_zero_copy);
   tcase_add_test (tc, test_zero_alloc_yuv);
   tcase_add_test (tc, test_zero_alloc_regions);
+  tcase_add_test (tc, test_zero_alloc_text_lines);
   return s;
 }
 

@@ -4,7 +4,7 @@
 # valgrind memcheck (--leak-check=full) over onnxinfer pipelines, one
 # valgrind run per case:
 #
-#   cpu     100 frames through two onnxinfer in a cascade (the second with
+#   cpu     30 frames through two onnxinfer in a cascade (the second with
 #           inference-interval=3), backend=cpu, on the portable C kernels
 #           (NN_CPU=portable: valgrind runs AVX2/FMA code 4x slower)
 #   simd    the same cascade on the best SIMD path valgrind offers (AVX2:
@@ -21,9 +21,9 @@
 #
 # Environment:
 #   ONNXINFER_VALGRIND_CASES          cases to run (default "cpu simd decode vulkan")
-#   ONNXINFER_VALGRIND_FRAMES         frames of the cpu case (default 100)
+#   ONNXINFER_VALGRIND_FRAMES         frames of the cpu case (default 30)
 #   ONNXINFER_VALGRIND_SIMD_FRAMES    frames of the simd case (default 10)
-#   ONNXINFER_VALGRIND_DECODE_FRAMES  frames of the decode case (default 20)
+#   ONNXINFER_VALGRIND_DECODE_FRAMES  frames of the decode case (default 10)
 #   ONNXINFER_VALGRIND_VULKAN_FRAMES  frames of the vulkan case (default 5)
 #   ONNXINFER_VALGRIND_VULKAN_MODEL   real (BlazeFace, default) or synthetic
 #   ONNXINFER_REAL_CASES (default $NN_SHARED_DIR/real-cases or
@@ -36,9 +36,9 @@ root=$(cd "$here/../.." && pwd)
 plugin_dir=${1:-$root/build-gst/plugin/gstreamer-1.0}
 models_dir=${2:-$root/build-gst/tests/gst}
 cases=${ONNXINFER_VALGRIND_CASES:-cpu simd decode vulkan}
-frames=${ONNXINFER_VALGRIND_FRAMES:-100}
+frames=${ONNXINFER_VALGRIND_FRAMES:-30}
 simd_frames=${ONNXINFER_VALGRIND_SIMD_FRAMES:-10}
-decode_frames=${ONNXINFER_VALGRIND_DECODE_FRAMES:-20}
+decode_frames=${ONNXINFER_VALGRIND_DECODE_FRAMES:-10}
 vulkan_frames=${ONNXINFER_VALGRIND_VULKAN_FRAMES:-5}
 vulkan_model=${ONNXINFER_VALGRIND_VULKAN_MODEL:-real}
 real=${ONNXINFER_REAL_CASES:-${NN_SHARED_DIR:-$root/../shared}/real-cases}

@@ -7,10 +7,11 @@
  * bytes.  OUT gets the whole destination (nbatch slots, zero-filled before
  * the conversion).  Keys: format (GStreamer name), width, height, stride0..2,
  * matrix (601|709|2020), range (limited|full), mode (stretch|letterbox|crop),
- * rect=x,y,w,h, pad, bgr, mean=a,b,c,d, std=a,b,c,d, dtype (float|uint8),
- * layout (nchw|nhwc), channels, dw, dh, batch, nbatch, threads, simd (0|1).
- * Prints "geo" and the 12 numbers of nn_image_geometry, or "error" and the
- * message (exit status 2).
+ * rect=x,y,w,h, angle (degrees), content=x,y,w,h, pad, bgr, mean=a,b,c,d,
+ * std=a,b,c,d, dtype (float|uint8), layout (nchw|nhwc), channels, dw, dh,
+ * batch, nbatch, threads, simd (0|1).
+ * Prints "geo" and the 13 numbers of nn_image_geometry (the angle last), or
+ * "error" and the message (exit status 2).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,11 @@ int main(int argc, char **argv) {
     } else if (!strcmp(k, "rect")) {
       parse_list(v, l, 4);
       p.src = (nn_rect){l[0], l[1], l[2], l[3]};
+    } else if (!strcmp(k, "angle")) {
+      p.angle = atof(v);
+    } else if (!strcmp(k, "content")) {
+      parse_list(v, l, 4);
+      p.content = (nn_rect){l[0], l[1], l[2], l[3]};
     } else if (!strcmp(k, "pad")) {
       p.pad_value = (float)atof(v);
     } else if (!strcmp(k, "bgr")) {
@@ -162,9 +168,9 @@ int main(int argc, char **argv) {
     rc = 2;
     goto done;
   }
-  printf("geo %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", g.src_x,
-         g.src_y, g.src_width, g.src_height, g.scale_x, g.scale_y, g.offset_x, g.offset_y,
-         g.content_x, g.content_y, g.content_width, g.content_height);
+  printf("geo %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n",
+         g.src_x, g.src_y, g.src_width, g.src_height, g.scale_x, g.scale_y, g.offset_x, g.offset_y,
+         g.content_x, g.content_y, g.content_width, g.content_height, g.angle);
   FILE *fo = fopen(argv[2], "wb");
   if (!fo || fwrite(out, 1, d.nbytes, fo) != d.nbytes) {
     perror(argv[2]);

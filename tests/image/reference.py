@@ -5,7 +5,10 @@ The definition of a conversion is restated here from the header, not ported
 from the C loops: dense per-axis weight matrices built from the footprint of
 each tensor pixel (tent weights for bilinear, interval overlaps for the area
 average, clamped indices accumulated onto the edge sample), applied as
-Wy @ plane @ Wx.T in float64 per component, then the textbook YUV -> RGB
+Wy @ plane @ Wx.T in float64 per component (a turned rect, angle != 0:
+every tensor pixel's n x m sample points mapped from the rect's first corner
+along its own axes, each sampled bilinearly with clamped indices on the
+component's grid, averaged), then the textbook YUV -> RGB
 (G from Y = Kr R + Kg G + Kb B), clamp, channel order, padding, (v - mean) /
 std, rounding, layout and batch slot.  image-dump runs the C code on the
 same bytes.
@@ -112,12 +115,20 @@ def components(fmt, planes, w, h):
     return out
 
 
-def geometry(w, h, rect, mode, dw, dh):
-    """The mapping of nn_image.h: tensor = (image - src) * scale + offset."""
+def geometry(w, h, rect, mode, dw, dh, angle=0.0, content=(0.0, 0.0, 0.0, 0.0)):
+    """The mapping of nn_image.h: u = R(-angle) (image - centre) + half,
+    tensor = u * scale + offset (angle 0: (image - src) * scale + offset)."""
     if rect[2] > 0 and rect[3] > 0:
         sx, sy, sw, sh = rect
     else:
         sx, sy, sw, sh = 0.0, 0.0, float(w), float(h)
+    angle = math.fmod(angle, 360.0)
+    angle = angle + 360.0 if angle < 0 else angle
+    angle = 0.0 if angle >= 360.0 else angle
+    if content[2] > 0 and content[3] > 0:
+        cx, cy, cw, ch = content
+        return dict(src=(sx, sy, sw, sh), scale=(cw / sw, ch / sh), offset=(cx, cy),
+                    content=tuple(content), angle=angle)
     if mode == "stretch":
         scx, scy = dw / sw, dh / sh
         ox = oy = 0.0
@@ -127,7 +138,7 @@ def geometry(w, h, rect, mode, dw, dh):
         scx = scy = s
         ox, oy = (dw - sw * s) / 2, (dh - sh * s) / 2
         content = (ox, oy, sw * s, sh * s) if mode == "letterbox" else (0.0, 0.0, float(dw), float(dh))
-    return dict(src=(sx, sy, sw, sh), scale=(scx, scy), offset=(ox, oy), content=content)
+    return dict(src=(sx, sy, sw, sh), scale=(scx, scy), offset=(ox, oy), content=content, angle=angle)
 
 
 def weights(n_out, n_src, src0, off, scale, sub):
@@ -157,13 +168,50 @@ def weights(n_out, n_src, src0, off, scale, sub):
     return W
 
 
+def turned_points(geo, dw, dh):
+    """Image points (px, py), each dh x dw x m x n, of the samples of every
+    tensor pixel of a turned rect: n = ceil(pixels per tensor pixel), at most
+    8, at (x + (i + 0.5) / n, y + (j + 0.5) / m)."""
+    (sx, sy, sw, sh), (scx, scy), (ox, oy) = geo["src"], geo["scale"], geo["offset"]
+    fx, fy = 1.0 / scx, 1.0 / scy
+    n = min(math.ceil(fx), 8) if fx > 1 else 1
+    m = min(math.ceil(fy), 8) if fy > 1 else 1
+    a = math.radians(geo["angle"])
+    ca, sa = math.cos(a), math.sin(a)
+    tx = np.arange(dw)[None, :, None, None] + (np.arange(n)[None, None, None, :] + 0.5) / n
+    ty = np.arange(dh)[:, None, None, None] + (np.arange(m)[None, None, :, None] + 0.5) / m
+    ux, uy = (tx - ox) * fx, (ty - oy) * fy           # the rect's own frame
+    # its first corner: the centre less half of each (turned) axis
+    kx = sx + sw / 2 - ca * sw / 2 + sa * sh / 2
+    ky = sy + sh / 2 - sa * sw / 2 - ca * sh / 2
+    return kx + ux * ca - uy * sa, ky + ux * sa + uy * ca
+
+
+def bilinear(arr, gx, gy):
+    """arr sampled at grid coordinates (gx, gy) (sample centres at i + 0.5),
+    indices clamped to the edge."""
+    ny, nx = arr.shape
+    x0, y0 = np.floor(gx - 0.5), np.floor(gy - 0.5)
+    fx, fy = gx - 0.5 - x0, gy - 0.5 - y0
+    xi = [np.clip(x0 + k, 0, nx - 1).astype(np.int64) for k in (0, 1)]
+    yi = [np.clip(y0 + k, 0, ny - 1).astype(np.int64) for k in (0, 1)]
+    top = (1 - fx) * arr[yi[0], xi[0]] + fx * arr[yi[0], xi[1]]
+    bot = (1 - fx) * arr[yi[1], xi[0]] + fx * arr[yi[1], xi[1]]
+    return (1 - fy) * top + fy * bot
+
+
 def reference(case, planes):
     fmt, w, h, dw, dh, C = case["format"], case["w"], case["h"], case["dw"], case["dh"], case["channels"]
-    geo = geometry(w, h, case["rect"], case["mode"], dw, dh)
+    geo = geometry(w, h, case["rect"], case["mode"], dw, dh, case.get("angle", 0.0),
+                   case.get("content", (0.0, 0.0, 0.0, 0.0)))
     (sx, sy, _, _), (scx, scy), (ox, oy) = geo["src"], geo["scale"], geo["offset"]
     comps = components(fmt, planes, w, h)
     res = {}
+    pts = turned_points(geo, dw, dh) if geo["angle"] != 0 else None
     for name, (arr, subx, suby) in comps.items():
+        if pts is not None:
+            res[name] = bilinear(arr, pts[0] / subx, pts[1] / suby).mean(axis=(2, 3))
+            continue
         ny, nx = arr.shape
         Wx = weights(dw, nx, sx, ox, scx, subx)
         Wy = weights(dh, ny, sy, oy, scy, suby)
@@ -216,6 +264,8 @@ def run_dump(dump, case, planes, tmp, extra=()):
     args = [dump, inp, outp, "format=" + case["format"], "width=%d" % case["w"], "height=%d" % case["h"],
             "matrix=" + case["matrix"], "range=" + case["range"], "mode=" + case["mode"],
             "rect=%.17g,%.17g,%.17g,%.17g" % tuple(case["rect"]), "pad=%.17g" % case["pad"],
+            "angle=%.17g" % case.get("angle", 0.0),
+            "content=%.17g,%.17g,%.17g,%.17g" % tuple(case.get("content", (0.0, 0.0, 0.0, 0.0))),
             "bgr=%d" % case["bgr"], "mean=" + ",".join("%.9g" % v for v in case["mean"]),
             "std=" + ",".join("%.9g" % v for v in case["std"]), "dtype=" + case["dtype"],
             "layout=" + case["layout"], "channels=%d" % case["channels"], "dw=%d" % case["dw"],
@@ -226,7 +276,8 @@ def run_dump(dump, case, planes, tmp, extra=()):
     if r.returncode != 0:
         raise RuntimeError("image-dump failed (%d): %s %s" % (r.returncode, r.stdout, r.stderr))
     g = [float(v) for v in r.stdout.split()[1:]]
-    geo = dict(src=tuple(g[0:4]), scale=tuple(g[4:6]), offset=tuple(g[6:8]), content=tuple(g[8:12]))
+    geo = dict(src=tuple(g[0:4]), scale=tuple(g[4:6]), offset=tuple(g[6:8]), content=tuple(g[8:12]),
+               angle=(g[12],))
     dt = np.float32 if case["dtype"] == "float" else np.uint8
     return geo, np.fromfile(outp, dtype=dt)
 
@@ -245,7 +296,8 @@ def make_planes(rng, fmt, w, h, smooth=False):
 
 def compare(case, geo_c, out_c, geo_r, ref):
     """None when they agree, else a message.  Returns (msg, max float err)."""
-    for k in ("src", "scale", "offset", "content"):
+    geo_r = dict(geo_r, angle=(geo_r["angle"],))
+    for k in ("src", "scale", "offset", "content", "angle"):
         for a, b in zip(geo_c[k], geo_r[k]):
             if abs(a - b) > GEO_TOL * max(1.0, abs(b)):
                 return "geometry %s: C %s, reference %s" % (k, geo_c[k], geo_r[k]), 0.0
@@ -291,7 +343,13 @@ def random_case(rng):
         rect = [0.0, 0.0, 0.0, 0.0]
     C = [1, 3, 4][int(rng.integers(0, 3))]
     nbatch = int(rng.integers(1, 3))
-    return dict(format=fmt, w=w, h=h, dw=dw, dh=dh, rect=rect,
+    # a turned rect in a quarter of the cases, an explicit content rect in another
+    angle = float(rng.uniform(-400, 400)) if rng.random() < 0.25 else 0.0
+    content = [0.0] * 4
+    if rng.random() < 0.25:
+        cx, cy = float(rng.uniform(0, dw - 0.5)), float(rng.uniform(0, dh - 0.5))
+        content = [cx, cy, float(rng.uniform(0.01, 1.0) * (dw - cx)), float(rng.uniform(0.01, 1.0) * (dh - cy))]
+    return dict(format=fmt, w=w, h=h, dw=dw, dh=dh, rect=rect, angle=angle, content=content,
                 mode=["stretch", "letterbox", "crop"][int(rng.integers(0, 3))],
                 matrix=["601", "709", "2020"][int(rng.integers(0, 3))],
                 range=["limited", "full"][int(rng.integers(0, 2))],
@@ -316,6 +374,15 @@ def fixed_cases():
         out.append(dict(base, format=fmt, w=127, h=93, dw=64, dh=80, mode="crop", channels=4))
         out.append(dict(base, format=fmt, w=50, h=40, dw=90, dh=70, rect=[-20.5, 30.25, 60.0, 30.0]))
         out.append(dict(base, format=fmt, w=1920, h=1080, dw=96, dh=54, channels=1, dtype="uint8"))
+        # turned: 1:1 half turn, an OCR line fitted PaddleOCR's way (height
+        # 48, left-aligned, padded right), a strong downscale (8 x 8 samples)
+        out.append(dict(base, format=fmt, w=31, h=19, dw=21, dh=13, rect=[5.0, 3.0, 21.0, 13.0],
+                        angle=180.0))
+        out.append(dict(base, format=fmt, w=200, h=120, dw=320, dh=48, rect=[40.5, 50.25, 120.0, 24.0],
+                        angle=-8.5, content=[0.0, 0.0, 240.0, 48.0], pad=0.0, mean=[127.5] * 4,
+                        std=[127.5] * 4))
+        out.append(dict(base, format=fmt, w=480, h=300, dw=40, dh=6, rect=[40.0, 120.0, 400.0, 60.0],
+                        angle=20.0, channels=4))
     return out
 
 
