@@ -86,6 +86,7 @@ geometry (gint fw, gint fh, gint iw, gint ih, gdouble sx, gdouble sy,
 {
   GstOnnxTensorGeometry g;
 
+  memset (&g, 0, sizeof g);     /* fields added later (angle) are 0 */
   g.frame_width = fw;
   g.frame_height = fh;
   g.input_width = iw;

@@ -290,6 +290,151 @@ GST_START_TEST (test_ctc_frame_and_errors)
 
 GST_END_TEST;
 
+/* The rotated-box of roi: its angle and corner k. */
+static gdouble
+rbox_angle (GstVideoRegionOfInterestMeta * roi, gint k, gdouble * x,
+    gdouble * y)
+{
+  GstStructure *s = gst_video_region_of_interest_meta_get_param (roi,
+      "rotated-box");
+  const GValue *pts, *p;
+  gdouble a = 1000.0;
+
+  fail_unless (s != NULL);
+  fail_unless (gst_structure_get_double (s, "angle", &a));
+  pts = gst_structure_get_value (s, "points");
+  fail_unless (pts && gst_value_array_get_size (pts) == 4);
+  p = gst_value_array_get_value (pts, (guint) k);
+  *x = g_value_get_double (gst_value_array_get_value (p, 0));
+  *y = g_value_get_double (gst_value_array_get_value (p, 1));
+  return a;
+}
+
+static void
+add_rotated_box (GstVideoRegionOfInterestMeta * roi, gdouble angle)
+{
+  GValue pts = G_VALUE_INIT;
+  gdouble c[4][2] = { {10, 20}, {110, 30}, {108, 50}, {8, 40} };
+  GstStructure *s;
+  gint k;
+
+  g_value_init (&pts, GST_TYPE_ARRAY);
+  for (k = 0; k < 4; k++) {
+    GValue p = G_VALUE_INIT, v = G_VALUE_INIT;
+    g_value_init (&p, GST_TYPE_ARRAY);
+    g_value_init (&v, G_TYPE_DOUBLE);
+    g_value_set_double (&v, c[k][0]);
+    gst_value_array_append_value (&p, &v);
+    g_value_set_double (&v, c[k][1]);
+    gst_value_array_append_value (&p, &v);
+    g_value_unset (&v);
+    gst_value_array_append_and_take_value (&pts, &p);
+  }
+  s = gst_structure_new ("rotated-box", "cx", G_TYPE_DOUBLE, 59.0, "cy",
+      G_TYPE_DOUBLE, 35.0, "width", G_TYPE_DOUBLE, 100.5, "height",
+      G_TYPE_DOUBLE, 20.1, "angle", G_TYPE_DOUBLE, angle, NULL);
+  gst_structure_take_value (s, "points", &pts);
+  gst_video_region_of_interest_meta_add_param (roi, s);
+}
+
+/* scheme=text-direction: an upside-down call >= 0.9 turns the rotated box
+ * (angle +-180, corners two places on), a weaker one or a 0-degree call
+ * leaves it; a region without a box gets one; bad tensors are an error. */
+GST_START_TEST (test_text_direction)
+{
+  GstBus *bus;
+  GstHarness *hh = decoder_harness ("tensordecoder scheme=text-direction "
+      "model-id=cls", 320, 240, &bus);
+  static const gfloat up[2] = { 0.03f, 0.97f }, weak[2] = { 0.2f, 0.8f },
+      upright[2] = { 0.99f, 0.01f }, three[3] = { 0.1f, 0.2f, 0.7f };
+  TensorSpec s_up = { "softmax", 2, {1, 2}, up };
+  TensorSpec s_weak = { "softmax", 2, {1, 2}, weak };
+  TensorSpec s_upright = { "softmax", 2, {1, 2}, upright };
+  TensorSpec s_three = { "softmax", 2, {1, 3}, three };
+  GstOnnxTensorGeometry g = geometry (320, 240, 192, 48, 8, 20, 102, 30,
+      1.0, 1.0, 0, 0);
+  GstVideoRegionOfInterestMeta *roi;
+  GstBuffer *in, *out;
+  GstStructure *d;
+  GstMessage *m;
+  GError *err = NULL;
+  gdouble x, y, conf;
+  gboolean turned;
+  gint angle;
+
+  in = new_frame (320 * 240 * 3);
+  roi = gst_buffer_add_video_region_of_interest_meta (in, "text", 8, 20, 102,
+      30);
+  roi->id = 1;
+  add_rotated_box (roi, 5.7);
+  roi = gst_buffer_add_video_region_of_interest_meta (in, "text", 8, 20, 102,
+      30);
+  roi->id = 2;
+  add_rotated_box (roi, 5.7);
+  roi = gst_buffer_add_video_region_of_interest_meta (in, "text", 40, 100, 80,
+      20);
+  roi->id = 3;                  /* no rotated-box: one from the rectangle */
+  roi = gst_buffer_add_video_region_of_interest_meta (in, "text", 8, 20, 102,
+      30);
+  roi->id = 4;
+  add_rotated_box (roi, -3.0);
+  add_tensors (in, "cls", 1, &s_up, 1, &g);
+  add_tensors (in, "cls", 2, &s_weak, 1, &g);
+  add_tensors (in, "cls", 3, &s_up, 1, &g);
+  add_tensors (in, "cls", 4, &s_upright, 1, &g);
+  out = gst_harness_push_and_pull (hh, in);
+  fail_unless_equals_int (n_rois (out), 4);
+
+  /* turned: 5.7 - 180, the old bottom-right (108, 50) first */
+  roi = roi_by_id (out, 1);
+  fail_unless (fabs (rbox_angle (roi, 0, &x, &y) - (5.7 - 180.0)) < 1e-4);
+  fail_unless (x == 108 && y == 50, "%f %f", x, y);
+  rbox_angle (roi, 2, &x, &y);
+  fail_unless (x == 10 && y == 20);
+  d = gst_video_region_of_interest_meta_get_param (roi, "text-direction");
+  fail_unless (d && gst_structure_get_int (d, "angle", &angle) &&
+      angle == 180 && gst_structure_get_boolean (d, "turned", &turned) &&
+      turned && gst_structure_get_double (d, "confidence", &conf) &&
+      fabs (conf - 0.97) < 1e-6);
+  /* 0.8 < 0.9: called 180 but not turned */
+  roi = roi_by_id (out, 2);
+  fail_unless (fabs (rbox_angle (roi, 0, &x, &y) - 5.7) < 1e-4 && x == 10);
+  d = gst_video_region_of_interest_meta_get_param (roi, "text-direction");
+  fail_unless (gst_structure_get_int (d, "angle", &angle) && angle == 180 &&
+      gst_structure_get_boolean (d, "turned", &turned) && !turned);
+  /* no box: the rectangle turned, its bottom-right corner first */
+  roi = roi_by_id (out, 3);
+  fail_unless (fabs (rbox_angle (roi, 0, &x, &y) - 180.0) < 1e-4);
+  fail_unless (x == 120 && y == 120, "%f %f", x, y);
+  /* upright, -3 degrees kept */
+  roi = roi_by_id (out, 4);
+  fail_unless (fabs (rbox_angle (roi, 0, &x, &y) + 3.0) < 1e-4);
+  d = gst_video_region_of_interest_meta_get_param (roi, "text-direction");
+  fail_unless (gst_structure_get_int (d, "angle", &angle) && angle == 0);
+  gst_buffer_unref (out);
+
+  /* three scores a region: an error saying what was expected */
+  in = new_frame (320 * 240 * 3);
+  roi = gst_buffer_add_video_region_of_interest_meta (in, "text", 8, 20, 102,
+      30);
+  roi->id = 1;
+  add_tensors (in, "cls", 1, &s_three, 1, &g);
+  fail_unless_equals_int (gst_harness_push (hh, in), GST_FLOW_ERROR);
+  while ((m = gst_bus_pop (bus)) && GST_MESSAGE_TYPE (m) != GST_MESSAGE_ERROR)
+    gst_message_unref (m);
+  fail_unless (m != NULL);
+  gst_message_parse_error (m, &err, NULL);
+  fail_unless (strstr (err->message, "text-direction") != NULL &&
+      strstr (err->message, "two float scores") != NULL, "%s", err->message);
+  g_clear_error (&err);
+  gst_message_unref (m);
+  gst_element_set_bus (hh->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (hh);
+}
+
+GST_END_TEST;
+
 static Suite *
 ocr_suite (void)
 {
@@ -298,6 +443,7 @@ ocr_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_dbnet_frame);
+  tcase_add_test (tc, test_text_direction);
   tcase_add_test (tc, test_ctc_regions);
   tcase_add_test (tc, test_ctc_frame_and_errors);
   return s;
