@@ -7,8 +7,8 @@
 /**
  * SECTION:element-roioverlay
  * @title: roioverlay
- * @short_description: draw regions of interest (boxes, labels, scores,
- *   keypoints) on video frames
+ * @short_description: draw regions of interest (boxes, rotated text
+ *   boxes, labels, scores, recognised texts, keypoints) on video frames
  * @see_also: tensordecoder
  *
  * `roioverlay` draws each #GstVideoRegionOfInterestMeta of a frame: the box
@@ -20,6 +20,26 @@
  * drawn as a box with its class appended to its label.
  * It works on the frame in place, in RGB, BGR, RGBA, BGRA, RGBx, BGRx, I420
  * and NV12, so it usually needs no conversion around it.
+ *
+ * OCR results: a ROI with a `rotated-box` parameter structure (what
+ * `tensordecoder scheme=dbnet` puts on each text line: `points`, an array of
+ * four <x, y> arrays, the corners top-left, top-right, bottom-right,
+ * bottom-left in frame pixels) is drawn as that quadrilateral, the outline
+ * centred on its edges, instead of its axis-aligned box; a `rotated-box`
+ * whose `points` are not four pairs of finite numbers is drawn as the box,
+ * with a warning (once, until the caps change).  A ROI with a `text`
+ * parameter structure (`text`, UTF-8, and `confidence`: `tensordecoder
+ * scheme=ctc`) is labelled with the recognised text, followed by its
+ * confidence when #GstRoiOverlay:draw-scores is set ("文本 97%"), instead
+ * of its type; the label sits above the top-left corner of the
+ * quadrilateral (or box), below it when there is no room, and is kept
+ * inside the frame; a long text is cut with an ellipsis.  A `text` ROI that
+ * was not read yet (no `text` parameter, or an empty text) keeps the
+ * `text NN%` label of its detection; texts read on the whole frame (ROIs
+ * covering the frame with only a `text` parameter) are listed in the
+ * top-left corner like whole-frame classes.  Scripts with no installed font
+ * are drawn as pango's placeholder boxes.  The label of a shape entirely
+ * outside the frame is not drawn.
  *
  * Text is laid out by pango and rendered by cairo (any system font, any
  * script); each distinct label is rendered once into a small cached ARGB
@@ -39,11 +59,26 @@
  *   tensordecoder scheme=blazeface ! roioverlay ! videoconvert ! pngenc ! \
  *   filesink location=faces.png
  * ]| Boxes and keypoints on the model-sized frame.
+ * |[
+ * gst-launch-1.0 filesrc location=page.png ! pngdec ! videoconvert ! \
+ *   imagefreeze num-buffers=1 ! \
+ *   onnxinfer name=det model-location=ch_PP-OCRv4_det_infer.onnx \
+ *     channel-order=bgr input-mean="103.53,116.28,123.675" \
+ *     input-std="57.375,57.12,58.395" ! \
+ *   tensordecoder scheme=dbnet model-id=det ! \
+ *   onnxinfer name=rec model-location=ch_PP-OCRv4_rec_infer.onnx \
+ *     inference-region=roi-list channel-order=bgr input-mean=127.5 \
+ *     input-std=127.5 input-height=48 input-width=1024 \
+ *     scale-mode=letterbox ! \
+ *   tensordecoder scheme=ctc model-id=rec labels-file=ppocr_keys_v1.txt ! \
+ *   roioverlay ! videoconvert ! pngenc ! filesink location=ocr.png
+ * ]| Each text line's rotated box and the text read in it.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -94,6 +129,7 @@ struct _GstRoiOverlay
   gint auto_thickness;
   gint auto_font_px;
   gboolean warned_clear;
+  gboolean warned_rotated_box;
 };
 
 #define VIDEO_FORMATS "{ RGB, BGR, RGBA, BGRA, RGBx, BGRx, I420, NV12 }"
@@ -329,6 +365,7 @@ gst_roi_overlay_set_info (GstVideoFilter * filter, GstCaps * incaps,
     GST_OBJECT_UNLOCK (self);
   }
   self->warned_clear = FALSE;
+  self->warned_rotated_box = FALSE;
   return TRUE;
 }
 
@@ -402,6 +439,87 @@ read_keypoints (const GstStructure * s, nd_detection * d)
   return k;
 }
 
+static gboolean
+value_to_double (const GValue * v, gdouble * out)
+{
+  if (G_VALUE_HOLDS_DOUBLE (v))
+    *out = g_value_get_double (v);
+  else if (G_VALUE_HOLDS_FLOAT (v))
+    *out = g_value_get_float (v);
+  else if (G_VALUE_HOLDS_INT (v))
+    *out = g_value_get_int (v);
+  else if (G_VALUE_HOLDS_INT64 (v))
+    *out = (gdouble) g_value_get_int64 (v);
+  else
+    return FALSE;
+  return isfinite (*out);
+}
+
+/* The corners of a `rotated-box` parameter: `points`, an array of four
+ * <x, y> arrays of numbers (top-left, top-right, bottom-right, bottom-left);
+ * FALSE when it is not that. */
+static gboolean
+read_rotated_box (const GstStructure * s, gfloat xy[8])
+{
+  const GValue *pts = gst_structure_get_value (s, "points");
+  guint k, c;
+
+  if (!pts || !GST_VALUE_HOLDS_ARRAY (pts) ||
+      gst_value_array_get_size (pts) != 4)
+    return FALSE;
+  for (k = 0; k < 4; k++) {
+    const GValue *p = gst_value_array_get_value (pts, k);
+
+    if (!GST_VALUE_HOLDS_ARRAY (p) || gst_value_array_get_size (p) != 2)
+      return FALSE;
+    for (c = 0; c < 2; c++) {
+      gdouble v;
+
+      if (!value_to_double (gst_value_array_get_value (p, c), &v))
+        return FALSE;
+      /* within the range of a float: the drawing clips the rest */
+      xy[2 * k + c] = (gfloat) CLAMP (v, -1e30, 1e30);
+    }
+  }
+  return TRUE;
+}
+
+/* The recognised text of a `text` parameter as a label: its valid UTF-8,
+ * cut at a character (with an ellipsis) so that the score and the label
+ * still fit the renderer's ND_LABEL_MAX bytes.  FALSE when there is no text
+ * (no field, or empty). */
+static gboolean
+text_label (const GstStructure * s, gdouble conf, gboolean scores,
+    gchar * out, gsize out_size)
+{
+  const gchar *t = gst_structure_get_string (s, "text");
+  const gchar *end = NULL;
+  gchar score[16] = "";
+  gsize len, room;
+  gboolean cut = FALSE;
+
+  if (!t)
+    return FALSE;
+  /* GstStructure refuses invalid UTF-8; pango would warn of it: checked
+   * anyway, the valid start is drawn */
+  g_utf8_validate (t, -1, &end);
+  len = (gsize) (end - t);
+  if (len == 0)
+    return FALSE;
+  if (scores && conf >= 0.0)
+    g_snprintf (score, sizeof score, " %.0f%%", conf * 100.0);
+  room = MIN (out_size, ND_LABEL_MAX) - 1 - strlen (score);
+  if (len > room) {
+    len = room - strlen ("…");
+    while (len > 0 && ((guchar) t[len] & 0xC0) == 0x80)
+      len--;
+    cut = TRUE;
+  }
+  g_snprintf (out, out_size, "%.*s%s%s", (gint) len, t, cut ? "…" : "",
+      score);
+  return TRUE;
+}
+
 static void
 clear_frame (GstVideoFrame * frame)
 {
@@ -473,20 +591,41 @@ gst_roi_overlay_transform_frame_ip (GstVideoFilter * filter,
           gst_buffer_iterate_meta_filtered (frame->buffer, &state,
               GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
     const gchar *label = g_quark_to_string (roi->roi_type);
-    GstStructure *det, *cls, *kp;
-    gboolean whole_frame;
-    gdouble conf = -1.0;
+    GstStructure *det, *cls, *kp, *rbox, *txt;
+    gboolean whole_frame, is_poly = FALSE, has_text = FALSE;
+    gdouble conf = -1.0, text_conf = -1.0;
     gint class_id = -1;
     gchar text[128];
+    gfloat xy[8];
     nd_detection d;
     nd_color c;
 
     det = gst_video_region_of_interest_meta_get_param (roi, "detection");
     cls = gst_video_region_of_interest_meta_get_param (roi, "classification");
     kp = gst_video_region_of_interest_meta_get_param (roi, "keypoints");
-    whole_frame = cls && !det && roi->x == 0 && roi->y == 0 &&
-        (gint) roi->w >= f.width && (gint) roi->h >= f.height;
-    if (det || whole_frame) {
+    rbox = gst_video_region_of_interest_meta_get_param (roi, "rotated-box");
+    txt = gst_video_region_of_interest_meta_get_param (roi, "text");
+    if (rbox) {
+      is_poly = read_rotated_box (rbox, xy);
+      if (!is_poly && !self->warned_rotated_box) {
+        gchar *str = gst_structure_to_string (rbox);
+
+        GST_WARNING_OBJECT (self, "ROI %d: malformed rotated-box (its "
+            "'points' must be 4 arrays of 2 finite numbers), drawn as its "
+            "axis-aligned box: %s", roi->id, str);
+        g_free (str);
+        self->warned_rotated_box = TRUE;
+      }
+    }
+    if (txt && !gst_structure_get_double (txt, "confidence", &text_conf))
+      text_conf = -1.0;
+    if (txt)
+      has_text = text_label (txt, text_conf, scores, text, sizeof text);
+    /* whole-frame classes, and texts read on the whole frame (scheme=ctc
+     * without regions): listed top left */
+    whole_frame = (cls || has_text) && !det && !is_poly && roi->x == 0 &&
+        roi->y == 0 && (gint) roi->w >= f.width && (gint) roi->h >= f.height;
+    if (det || (whole_frame && cls)) {
       const GstStructure *s = det ? det : cls;
       if (!gst_structure_get_double (s, "confidence", &conf))
         conf = -1.0;
@@ -500,10 +639,14 @@ gst_roi_overlay_transform_frame_ip (GstVideoFilter * filter,
     else                        /* ROIs from other elements: color by type */
       c = nd_palette_color ((gint) (g_str_hash (label ? label : "") % 20));
 
-    if (label && scores && conf >= 0.0)
-      g_snprintf (text, sizeof text, "%s %.0f%%", label, conf * 100.0);
-    else
-      g_snprintf (text, sizeof text, "%s", label ? label : "");
+    /* a recognised text replaces the type (and the detection's score):
+     * "文本 97%" */
+    if (!has_text) {
+      if (label && scores && conf >= 0.0)
+        g_snprintf (text, sizeof text, "%s %.0f%%", label, conf * 100.0);
+      else
+        g_snprintf (text, sizeof text, "%s", label ? label : "");
+    }
     if (cls && !whole_frame) {
       /* a labelled region: "face 91%: smiling 80%" */
       const gchar *cl = gst_structure_get_string (cls, "label");
@@ -535,15 +678,20 @@ gst_roi_overlay_transform_frame_ip (GstVideoFilter * filter,
     memset (&d, 0, sizeof d);
     d.x0 = (float) roi->x;
     d.y0 = (float) roi->y;
-    d.x1 = (float) (roi->x + roi->w);
-    d.y1 = (float) (roi->y + roi->h);
+    d.x1 = (float) ((gdouble) roi->x + roi->w);
+    d.y1 = (float) ((gdouble) roi->y + roi->h);
     d.score = (float) conf;
     d.class_id = class_id;
     if (kp && keypoints)
       read_keypoints (kp, &d);
-    if (nd_draw_detection (have_text ? self->text : NULL, &f, &d,
-            have_text ? text : NULL, c, (int) thickness, &err) != ND_OK)
+    if (is_poly) {
+      if (nd_draw_detection_polygon (have_text ? self->text : NULL, &f, &d, xy,
+              4, have_text ? text : NULL, c, (int) thickness, &err) != ND_OK)
+        GST_WARNING_OBJECT (self, "drawing ROI %d: %s", roi->id, err.msg);
+    } else if (nd_draw_detection (have_text ? self->text : NULL, &f, &d,
+            have_text ? text : NULL, c, (int) thickness, &err) != ND_OK) {
       GST_WARNING_OBJECT (self, "drawing ROI %d: %s", roi->id, err.msg);
+    }
   }
   return GST_FLOW_OK;
 }

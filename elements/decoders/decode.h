@@ -506,6 +506,29 @@ void nd_text_renderer_free(nd_text_renderer *r);
 nd_status nd_draw_detection(nd_text_renderer *r, nd_frame *f, const nd_detection *d,
                             const char *text, nd_color color, int thickness, nd_error *err);
 
+/* Most vertices nd_draw_polygon() takes; further ones are ignored. */
+#define ND_POLYGON_MAX 64
+/* Bytes of a label the text renderer keeps, NUL included; a longer label is
+ * cut at a UTF-8 character boundary. */
+#define ND_LABEL_MAX 96
+
+/* Outline of the closed polygon of the n points xy[0..2n) (x, y pairs in
+ * frame pixels, pixel (i, j) covering [i, i+1) x [j, j+1)): the pixels whose
+ * centre lies within thickness / 2 of an edge (round joins), clipped to the
+ * frame, each blended once (a translucent color does not darken where edges
+ * meet).  n = 2 is a thick line, n = 1 a dot; n < 1, xy NULL or a
+ * non-finite coordinate draws nothing.  Allocates nothing. */
+void nd_draw_polygon(nd_frame *f, const float *xy, int n, int thickness, nd_color c);
+
+/* nd_draw_detection() with the polygon of the n points xy as the outline
+ * instead of d's box (a rotated box: its corners top-left, top-right,
+ * bottom-right, bottom-left); the label is anchored at the first point, above
+ * it when it fits, else below it, and kept inside the frame (none when the
+ * polygon is outside it).  n is capped at ND_POLYGON_MAX. */
+nd_status nd_draw_detection_polygon(nd_text_renderer *r, nd_frame *f, const nd_detection *d,
+                                    const float *xy, int n, const char *text, nd_color color,
+                                    int thickness, nd_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,4 +1,4 @@
-/* draw.c - boxes, dots and text labels on raw video frames.
+/* draw.c - boxes, polygons, dots and text labels on raw video frames.
  *
  * Shapes are drawn straight into the frame's planes (no conversion of the
  * frame), so one code path serves the packed RGB family and the two 4:2:0
@@ -64,6 +64,45 @@ static inline uint8_t mix(int src, int dst, int a) {
 
 /* ---- shapes ------------------------------------------------------------------ */
 
+/* One row of pixels [x0, x1) of row y (already clipped) in a packed RGB
+ * layout, alpha-blended. */
+static void span_rgb(nd_frame *f, const rgb_layout *l, int y, int x0, int x1, nd_color c) {
+  const int a = c.a;
+  uint8_t *p = f->planes[0] + (size_t)y * f->strides[0] + (size_t)x0 * l->bpp;
+  for (int x = x0; x < x1; x++, p += l->bpp) {
+    p[l->r] = mix(c.r, p[l->r], a);
+    p[l->g] = mix(c.g, p[l->g], a);
+    p[l->b] = mix(c.b, p[l->b], a);
+    if (l->a >= 0)
+      p[l->a] = (uint8_t)(a + p[l->a] * (255 - a) / 255);
+  }
+}
+
+/* Luma samples [x0, x1) of row y (clipped). */
+static void span_luma(nd_frame *f, int y, int x0, int x1, int Y, int a) {
+  uint8_t *p = f->planes[0] + (size_t)y * f->strides[0];
+  for (int x = x0; x < x1; x++)
+    p[x] = mix(Y, p[x], a);
+}
+
+/* Chroma samples [cx0, cx1) of chroma row cy (clipped to the chroma plane). */
+static void span_chroma(nd_frame *f, int cy, int cx0, int cx1, int U, int V, int a) {
+  if (f->format == ND_FMT_I420) {
+    uint8_t *pu = f->planes[1] + (size_t)cy * f->strides[1];
+    uint8_t *pv = f->planes[2] + (size_t)cy * f->strides[2];
+    for (int x = cx0; x < cx1; x++) {
+      pu[x] = mix(U, pu[x], a);
+      pv[x] = mix(V, pv[x], a);
+    }
+  } else {
+    uint8_t *puv = f->planes[1] + (size_t)cy * f->strides[1];
+    for (int x = cx0; x < cx1; x++) {
+      puv[2 * x] = mix(U, puv[2 * x], a);
+      puv[2 * x + 1] = mix(V, puv[2 * x + 1], a);
+    }
+  }
+}
+
 void nd_fill_rect(nd_frame *f, int x0, int y0, int x1, int y1, nd_color c) {
   if (!frame_ok(f) || c.a == 0)
     return;
@@ -76,46 +115,21 @@ void nd_fill_rect(nd_frame *f, int x0, int y0, int x1, int y1, nd_color c) {
   const int a = c.a;
   rgb_layout l;
   if (layout_of(f->format, &l)) {
-    for (int y = y0; y < y1; y++) {
-      uint8_t *p = f->planes[0] + (size_t)y * f->strides[0] + (size_t)x0 * l.bpp;
-      for (int x = x0; x < x1; x++, p += l.bpp) {
-        p[l.r] = mix(c.r, p[l.r], a);
-        p[l.g] = mix(c.g, p[l.g], a);
-        p[l.b] = mix(c.b, p[l.b], a);
-        if (l.a >= 0)
-          p[l.a] = (uint8_t)(a + p[l.a] * (255 - a) / 255);
-      }
-    }
+    for (int y = y0; y < y1; y++)
+      span_rgb(f, &l, y, x0, x1, c);
     return;
   }
   int Y, U, V;
   rgb_to_yuv(c.r, c.g, c.b, &Y, &U, &V);
-  for (int y = y0; y < y1; y++) {
-    uint8_t *p = f->planes[0] + (size_t)y * f->strides[0];
-    for (int x = x0; x < x1; x++)
-      p[x] = mix(Y, p[x], a);
-  }
+  for (int y = y0; y < y1; y++)
+    span_luma(f, y, x0, x1, Y, a);
   /* chroma samples whose 2x2 block the rectangle touches */
   int cw = (f->width + 1) / 2, chh = (f->height + 1) / 2;
   int cx0 = x0 / 2, cy0 = y0 / 2, cx1 = (x1 + 1) / 2, cy1 = (y1 + 1) / 2;
   if (cx1 > cw) cx1 = cw;
   if (cy1 > chh) cy1 = chh;
-  for (int y = cy0; y < cy1; y++) {
-    if (f->format == ND_FMT_I420) {
-      uint8_t *pu = f->planes[1] + (size_t)y * f->strides[1];
-      uint8_t *pv = f->planes[2] + (size_t)y * f->strides[2];
-      for (int x = cx0; x < cx1; x++) {
-        pu[x] = mix(U, pu[x], a);
-        pv[x] = mix(V, pv[x], a);
-      }
-    } else {
-      uint8_t *puv = f->planes[1] + (size_t)y * f->strides[1];
-      for (int x = cx0; x < cx1; x++) {
-        puv[2 * x] = mix(U, puv[2 * x], a);
-        puv[2 * x + 1] = mix(V, puv[2 * x + 1], a);
-      }
-    }
-  }
+  for (int y = cy0; y < cy1; y++)
+    span_chroma(f, y, cx0, cx1, U, V, a);
 }
 
 void nd_draw_rect(nd_frame *f, int x0, int y0, int x1, int y1, int t, nd_color c) {
@@ -144,6 +158,180 @@ void nd_draw_point(nd_frame *f, int cx, int cy, int radius, nd_color c) {
   }
 }
 
+/* ---- polygons ----------------------------------------------------------------
+ * A thick outline is the set of pixel centres within r = thickness / 2 of an
+ * edge.  Per edge that is a capsule (the band swept along the edge plus a disc
+ * at each end), which is convex, so it meets a row in one interval.  A row's
+ * intervals are merged before anything is blended, so each pixel is written
+ * once; in 4:2:0 a chroma row takes the union of its two luma rows (a chroma
+ * sample is written when its 2x2 block touches the outline, as nd_fill_rect).
+ * Everything is in double: float coordinates of any magnitude neither
+ * overflow nor reach the integer conversions unclipped. */
+
+typedef struct {
+  double ax, ay, bx, by; /* the edge */
+  double qx[4], qy[4];   /* its band: the edge moved by +-r along its normal */
+  double ylo, yhi;       /* the lines y it touches: [ylo, yhi) */
+  int band;              /* 0: zero length, the discs only */
+} poly_edge;
+
+static void disc_span(double cx, double cy, double r, double y, double *lo, double *hi) {
+  double dy = y - cy;
+  if (fabs(dy) >= r)
+    return;
+  double dx = sqrt(r * r - dy * dy);
+  if (cx - dx < *lo)
+    *lo = cx - dx;
+  if (cx + dx > *hi)
+    *hi = cx + dx;
+}
+
+/* The interval [lo, hi) of e's capsule on the line y; 0 when it misses. */
+static int edge_span(const poly_edge *e, double r, double y, double *lo, double *hi) {
+  if (y < e->ylo || y >= e->yhi)
+    return 0;
+  double l = INFINITY, h = -INFINITY;
+  disc_span(e->ax, e->ay, r, y, &l, &h);
+  disc_span(e->bx, e->by, r, y, &l, &h);
+  for (int k = 0; e->band && k < 4; k++) {
+    double x0 = e->qx[k], y0 = e->qy[k], x1 = e->qx[(k + 1) & 3], y1 = e->qy[(k + 1) & 3];
+    if (y0 == y1 || y < fmin(y0, y1) || y >= fmax(y0, y1))
+      continue;
+    double x = x0 + (y - y0) * (x1 - x0) / (y1 - y0);
+    l = fmin(l, x);
+    h = fmax(h, x);
+  }
+  if (!(l < h))
+    return 0;
+  *lo = l;
+  *hi = h;
+  return 1;
+}
+
+/* Sort the spans [xs, xe) by start and merge those that overlap or touch;
+ * returns how many remain. */
+static int merge_spans(int *xs, int *xe, int n) {
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && xs[j] < xs[j - 1]; j--) {
+      int t = xs[j];
+      xs[j] = xs[j - 1];
+      xs[j - 1] = t;
+      t = xe[j];
+      xe[j] = xe[j - 1];
+      xe[j - 1] = t;
+    }
+  int m = 0;
+  for (int i = 0; i < n; i++) {
+    if (m > 0 && xs[i] <= xe[m - 1]) {
+      if (xe[i] > xe[m - 1])
+        xe[m - 1] = xe[i];
+    } else {
+      xs[m] = xs[i];
+      xe[m] = xe[i];
+      m++;
+    }
+  }
+  return m;
+}
+
+/* The outline's pixels of row y as disjoint spans [xs, xe) within the frame
+ * width (at most one per edge). */
+static int row_spans(const poly_edge *edges, int ne, double r, int y, int width, int *xs, int *xe) {
+  const double yc = y + 0.5;
+  int n = 0;
+  for (int i = 0; i < ne; i++) {
+    double lo, hi;
+    if (!edge_span(&edges[i], r, yc, &lo, &hi))
+      continue;
+    /* pixel x is on it when lo <= x + 0.5 < hi */
+    double a = fmax(ceil(lo - 0.5), 0.0), b = fmin(ceil(hi - 0.5), (double)width);
+    if (!(a < b))
+      continue;
+    xs[n] = (int)a;
+    xe[n] = (int)b;
+    n++;
+  }
+  return merge_spans(xs, xe, n);
+}
+
+void nd_draw_polygon(nd_frame *f, const float *xy, int n, int thickness, nd_color c) {
+  if (!frame_ok(f) || !xy || n < 1 || c.a == 0)
+    return;
+  if (n > ND_POLYGON_MAX)
+    n = ND_POLYGON_MAX;
+  for (int i = 0; i < 2 * n; i++)
+    if (!isfinite(xy[i]))
+      return;
+  if (thickness < 1)
+    thickness = 1;
+  const double r = thickness * 0.5;
+  /* a closed polygon has n edges; a line (n = 2) one, a dot one of length 0 */
+  const int ne = n <= 2 ? 1 : n;
+  poly_edge edges[ND_POLYGON_MAX];
+  double ymin = INFINITY, ymax = -INFINITY;
+  for (int i = 0; i < ne; i++) {
+    poly_edge *e = &edges[i];
+    int j = (i + 1) % n;
+    e->ax = xy[2 * i];
+    e->ay = xy[2 * i + 1];
+    e->bx = xy[2 * j];
+    e->by = xy[2 * j + 1];
+    double dx = e->bx - e->ax, dy = e->by - e->ay, len = hypot(dx, dy);
+    e->band = len > 0.0;
+    if (e->band) {
+      double nx = -dy / len * r, ny = dx / len * r;
+      e->qx[0] = e->ax + nx;
+      e->qy[0] = e->ay + ny;
+      e->qx[1] = e->bx + nx;
+      e->qy[1] = e->by + ny;
+      e->qx[2] = e->bx - nx;
+      e->qy[2] = e->by - ny;
+      e->qx[3] = e->ax - nx;
+      e->qy[3] = e->ay - ny;
+    }
+    e->ylo = fmin(e->ay, e->by) - r;
+    e->yhi = fmax(e->ay, e->by) + r;
+    ymin = fmin(ymin, e->ylo);
+    ymax = fmax(ymax, e->yhi);
+  }
+  /* rows whose centre y + 0.5 lies in [ymin, ymax), clipped to the frame */
+  double r0 = fmax(ceil(ymin - 0.5), 0.0), r1 = fmin(ceil(ymax - 0.5), (double)f->height);
+  if (!(r0 < r1))
+    return;
+  const int y0 = (int)r0, y1 = (int)r1;
+  int xs[ND_POLYGON_MAX], xe[ND_POLYGON_MAX];
+  rgb_layout l;
+  if (layout_of(f->format, &l)) {
+    for (int y = y0; y < y1; y++) {
+      int k = row_spans(edges, ne, r, y, f->width, xs, xe);
+      for (int s = 0; s < k; s++)
+        span_rgb(f, &l, y, xs[s], xe[s], c);
+    }
+    return;
+  }
+  int Y, U, V;
+  rgb_to_yuv(c.r, c.g, c.b, &Y, &U, &V);
+  const int cw = (f->width + 1) / 2;
+  int cxs[2 * ND_POLYGON_MAX], cxe[2 * ND_POLYGON_MAX];
+  for (int cy = y0 / 2; cy <= (y1 - 1) / 2; cy++) {
+    int nc = 0;
+    for (int y = 2 * cy; y < 2 * cy + 2; y++) {
+      if (y < y0 || y >= y1)
+        continue;
+      int k = row_spans(edges, ne, r, y, f->width, xs, xe);
+      for (int s = 0; s < k; s++) {
+        span_luma(f, y, xs[s], xe[s], Y, c.a);
+        cxs[nc] = xs[s] / 2;
+        cxe[nc] = (xe[s] + 1) / 2 < cw ? (xe[s] + 1) / 2 : cw;
+        nc++;
+      }
+    }
+    nc = merge_spans(cxs, cxe, nc);
+    for (int s = 0; s < nc; s++)
+      span_chroma(f, cy, cxs[s], cxe[s], U, V, c.a);
+  }
+}
+
 nd_color nd_palette_color(int class_id) {
   /* Ultralytics' 20-color palette: saturated, tells neighbours apart. */
   static const uint32_t pal[20] = {
@@ -157,7 +345,7 @@ nd_color nd_palette_color(int class_id) {
 
 /* ---- text -------------------------------------------------------------------- */
 
-#define LABEL_MAX 96
+#define LABEL_MAX ND_LABEL_MAX
 #define LABEL_PAD 2
 
 typedef struct {
@@ -430,6 +618,55 @@ void nd_text_renderer_stats(const nd_text_renderer *r, uint64_t *renders, uint64
     *hits = r ? r->hits : 0;
 }
 
+/* A pixel coordinate as an int, clamped far outside any frame so that the
+ * shapes' arithmetic (x0 + t, x1 - x0) cannot overflow. */
+#define COORD_LIMIT 16777216.0f
+static int pixel_coord(float v) {
+  if (v < -COORD_LIMIT)
+    v = -COORD_LIMIT;
+  if (v > COORD_LIMIT)
+    v = COORD_LIMIT;
+  return (int)lrintf(v);
+}
+
+/* The label of a box or polygon whose top-left corner is (x, y) and whose
+ * bounds are [bx0, bx1) x [by0, by1): above the corner when it fits, else
+ * below it (inside a box's top edge), moved to stay inside the frame; none
+ * for a shape outside the frame.  Background `color`, black text on light
+ * colors, white on dark. */
+static nd_status draw_label(nd_text_renderer *r, nd_frame *f, int x, int y, int bx0, int by0,
+                            int bx1, int by1, const char *text, nd_color color, nd_error *err) {
+  if (bx1 <= 0 || by1 <= 0 || bx0 >= f->width || by0 >= f->height)
+    return ND_OK;
+  int tw = 0, th = 0;
+  nd_status st = nd_text_size(r, text, &tw, &th, err);
+  if (st != ND_OK)
+    return st;
+  int ty = y - th >= 0 ? y - th : y;
+  if (ty > f->height - th)
+    ty = f->height - th;
+  if (ty < 0)
+    ty = 0;
+  int tx = x;
+  if (tx > f->width - tw)
+    tx = f->width - tw;
+  if (tx < 0)
+    tx = 0;
+  /* Rec.601 luma */
+  int luma = (299 * color.r + 587 * color.g + 114 * color.b) / 1000;
+  nd_color fg = luma > 140 ? (nd_color){0, 0, 0, 255} : (nd_color){255, 255, 255, 255};
+  return nd_draw_text(r, f, tx, ty, text, fg, color, err);
+}
+
+static void draw_keypoints(nd_frame *f, const nd_detection *d, int thickness, nd_color color) {
+  int kr = thickness + 1;
+  for (int k = 0; k < d->n_keypoints && k < ND_MAX_KEYPOINTS; k++) {
+    if (!isfinite(d->keypoints[k].x) || !isfinite(d->keypoints[k].y))
+      continue;
+    nd_draw_point(f, pixel_coord(d->keypoints[k].x), pixel_coord(d->keypoints[k].y), kr, color);
+  }
+}
+
 nd_status nd_draw_detection(nd_text_renderer *r, nd_frame *f, const nd_detection *d,
                             const char *text, nd_color color, int thickness, nd_error *err) {
   if (!d)
@@ -439,28 +676,44 @@ nd_status nd_draw_detection(nd_text_renderer *r, nd_frame *f, const nd_detection
                         f ? (int)f->format : -1);
   if (thickness < 1)
     thickness = 1;
-  int x0 = (int)lrintf(d->x0), y0 = (int)lrintf(d->y0);
-  int x1 = (int)lrintf(d->x1), y1 = (int)lrintf(d->y1);
+  if (!isfinite(d->x0) || !isfinite(d->y0) || !isfinite(d->x1) || !isfinite(d->y1))
+    return ND_OK;
+  int x0 = pixel_coord(d->x0), y0 = pixel_coord(d->y0);
+  int x1 = pixel_coord(d->x1), y1 = pixel_coord(d->y1);
   nd_draw_rect(f, x0, y0, x1, y1, thickness, color);
-  int kr = thickness + 1;
-  for (int k = 0; k < d->n_keypoints && k < ND_MAX_KEYPOINTS; k++)
-    nd_draw_point(f, (int)lrintf(d->keypoints[k].x), (int)lrintf(d->keypoints[k].y), kr, color);
+  draw_keypoints(f, d, thickness, color);
   if (!r || !text || !*text)
     return ND_OK;
-  int tw = 0, th = 0;
-  nd_status st = nd_text_size(r, text, &tw, &th, err);
-  if (st != ND_OK)
-    return st;
-  /* above the box when it fits, else inside its top edge */
-  int ty = y0 - th >= 0 ? y0 - th : y0;
-  int tx = x0;
-  if (tx + tw > f->width)
-    tx = f->width - tw;
-  if (tx < 0)
-    tx = 0;
-  /* black text on light colors, white on dark (Rec.601 luma) */
-  int luma = (299 * color.r + 587 * color.g + 114 * color.b) / 1000;
-  nd_color fg = luma > 140 ? (nd_color){0, 0, 0, 255} : (nd_color){255, 255, 255, 255};
-  nd_color bg = color;
-  return nd_draw_text(r, f, tx, ty, text, fg, bg, err);
+  return draw_label(r, f, x0, y0, x0, y0, x1, y1, text, color, err);
+}
+
+nd_status nd_draw_detection_polygon(nd_text_renderer *r, nd_frame *f, const nd_detection *d,
+                                    const float *xy, int n, const char *text, nd_color color,
+                                    int thickness, nd_error *err) {
+  if (!d || !xy || n < 1)
+    return nd_set_error(err, ND_ERR_INVALID_ARG, "draw: NULL detection or polygon");
+  if (!frame_ok(f))
+    return nd_set_error(err, ND_ERR_UNSUPPORTED, "draw: bad frame (format %d)",
+                        f ? (int)f->format : -1);
+  if (thickness < 1)
+    thickness = 1;
+  nd_draw_polygon(f, xy, n, thickness, color);
+  draw_keypoints(f, d, thickness, color);
+  if (!r || !text || !*text)
+    return ND_OK;
+  if (n > ND_POLYGON_MAX)
+    n = ND_POLYGON_MAX;
+  float x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
+  for (int i = 0; i < n; i++) {
+    if (!isfinite(xy[2 * i]) || !isfinite(xy[2 * i + 1]))
+      return ND_OK; /* not drawn either */
+    x0 = fminf(x0, xy[2 * i]);
+    x1 = fmaxf(x1, xy[2 * i]);
+    y0 = fminf(y0, xy[2 * i + 1]);
+    y1 = fmaxf(y1, xy[2 * i + 1]);
+  }
+  const int m = thickness < 65536 ? thickness : 65536; /* the outline's reach, and more */
+  return draw_label(r, f, pixel_coord(xy[0]), pixel_coord(xy[1]), pixel_coord(x0) - m,
+                    pixel_coord(y0) - m, pixel_coord(x1) + m, pixel_coord(y1) + m, text, color,
+                    err);
 }

@@ -10,7 +10,11 @@
  * through it; metas computed on regions (roi_id >= 0) label those regions
  * (classify) or add boxes whose parent is the region.  roioverlay must draw
  * the box on each of its eight formats and leave the rest of the frame
- * alone.
+ * alone; OCR results: a text line's rotated box as its quadrilateral (RGB
+ * and 4:2:0, a translucent color blended once), its recognised text (ASCII,
+ * Chinese) as the label at the quadrilateral's top-left corner kept inside
+ * the frame, whole-frame texts listed, malformed rotated boxes drawn as the
+ * axis-aligned box with one warning, huge ones clipped.
  */
 #include <math.h>
 #include <stdio.h>
@@ -939,8 +943,9 @@ pixel_at (GstVideoFrame * f, gint x, gint y, gint out[3])
     gint comp = c;
     gint plane = GST_VIDEO_FORMAT_INFO_PLANE (fi, comp);
     gint pstride = GST_VIDEO_FORMAT_INFO_PSTRIDE (fi, comp);
-    gint sx = GST_VIDEO_FORMAT_INFO_SCALE_WIDTH (fi, comp, x);
-    gint sy = GST_VIDEO_FORMAT_INFO_SCALE_HEIGHT (fi, comp, y);
+    /* the sample covering pixel (x, y) (SCALE_WIDTH rounds up: sizes) */
+    gint sx = x >> GST_VIDEO_FORMAT_INFO_W_SUB (fi, comp);
+    gint sy = y >> GST_VIDEO_FORMAT_INFO_H_SUB (fi, comp);
     guint8 *p = GST_VIDEO_FRAME_PLANE_DATA (f, plane);
     p += sy * GST_VIDEO_FRAME_PLANE_STRIDE (f, plane) + sx * pstride +
         GST_VIDEO_FORMAT_INFO_POFFSET (fi, comp);
@@ -1115,6 +1120,602 @@ GST_START_TEST (test_roioverlay_lying_video_meta)
 
 GST_END_TEST;
 
+/* ---- roioverlay: OCR results (rotated boxes, recognised texts) ---------- */
+
+#define OCR_W 320
+#define OCR_H 240
+
+/* A w x h rectangle centred on (cx, cy), turned by deg degrees (clockwise
+ * on screen, y down): its corners top-left, top-right, bottom-right,
+ * bottom-left, as tensordecoder scheme=dbnet orders them. */
+static void
+tilted_rect (gdouble cx, gdouble cy, gdouble w, gdouble h, gdouble deg,
+    gdouble p[8])
+{
+  gdouble a = deg * G_PI / 180.0;
+  gdouble ux = cos (a) * w / 2, uy = sin (a) * w / 2;
+  gdouble vx = -sin (a) * h / 2, vy = cos (a) * h / 2;
+
+  p[0] = cx - ux - vx;
+  p[1] = cy - uy - vy;
+  p[2] = cx + ux - vx;
+  p[3] = cy + uy - vy;
+  p[4] = cx + ux + vx;
+  p[5] = cy + uy + vy;
+  p[6] = cx - ux + vx;
+  p[7] = cy - uy + vy;
+}
+
+/* The axis-aligned box of the points, what scheme=dbnet puts in x/y/w/h. */
+static void
+points_bounds (const gdouble * p, guint n, guint b[4])
+{
+  gdouble x0 = p[0], y0 = p[1], x1 = p[0], y1 = p[1];
+  guint k;
+
+  for (k = 1; k < n; k++) {
+    x0 = MIN (x0, p[2 * k]);
+    x1 = MAX (x1, p[2 * k]);
+    y0 = MIN (y0, p[2 * k + 1]);
+    y1 = MAX (y1, p[2 * k + 1]);
+  }
+  b[0] = (guint) floor (x0);
+  b[1] = (guint) floor (y0);
+  b[2] = (guint) ceil (x1) - b[0];
+  b[3] = (guint) ceil (y1) - b[1];
+}
+
+/* A `rotated-box` parameter with `points` = the n <x, y> pairs of p. */
+static GstStructure *
+rotated_box_param (const gdouble * p, guint n)
+{
+  GstStructure *s = gst_structure_new ("rotated-box", "cx", G_TYPE_DOUBLE,
+      0.0, "cy", G_TYPE_DOUBLE, 0.0, "width", G_TYPE_DOUBLE, 0.0, "height",
+      G_TYPE_DOUBLE, 0.0, "angle", G_TYPE_DOUBLE, 20.0, NULL);
+  GValue pts = G_VALUE_INIT;
+  guint k, c;
+
+  g_value_init (&pts, GST_TYPE_ARRAY);
+  for (k = 0; k < n; k++) {
+    GValue pt = G_VALUE_INIT;
+
+    g_value_init (&pt, GST_TYPE_ARRAY);
+    for (c = 0; c < 2; c++) {
+      GValue v = G_VALUE_INIT;
+
+      g_value_init (&v, G_TYPE_DOUBLE);
+      g_value_set_double (&v, p[2 * k + c]);
+      gst_value_array_append_and_take_value (&pt, &v);
+    }
+    gst_value_array_append_and_take_value (&pts, &pt);
+  }
+  gst_structure_take_value (s, "points", &pts);
+  return s;
+}
+
+/* A `text` ROI as scheme=dbnet makes it: box b, a `detection` (class 0,
+ * drawn in 0xFF3838) and the rotated box rb (not added when NULL). */
+static GstVideoRegionOfInterestMeta *
+add_text_roi (GstBuffer * buf, const guint b[4], GstStructure * rb)
+{
+  GstVideoRegionOfInterestMeta *roi;
+
+  roi = gst_buffer_add_video_region_of_interest_meta (buf, "text", b[0], b[1],
+      b[2], b[3]);
+  gst_video_region_of_interest_meta_add_param (roi,
+      gst_structure_new ("detection", "label", G_TYPE_STRING, "text",
+          "class-id", G_TYPE_INT, 0, "confidence", G_TYPE_DOUBLE, 0.91, NULL));
+  if (rb)
+    gst_video_region_of_interest_meta_add_param (roi, rb);
+  return roi;
+}
+
+static GstHarness *
+overlay_harness (const gchar * desc, const gchar * format)
+{
+  GstHarness *hh = gst_harness_new_parse (desc);
+  gchar *caps = g_strdup_printf ("video/x-raw,format=%s,width=%d,height=%d,"
+      "framerate=30/1", format, OCR_W, OCR_H);
+
+  gst_harness_set_src_caps_str (hh, caps);
+  g_free (caps);
+  return hh;
+}
+
+static GstBuffer *
+ocr_frame (const gchar * format, GstVideoInfo * info)
+{
+  gst_video_info_set_format (info, gst_video_format_from_string (format),
+      OCR_W, OCR_H);
+  return new_frame (GST_VIDEO_INFO_SIZE (info));
+}
+
+/* Class 0's color 0xFF3838 (Y 115, U 98, V 215) at (x, y). */
+static gboolean
+is_box_color (GstVideoFrame * vf, gint x, gint y)
+{
+  gint px[3];
+
+  pixel_at (vf, x, y, px);
+  if (GST_VIDEO_FORMAT_INFO_IS_YUV (vf->info.finfo))
+    return abs (px[0] - 115) <= 3 && abs (px[1] - 98) <= 3 &&
+        abs (px[2] - 215) <= 3;
+  return px[0] == 0xFF && px[1] == 0x38 && px[2] == 0x38;
+}
+
+static gboolean
+is_untouched (GstVideoFrame * vf, gint x, gint y)
+{
+  gint px[3];
+
+  pixel_at (vf, x, y, px);
+  return px[0] == 0x80 && px[1] == 0x80 && px[2] == 0x80;
+}
+
+/* A text line tilted by 20 degrees is drawn as its quadrilateral: pixels on
+ * its four edges have the box color, the corners of its axis-aligned box
+ * (outside the quadrilateral) and the pixels a few pixels off the edges are
+ * untouched; on packed RGB and both 4:2:0 layouts. */
+GST_START_TEST (test_roioverlay_rotated_box)
+{
+  const gchar *formats[] = { "RGB", "BGRx", "I420", "NV12" };
+  gdouble p[8];
+  guint b[4], i;
+
+  tilted_rect (160, 130, 160, 50, 20, p);
+  points_bounds (p, 4, b);
+  for (i = 0; i < G_N_ELEMENTS (formats); i++) {
+    GstHarness *hh = overlay_harness ("roioverlay thickness=2 "
+        "draw-labels=false", formats[i]);
+    GstVideoInfo info;
+    GstBuffer *in = ocr_frame (formats[i], &info), *out;
+    GstVideoFrame vf;
+    gint k, q;
+
+    add_text_roi (in, b, rotated_box_param (p, 4));
+    out = gst_harness_push_and_pull (hh, in);
+    fail_unless (out != NULL);
+    fail_unless (gst_video_frame_map (&vf, &info, out, GST_MAP_READ));
+    for (k = 0; k < 4; k++) {
+      gdouble ax = p[2 * k], ay = p[2 * k + 1];
+      gdouble bx = p[(2 * k + 2) % 8], by = p[(2 * k + 3) % 8];
+      gdouble len = hypot (bx - ax, by - ay);
+      /* outward normal (the corners go clockwise on screen) */
+      gdouble nx = (by - ay) / len, ny = -(bx - ax) / len;
+
+      for (q = 0; q <= 4; q++) {
+        gdouble t = q / 4.0, x = ax + t * (bx - ax), y = ay + t * (by - ay);
+
+        fail_unless (is_box_color (&vf, (gint) x, (gint) y),
+            "%s edge %d at %.2f: (%d, %d)", formats[i], k, t, (gint) x,
+            (gint) y);
+        if (q == 0 || q == 4)
+          continue;
+        /* a thin outline: 4 pixels out and in are the picture */
+        fail_unless (is_untouched (&vf, (gint) (x + 4 * nx),
+                (gint) (y + 4 * ny)), "%s edge %d outside", formats[i], k);
+        fail_unless (is_untouched (&vf, (gint) (x - 4 * nx),
+                (gint) (y - 4 * ny)), "%s edge %d inside", formats[i], k);
+      }
+    }
+    /* the axis-aligned box is not drawn */
+    fail_unless (is_untouched (&vf, b[0], b[1]), "%s", formats[i]);
+    fail_unless (is_untouched (&vf, b[0] + b[2] - 1, b[1]), "%s", formats[i]);
+    fail_unless (is_untouched (&vf, b[0], b[1] + b[3] - 1), "%s", formats[i]);
+    fail_unless (is_untouched (&vf, b[0] + b[2] - 1, b[1] + b[3] - 1), "%s",
+        formats[i]);
+    fail_unless (is_untouched (&vf, 160, 130), "%s centre", formats[i]);
+    fail_unless (is_untouched (&vf, 0, 0) && is_untouched (&vf, OCR_W - 1,
+            OCR_H - 1), "%s frame corners", formats[i]);
+    gst_video_frame_unmap (&vf);
+    gst_buffer_unref (out);
+    gst_harness_teardown (hh);
+  }
+}
+
+GST_END_TEST;
+
+static gint
+blend_once (gint src, gint dst, gint a)
+{
+  return (src * a + dst * (255 - a) + 127) / 255;
+}
+
+/* A translucent outline is blended once where two edges meet (the corner
+ * pixel and, in I420, the corner's chroma sample shared by two rows). */
+GST_START_TEST (test_roioverlay_rotated_box_translucent)
+{
+  const gchar *formats[] = { "RGB", "I420" };
+  gdouble p[8];
+  guint b[4], i;
+
+  tilted_rect (160, 130, 160, 50, 20, p);
+  points_bounds (p, 4, b);
+  for (i = 0; i < G_N_ELEMENTS (formats); i++) {
+    /* 50% red: R 255 (Y 82, U 90, V 240) at alpha 128 over grey 128 */
+    GstHarness *hh = overlay_harness ("roioverlay thickness=3 "
+        "draw-labels=false color=0x80ff0000", formats[i]);
+    GstVideoInfo info;
+    GstBuffer *in = ocr_frame (formats[i], &info), *out;
+    GstVideoFrame vf;
+    gint px[3], k;
+
+    add_text_roi (in, b, rotated_box_param (p, 4));
+    out = gst_harness_push_and_pull (hh, in);
+    fail_unless (gst_video_frame_map (&vf, &info, out, GST_MAP_READ));
+    for (k = 0; k < 4; k++) {
+      pixel_at (&vf, (gint) p[2 * k], (gint) p[2 * k + 1], px);
+      if (i == 0)
+        fail_unless (px[0] == blend_once (255, 128, 128) &&
+            px[1] == blend_once (0, 128, 128) &&
+            px[2] == blend_once (0, 128, 128), "RGB corner %d: %d %d %d", k,
+            px[0], px[1], px[2]);
+      else
+        fail_unless (px[0] == blend_once (82, 128, 128) &&
+            px[1] == blend_once (90, 128, 128) &&
+            px[2] == blend_once (240, 128, 128), "I420 corner %d: %d %d %d",
+            k, px[0], px[1], px[2]);
+    }
+    gst_video_frame_unmap (&vf);
+    gst_buffer_unref (out);
+    gst_harness_teardown (hh);
+  }
+}
+
+GST_END_TEST;
+
+/* Counts of the number of pixels of a region by what is there. */
+typedef struct
+{
+  gint bg, light, untouched;
+} LabelPixels;
+
+static LabelPixels
+label_pixels (GstVideoFrame * vf, gint x0, gint y0, gint x1, gint y1)
+{
+  LabelPixels n = { 0, 0, 0 };
+  gint x, y, px[3];
+
+  for (y = y0; y < y1; y++)
+    for (x = x0; x < x1; x++) {
+      pixel_at (vf, x, y, px);
+      if (px[0] == 0xFF && px[1] == 0x38 && px[2] == 0x38)
+        n.bg++;
+      else if (px[0] > 200 && px[1] > 200 && px[2] > 200)
+        n.light++;
+      else if (px[0] == 0x80 && px[1] == 0x80 && px[2] == 0x80)
+        n.untouched++;
+    }
+  return n;
+}
+
+/* The recognised text of a `text` parameter is the label of its line,
+ * above the quadrilateral's top-left corner (not the axis-aligned box's):
+ * ASCII, and Chinese, which this machine may have no font for (pango then
+ * draws boxes; nothing fails), and a text longer than a label (cut at a
+ * character: pango would warn of a cut one, which fails the test).
+ * Without a `text` parameter the line keeps
+ * its "text 91%" label; a label that cannot go above or past the frame's
+ * edge is moved inside it. */
+GST_START_TEST (test_roioverlay_text_label)
+{
+  gchar long_text[60 * 3 + 1] = "";
+  const gchar *texts[] = { NULL, "HELLO", "文本", long_text };
+  guint8 region[G_N_ELEMENTS (texts)][30 * 8 * 3];
+  gdouble p[8];
+  guint b[4], i, k;
+  gint tlx, tly, j;
+
+  /* 60 characters, 180 bytes: more than a label holds */
+  for (j = 0; j < 60; j++)
+    g_strlcat (long_text, "文", sizeof long_text);
+  tilted_rect (160, 130, 160, 50, 20, p);
+  points_bounds (p, 4, b);
+  tlx = (gint) p[0];
+  tly = (gint) p[1];
+  for (i = 0; i < G_N_ELEMENTS (texts); i++) {
+    GstHarness *hh = overlay_harness ("roioverlay thickness=2", "RGB");
+    GstVideoInfo info;
+    GstBuffer *in = ocr_frame ("RGB", &info), *out;
+    GstVideoFrame vf;
+    GstVideoRegionOfInterestMeta *roi;
+    LabelPixels n;
+    gint x, y, px[3];
+
+    roi = add_text_roi (in, b, rotated_box_param (p, 4));
+    if (texts[i])
+      gst_video_region_of_interest_meta_add_param (roi,
+          gst_structure_new ("text", "text", G_TYPE_STRING, texts[i],
+              "confidence", G_TYPE_DOUBLE, 0.95, "model-id", G_TYPE_STRING,
+              "rec", NULL));
+    out = gst_harness_push_and_pull (hh, in);
+    fail_unless (gst_video_frame_map (&vf, &info, out, GST_MAP_READ));
+    /* rows 3..10 above the top-left corner, 30 columns from it: only the
+     * label is there (the outline goes down from that corner) */
+    n = label_pixels (&vf, tlx, tly - 10, tlx + 30, tly - 2);
+    fail_unless (n.untouched == 0 && n.bg > 20, "'%s': label bg %d light %d "
+        "untouched %d", GST_STR_NULL (texts[i]), n.bg, n.light, n.untouched);
+    /* the class color is dark: white text */
+    if (texts[i] && g_str_has_prefix (texts[i], "文") && n.light == 0)
+      GST_INFO ("no glyphs drawn for '%s' (no font)", texts[i]);
+    else
+      fail_unless (n.light > 0, "'%s': no text pixels",
+          GST_STR_NULL (texts[i]));
+    /* anchored at the quadrilateral's corner: nothing left of it (where the
+     * axis-aligned box starts; the long label is moved left to stay in the
+     * frame) nor above the far corner */
+    n = label_pixels (&vf, b[0], tly - 10, tlx - 2, tly - 2);
+    fail_unless (texts[i] == long_text ||
+        n.untouched == (tlx - 2 - (gint) b[0]) * 8, "'%s' left",
+        GST_STR_NULL (texts[i]));
+    n = label_pixels (&vf, (gint) p[2] - 20, (gint) p[3] - 30, (gint) p[2],
+        (gint) p[3] - 22);
+    fail_unless (n.untouched == 20 * 8, "'%s' right", GST_STR_NULL (texts[i]));
+    for (y = 0; y < 8; y++)
+      for (x = 0; x < 30; x++) {
+        pixel_at (&vf, tlx + x, tly - 10 + y, px);
+        for (j = 0; j < 3; j++)
+          region[i][(y * 30 + x) * 3 + j] = (guint8) px[j];
+      }
+    gst_video_frame_unmap (&vf);
+    gst_buffer_unref (out);
+    gst_harness_teardown (hh);
+  }
+  /* different labels */
+  for (i = 0; i < G_N_ELEMENTS (texts); i++)
+    for (k = i + 1; k < G_N_ELEMENTS (texts); k++)
+      fail_unless (memcmp (region[i], region[k], sizeof region[0]) != 0,
+          "labels %u and %u look the same", i, k);
+
+  /* top-right corner of the frame: no room above, none to the right */
+  {
+    GstHarness *hh = overlay_harness ("roioverlay thickness=2", "RGB");
+    GstVideoInfo info;
+    GstBuffer *in = ocr_frame ("RGB", &info), *out;
+    GstVideoFrame vf;
+    GstVideoRegionOfInterestMeta *roi;
+    gdouble q[8];
+
+    gdouble dx, dy;
+
+    /* the same line with its top-left corner at (300, 2) */
+    tilted_rect (0, 0, 160, 50, 20, q);
+    dx = 300 - q[0];
+    dy = 2 - q[1];
+    for (j = 0; j < 4; j++) {
+      q[2 * j] += dx;
+      q[2 * j + 1] += dy;
+    }
+    points_bounds (q, 4, b);
+    b[2] = OCR_W - b[0];
+    roi = add_text_roi (in, b, rotated_box_param (q, 4));
+    gst_video_region_of_interest_meta_add_param (roi,
+        gst_structure_new ("text", "text", G_TYPE_STRING, "HELLO",
+            "confidence", G_TYPE_DOUBLE, 0.95, NULL));
+    out = gst_harness_push_and_pull (hh, in);
+    fail_unless (gst_video_frame_map (&vf, &info, out, GST_MAP_READ));
+    /* below the corner, ending at the frame's right edge, so starting left
+     * of the corner (x 285 is outside the quadrilateral) */
+    fail_unless (!is_untouched (&vf, OCR_W - 1, 4));
+    fail_unless (!is_untouched (&vf, 285, 4));
+    fail_unless (!is_untouched (&vf, 285, 10));
+    gst_video_frame_unmap (&vf);
+    gst_buffer_unref (out);
+    gst_harness_teardown (hh);
+  }
+}
+
+GST_END_TEST;
+
+/* Texts read on the whole frame (scheme=ctc without regions: ROIs covering
+ * the frame with only a `text` parameter) are listed top left, not drawn
+ * as a box around the frame. */
+GST_START_TEST (test_roioverlay_whole_frame_text)
+{
+  GstHarness *hh = overlay_harness ("roioverlay thickness=2", "RGB");
+  GstVideoInfo info;
+  GstBuffer *in = ocr_frame ("RGB", &info), *out;
+  GstVideoFrame vf;
+  GstVideoRegionOfInterestMeta *roi;
+  guint k;
+
+  for (k = 0; k < 2; k++) {
+    roi = gst_buffer_add_video_region_of_interest_meta (in, "text", 0, 0,
+        OCR_W, OCR_H);
+    gst_video_region_of_interest_meta_add_param (roi,
+        gst_structure_new ("text", "text", G_TYPE_STRING,
+            k ? "second line" : "first line", "confidence", G_TYPE_DOUBLE,
+            0.9, "model-id", G_TYPE_STRING, "rec", NULL));
+  }
+  out = gst_harness_push_and_pull (hh, in);
+  fail_unless (gst_video_frame_map (&vf, &info, out, GST_MAP_READ));
+  fail_unless (!is_untouched (&vf, 1, 1));
+  fail_unless (!is_untouched (&vf, 1, 20), "second label");
+  fail_unless (is_untouched (&vf, OCR_W - 1, OCR_H - 1), "frame outlined");
+  fail_unless (is_untouched (&vf, OCR_W - 1, 1), "frame outlined");
+  gst_video_frame_unmap (&vf);
+  gst_buffer_unref (out);
+  gst_harness_teardown (hh);
+}
+
+GST_END_TEST;
+
+static void
+count_rotated_box_warnings (GstDebugCategory * category, GstDebugLevel level,
+    const gchar * file, const gchar * function, gint line, GObject * object,
+    GstDebugMessage * message, gpointer user_data)
+{
+  const gchar *m = gst_debug_message_get (message);
+
+  if (level == GST_LEVEL_WARNING &&
+      g_str_equal (gst_debug_category_get_name (category), "roioverlay") &&
+      m && strstr (m, "rotated-box"))
+    g_atomic_int_inc ((gint *) user_data);
+}
+
+static GstStructure *
+rotated_box_with_points (GValue * pts)
+{
+  GstStructure *s = gst_structure_new_empty ("rotated-box");
+
+  if (pts)
+    gst_structure_take_value (s, "points", pts);
+  return s;
+}
+
+/* Malformed `rotated-box` parameters (3 points, a point of one number, NaN
+ * or infinity, strings, numbers instead of pairs, `points` not an array or
+ * missing): the
+ * axis-aligned box is drawn instead, with one warning for the stream. */
+GST_START_TEST (test_roioverlay_malformed_rotated_box)
+{
+  GstHarness *hh = overlay_harness ("roioverlay thickness=2 "
+      "draw-labels=false", "RGB");
+  gdouble p[8];
+  guint b[4], k;
+  gint warnings = 0;
+
+  tilted_rect (160, 130, 160, 50, 20, p);
+  points_bounds (p, 4, b);
+  gst_debug_set_threshold_for_name ("roioverlay", GST_LEVEL_WARNING);
+  gst_debug_add_log_function (count_rotated_box_warnings, &warnings, NULL);
+  for (k = 0; k < 8; k++) {
+    GstVideoInfo info;
+    GstBuffer *in = ocr_frame ("RGB", &info), *out;
+    GstVideoFrame vf;
+    GstStructure *rb = NULL;
+    GValue pts = G_VALUE_INIT, pt = G_VALUE_INIT, v = G_VALUE_INIT;
+    guint j, c;
+
+    switch (k) {
+      case 0:                  /* three corners */
+        rb = rotated_box_param (p, 3);
+        break;
+      case 1:                  /* a point of one number */
+      case 2:                  /* NaN */
+      case 3:                  /* infinity */
+        rb = rotated_box_param (p, 4);
+        g_value_init (&pt, GST_TYPE_ARRAY);
+        g_value_init (&v, G_TYPE_DOUBLE);
+        g_value_set_double (&v, k == 2 ? NAN : k == 3 ? INFINITY : 1.0);
+        gst_value_array_append_and_take_value (&pt, &v);
+        if (k != 1) {
+          g_value_init (&v, G_TYPE_DOUBLE);
+          g_value_set_double (&v, 100.0);
+          gst_value_array_append_and_take_value (&pt, &v);
+        }
+        g_value_init (&pts, GST_TYPE_ARRAY);
+        for (j = 0; j < 4; j++) {
+          if (j == 1)
+            gst_value_array_append_value (&pts, &pt);
+          else
+            gst_value_array_append_value (&pts,
+                gst_value_array_get_value (gst_structure_get_value (rb,
+                        "points"), j));
+        }
+        g_value_unset (&pt);
+        gst_structure_take_value (rb, "points", &pts);
+        break;
+      case 4:                  /* strings (GstValueArrays are of one type) */
+      case 5:                  /* four numbers, not pairs */
+        g_value_init (&pts, GST_TYPE_ARRAY);
+        for (j = 0; j < 4; j++) {
+          if (k == 4) {
+            g_value_init (&pt, GST_TYPE_ARRAY);
+            for (c = 0; c < 2; c++) {
+              g_value_init (&v, G_TYPE_STRING);
+              g_value_set_string (&v, c ? "top" : "left");
+              gst_value_array_append_and_take_value (&pt, &v);
+            }
+          } else {
+            g_value_init (&pt, G_TYPE_DOUBLE);
+            g_value_set_double (&pt, p[j]);
+          }
+          gst_value_array_append_and_take_value (&pts, &pt);
+        }
+        rb = rotated_box_with_points (&pts);
+        break;
+      case 6:                  /* not an array */
+        g_value_init (&pts, G_TYPE_STRING);
+        g_value_set_string (&pts, "< < 1, 2 > >");
+        rb = rotated_box_with_points (&pts);
+        break;
+      default:                 /* no points */
+        rb = rotated_box_with_points (NULL);
+        break;
+    }
+    add_text_roi (in, b, rb);
+    out = gst_harness_push_and_pull (hh, in);
+    fail_unless (out != NULL);
+    fail_unless (gst_video_frame_map (&vf, &info, out, GST_MAP_READ));
+    /* the box's corners drawn, the quadrilateral's top edge not */
+    fail_unless (is_box_color (&vf, b[0], b[1]), "case %u: no box", k);
+    fail_unless (is_box_color (&vf, b[0] + b[2] - 1, b[1] + b[3] - 1),
+        "case %u: no box", k);
+    fail_unless (is_untouched (&vf, (gint) ((p[0] + p[2]) / 2),
+            (gint) ((p[1] + p[3]) / 2)), "case %u: quadrilateral", k);
+    gst_video_frame_unmap (&vf);
+    gst_buffer_unref (out);
+  }
+  gst_debug_remove_log_function_by_data (&warnings);
+#ifndef GST_DISABLE_GST_DEBUG
+  fail_unless_equals_int (g_atomic_int_get (&warnings), 1);
+#endif
+  gst_harness_teardown (hh);
+}
+
+GST_END_TEST;
+
+/* Quadrilaterals far larger than the frame, or outside it, are clipped:
+ * an edge of a 2e6-pixel one crosses the frame and is drawn; one of 1e30
+ * pixels, one beside the frame and a fallback box near G_MAXUINT draw
+ * nothing in the frame (and their labels stay inside it). */
+GST_START_TEST (test_roioverlay_huge_polygon)
+{
+  const gchar *formats[] = { "RGB", "I420" };
+  const gdouble big[8] = { -1e6, 50, 1e6, 60, 1e6, 1e6, -1e6, 1e6 };
+  const gdouble huge[8] = { -1e30, -1e30, 1e30, -1e30, 1e30, 1e30,
+    -1e30, 1e30
+  };
+  const gdouble beside[8] = { 1000, 10, 1100, 10, 1100, 50, 1000, 50 };
+  const guint whole[4] = { 0, 0, OCR_W, OCR_H };
+  const guint far[4] = { G_MAXUINT - 10, G_MAXUINT - 10, 100, 100 };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (formats); i++) {
+    GstHarness *hh = overlay_harness ("roioverlay thickness=2", formats[i]);
+    GstVideoInfo info;
+    GstBuffer *in = ocr_frame (formats[i], &info), *out;
+    GstVideoFrame vf;
+    GstVideoRegionOfInterestMeta *roi;
+    GValue pts = G_VALUE_INIT;
+
+    add_text_roi (in, whole, rotated_box_param (big, 4));
+    roi = add_text_roi (in, whole, rotated_box_param (huge, 4));
+    gst_video_region_of_interest_meta_add_param (roi,
+        gst_structure_new ("text", "text", G_TYPE_STRING, "huge",
+            "confidence", G_TYPE_DOUBLE, 0.5, NULL));
+    add_text_roi (in, whole, rotated_box_param (beside, 4));
+    g_value_init (&pts, G_TYPE_INT);
+    add_text_roi (in, far, rotated_box_with_points (&pts));
+    out = gst_harness_push_and_pull (hh, in);
+    fail_unless (out != NULL);
+    fail_unless (gst_video_frame_map (&vf, &info, out, GST_MAP_READ));
+    /* the top edge, y = 55 at x = 160 */
+    fail_unless (is_box_color (&vf, 160, 55), "%s edge", formats[i]);
+    fail_unless (is_box_color (&vf, 300, 55), "%s edge", formats[i]);
+    fail_unless (is_untouched (&vf, 160, 40), "%s above", formats[i]);
+    fail_unless (is_untouched (&vf, 160, 120), "%s inside", formats[i]);
+    fail_unless (is_untouched (&vf, OCR_W - 1, OCR_H - 1), "%s corner",
+        formats[i]);
+    gst_video_frame_unmap (&vf);
+    gst_buffer_unref (out);
+    gst_harness_teardown (hh);
+  }
+}
+
+GST_END_TEST;
+
 static Suite *
 decoders_suite (void)
 {
@@ -1140,6 +1741,12 @@ decoders_suite (void)
   tcase_add_test (tc, test_roioverlay_clear_layer);
   tcase_add_test (tc, test_roioverlay_labelled_region);
   tcase_add_test (tc, test_roioverlay_lying_video_meta);
+  tcase_add_test (tc, test_roioverlay_rotated_box);
+  tcase_add_test (tc, test_roioverlay_rotated_box_translucent);
+  tcase_add_test (tc, test_roioverlay_text_label);
+  tcase_add_test (tc, test_roioverlay_whole_frame_text);
+  tcase_add_test (tc, test_roioverlay_malformed_rotated_box);
+  tcase_add_test (tc, test_roioverlay_huge_polygon);
   return s;
 }
 
