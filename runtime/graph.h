@@ -66,8 +66,9 @@ void nn_graph_resolve_pointers(nn_graph *g);
 /* Opset the model imports for a domain; 0 when not imported. */
 int nn_graph_opset(const nn_graph *g, const char *domain);
 
-/* passes.c: structure-only rewrites done once at load (no shapes needed). */
-nn_status nn_graph_simplify(nn_graph *g, nn_error *err);
+/* passes.c: structure-only rewrites done once at load (no shapes needed);
+ * find_op resolves the ops a rewrite introduces (HardSwish). */
+nn_status nn_graph_simplify(nn_graph *g, nn_op_lookup_fn find_op, nn_error *err);
 
 /* plan.c: prepare every node for the current input shapes, fold constants,
  * plan the arena.  Inputs must have dtype/rank/dims set (and data for inputs

@@ -4,11 +4,17 @@
  * Conv's weights are true initializers is folded into those weights for good.
  * (When the weights only become constant through plan-time folding, as in
  * models that build them with ConstantOfShape, plan.c does the same fusion
- * per plan; the arithmetic of both is ops/batchnorm.c.) */
+ * per plan; the arithmetic of both is ops/batchnorm.c.)  HardSwish written
+ * out as x * Clip(x + 3, 0, 6) / 6 (what exporters emit for opsets before
+ * 14: PaddleOCR's PP-LCNet backbones have 28 of them, four passes over a
+ * feature map each) becomes one HardSwish node. */
 #include <stdio.h>
 #include <string.h>
 
+#include <math.h>
+
 #include "graph.h"
+#include "knobs.h"
 #include "ops/batchnorm.h"
 
 /* A Dropout is a no-op at inference unless training_mode is given and not a
@@ -110,7 +116,133 @@ static nn_status fuse_conv_batchnorm(nn_graph *g, nn_error *err) {
   return NN_OK;
 }
 
-nn_status nn_graph_simplify(nn_graph *g, nn_error *err) {
+/* The float value of scalar v: an initializer, or the output of a Constant
+ * node (plan-time folding has not run yet).  false when v is not one. */
+static bool scalar_f32(const nn_graph *g, int v, float *out) {
+  if (v < 0 || v >= g->n_values)
+    return false;
+  const nn_value *val = &g->values[v];
+  if (pure_const_f32(val) && val->numel == 1) {
+    *out = ((const float *)val->const_data)[0];
+    return true;
+  }
+  if (val->kind == NN_VAL_CONST || val->producer < 0)
+    return false;
+  const nn_node *c = &g->nodes[val->producer];
+  if (c->removed || c->domain[0] || strcmp(c->op_type, "Constant") != 0 || c->n_attrs != 1)
+    return false;
+  const nn_attr *a = &c->attrs[0];
+  if (strcmp(a->name, "value_float") == 0 && a->type == NN_ATTR_FLOAT) {
+    *out = a->f;
+    return true;
+  }
+  if (strcmp(a->name, "value") == 0 && a->type == NN_ATTR_TENSOR && a->t.dtype == NN_DTYPE_FLOAT &&
+      a->t.nbytes == sizeof(float) && a->t.data) {
+    memcpy(out, a->t.data, sizeof(float));
+    return true;
+  }
+  return false;
+}
+
+/* The node producing v when it is op_type (default domain, not removed) and
+ * v is its only output read, read by one consumer only; else NULL. */
+static nn_node *sole_producer(nn_graph *g, int v, const char *op_type) {
+  if (v < 0 || v >= g->n_values)
+    return NULL;
+  const nn_value *val = &g->values[v];
+  if (val->producer < 0 || val->n_uses != 1 || val->is_graph_output)
+    return NULL;
+  nn_node *p = &g->nodes[val->producer];
+  if (p->removed || p->domain[0] || strcmp(p->op_type, op_type) != 0 || p->n_out < 1 ||
+      p->out[0] != v)
+    return NULL;
+  return p;
+}
+
+static bool clip_is_0_6(const nn_graph *g, const nn_node *clip) {
+  float lo, hi;
+  if (clip->version < 11) {
+    const nn_attr *a = NULL, *b = NULL;
+    for (int k = 0; k < clip->n_attrs; k++) {
+      if (strcmp(clip->attrs[k].name, "min") == 0)
+        a = &clip->attrs[k];
+      else if (strcmp(clip->attrs[k].name, "max") == 0)
+        b = &clip->attrs[k];
+    }
+    return clip->n_in == 1 && a && b && a->type == NN_ATTR_FLOAT && b->type == NN_ATTR_FLOAT &&
+           a->f == 0.0f && b->f == 6.0f;
+  }
+  return clip->n_in == 3 && scalar_f32(g, clip->in[1], &lo) && scalar_f32(g, clip->in[2], &hi) &&
+         lo == 0.0f && hi == 6.0f;
+}
+
+/* x * Clip(x + 3, 0, 6) / 6 (or * (1/6)), any operand order, each
+ * intermediate read once: the last node becomes HardSwish(x), the other
+ * three are removed. */
+static nn_status fuse_hard_swish(nn_graph *g, nn_op_lookup_fn find_op, nn_error *err) {
+  const nn_op_def *hs = find_op ? find_op("", "HardSwish") : NULL;
+  int hs_version = hs ? nn_op_resolve_version(hs, 14) : 0;
+  if (!hs || hs_version == 0)
+    return NN_OK; /* a kernel table without HardSwish: leave the pattern */
+  bool changed = false;
+  for (int i = 0; i < g->n_nodes; i++) {
+    nn_node *d = &g->nodes[i];
+    if (d->removed || d->domain[0] || d->n_in != 2 || d->n_out != 1 || d->n_attrs != 0)
+      continue;
+    bool div = strcmp(d->op_type, "Div") == 0, mul = strcmp(d->op_type, "Mul") == 0;
+    if (!div && !mul)
+      continue;
+    float k;
+    int mi = -1;
+    if (div && scalar_f32(g, d->in[1], &k) && k == 6.0f)
+      mi = d->in[0];
+    else if (mul && scalar_f32(g, d->in[1], &k) && fabsf(k - 1.0f / 6.0f) < 1e-7f)
+      mi = d->in[0];
+    else if (mul && scalar_f32(g, d->in[0], &k) && fabsf(k - 1.0f / 6.0f) < 1e-7f)
+      mi = d->in[1];
+    nn_node *m = mi >= 0 ? sole_producer(g, mi, "Mul") : NULL;
+    if (!m || m->n_in != 2 || m->n_attrs != 0)
+      continue;
+    for (int side = 0; side < 2; side++) {
+      int x = m->in[side], ci = m->in[1 - side];
+      nn_node *clip = sole_producer(g, ci, "Clip");
+      if (x < 0 || !clip || clip->n_in < 1 || !clip_is_0_6(g, clip))
+        continue;
+      nn_node *add = sole_producer(g, clip->in[0], "Add");
+      if (!add || add->n_in != 2 || add->n_attrs != 0)
+        continue;
+      float three;
+      int other = add->in[0] == x ? add->in[1] : add->in[1] == x ? add->in[0] : -1;
+      if (other < 0 || !scalar_f32(g, other, &three) || three != 3.0f)
+        continue;
+      char *name = nn_malloc(sizeof "HardSwish");
+      if (!name)
+        return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+      memcpy(name, "HardSwish", sizeof "HardSwish");
+      nn_free(d->op_type);
+      d->op_type = name;
+      d->op = hs;
+      d->opset = 14;
+      d->version = hs_version;
+      d->in[0] = x;
+      d->n_in = d->n_in_model = 1;
+      nn_node *gone[3] = {add, clip, m};
+      for (int r = 0; r < 3; r++) {
+        gone[r]->removed = true;
+        g->values[gone[r]->out[0]].producer = -1;
+      }
+      changed = true;
+      break;
+    }
+  }
+  if (changed) {
+    nn_graph_count_uses(g);
+    nn_graph_resolve_pointers(g);
+  }
+  return NN_OK;
+}
+
+nn_status nn_graph_simplify(nn_graph *g, nn_op_lookup_fn find_op, nn_error *err) {
   int *repl = nn_malloc(((size_t)g->n_values + 1) * sizeof(int));
   if (!repl)
     return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
@@ -150,5 +282,8 @@ nn_status nn_graph_simplify(nn_graph *g, nn_error *err) {
     nn_graph_resolve_pointers(g);
   }
   nn_free(repl);
-  return fuse_conv_batchnorm(g, err);
+  nn_status st = fuse_conv_batchnorm(g, err);
+  if (st == NN_OK && !nn_knobs().no_fusion)
+    st = fuse_hard_swish(g, find_op, err);
+  return st;
 }

@@ -205,14 +205,6 @@ static bool value_is_const_f32(const nn_value *v) {
   return v && v->known && v->dtype == NN_DTYPE_FLOAT && v->data;
 }
 
-static int count_bn_candidates(const nn_graph *g) {
-  int n = 0;
-  for (int i = 0; i < g->n_nodes; i++)
-    if (op_is(&g->nodes[i], "BatchNormalization"))
-      n++;
-  return n;
-}
-
 /* The Conv producing x, when fusing BN into it is legal. */
 static nn_node *bn_fusable_conv(nn_graph *g, const nn_node *bn) {
   if (!nn_bn_fold_candidate(bn) || bn->folded || bn->removed)
@@ -242,78 +234,307 @@ static nn_node *bn_fusable_conv(nn_graph *g, const nn_node *bn) {
   return conv;
 }
 
-static nn_status fuse_batchnorm(nn_ctx *c, nn_graph *g, nn_plan *plan, nn_error *err) {
-  int cap = count_bn_candidates(g) * 2;
+/* Conv's weights and bias made writable for a fold: a value folded for this
+ * plan and read by this Conv alone is rewritten in place; anything else
+ * gets a plan-owned copy in plan->extra (a missing bias: zeros).  On
+ * return conv->x[1] / x[2] are those values (n_in 3). */
+static nn_status conv_params_writable(nn_graph *g, nn_plan *plan, int cap, nn_node *conv,
+                                      nn_error *err) {
+  nn_value *w = conv->x[1];
+  nn_value *b = conv->n_in > 2 ? conv->x[2] : NULL;
+  int64_t m = w->dims[0];
+  /* a copy an earlier fold made for this Conv is its own already */
+  bool w_own = w >= plan->extra && w < plan->extra + plan->n_extra;
+  bool b_own = b && b >= plan->extra && b < plan->extra + plan->n_extra;
+  bool w_inplace = w_own || (vidx(g, w) >= 0 && w->fold_data && w->n_uses == 1);
+  bool b_inplace = b_own || (b && vidx(g, b) >= 0 && b->fold_data && b->n_uses == 1);
+  nn_value *nw = w, *nb = b;
+  nn_status st;
+  if (plan->n_extra + 2 > cap)
+    return nn_error_set(err, NN_ERR_NOMEM, "conv fold: plan constants exhausted");
+  if (!w_inplace) {
+    nw = &plan->extra[plan->n_extra++];
+    *nw = *w;
+    nw->const_data = NULL;
+    nw->fold_data = NULL;
+    st = alloc_value_data(nw, err);
+    if (st != NN_OK)
+      return st;
+    memcpy(nw->data, w->data, w->nbytes);
+    nw->known = true;
+    plan->folded_bytes += nw->nbytes;
+  }
+  if (!b_inplace) {
+    const char *name = b ? b->name : w->name;
+    nb = &plan->extra[plan->n_extra++];
+    memset(nb, 0, sizeof *nb);
+    nb->name = (char *)name;
+    nb->dtype = NN_DTYPE_FLOAT;
+    nb->rank = 1;
+    nb->dims[0] = m;
+    nb->numel = m;
+    nb->nbytes = (size_t)m * sizeof(float);
+    nb->kind = NN_VAL_CONST;
+    nb->producer = -1;
+    nb->alias_of = -1;
+    st = alloc_value_data(nb, err);
+    if (st != NN_OK)
+      return st;
+    if (b)
+      memcpy(nb->data, b->data, nb->nbytes);
+    else
+      memset(nb->data, 0, nb->nbytes);
+    nb->known = true;
+    plan->folded_bytes += nb->nbytes;
+  }
+  conv->x[1] = nw;
+  conv->x[2] = nb;
+  if (conv->n_in < 3)
+    conv->n_in = 3;
+  return NN_OK;
+}
+
+/* The Conv producing x (float, read once, M output channels), when a fold
+ * of the node reading x into it is legal.  prod: the node producing each
+ * value in this plan (a Conv that absorbed a fold produces its output). */
+static nn_node *foldable_conv(nn_graph *g, const int *prod, const nn_value *x) {
+  int xi = vidx(g, x);
+  if (xi < 0 || x->known || prod[xi] < 0 || x->is_graph_output || x->n_uses != 1 ||
+      x->dtype != NN_DTYPE_FLOAT)
+    return NULL;
+  nn_node *conv = &g->nodes[prod[xi]];
+  if (!op_is(conv, "Conv") || conv->folded || conv->fused || conv->removed || conv->y[0] != x ||
+      conv->act.kind != NN_ACT_NONE)
+    return NULL;
+  if (!value_is_const_f32(conv->x[1]) || conv->x[1]->rank < 1 || x->rank < 2 ||
+      x->dims[1] != conv->x[1]->dims[0])
+    return NULL;
+  if (conv->n_in > 2 && conv->x[2] && !value_is_const_f32(conv->x[2]))
+    return NULL;
+  return conv;
+}
+
+/* A constant that broadcasts onto a Conv output [N, M, ...] of rank r as
+ * one value per channel (or one for all): numel 1, or its dims
+ * right-aligned to the output's are 1 except M on the channel axis. */
+static bool per_channel_const(const nn_value *k, int r, int64_t m) {
+  if (!value_is_const_f32(k) || k->rank > r)
+    return false;
+  if (k->numel == 1)
+    return true;
+  for (int d = 0; d < k->rank; d++) {
+    int axis = r - k->rank + d;
+    int64_t want = axis == 1 ? m : 1;
+    if (k->dims[d] != want)
+      return false;
+  }
+  return k->rank >= r - 1; /* the channel axis is within its dims */
+}
+
+static int count_fold_candidates(const nn_graph *g) {
+  int n = 0;
+  for (int i = 0; i < g->n_nodes; i++)
+    if (op_is(&g->nodes[i], "BatchNormalization") || op_is(&g->nodes[i], "Mul") ||
+        op_is(&g->nodes[i], "Add") || op_is(&g->nodes[i], "Sub"))
+      n++;
+  return n;
+}
+
+/* Per-channel affine maps after a Conv, folded into its weights for this
+ * plan: BatchNormalization (inference form), and Mul / Add / Sub by a
+ * per-channel or scalar constant (PP-LCNet's learnable affine blocks, the
+ * scale-and-shift exporters write out).  Each fold makes the Conv produce
+ * the node's output; a chain (Conv, Mul, Add) folds one node at a time in
+ * topological order. */
+static nn_status fuse_conv_affine(nn_ctx *c, nn_graph *g, nn_plan *plan, int cap, nn_error *err) {
+  int *prod = nn_malloc(((size_t)g->n_values + 1) * sizeof(int));
+  if (!prod)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  for (int v = 0; v < g->n_values; v++)
+    prod[v] = g->values[v].producer;
+  /* BatchNormalization always folds (it is the model's own affine map);
+   * the Mul/Add folds are fusions NN_NO_FUSION turns off */
+  const bool no_fusion = nn_knobs().no_fusion;
+  nn_status st = NN_OK;
+  for (int i = 0; i < g->n_nodes && st == NN_OK; i++) {
+    nn_node *n = &g->nodes[i];
+    if (n->removed || n->folded || n->fused || !n->y[0])
+      continue;
+    nn_node *conv = NULL;
+    const nn_value *k = NULL;
+    int kind = 0; /* 1 BN, 2 Mul, 3 Add, 4 Sub */
+    if (op_is(n, "BatchNormalization")) {
+      conv = bn_fusable_conv(g, n);
+      kind = 1;
+    } else if (!no_fusion && (op_is(n, "Mul") || op_is(n, "Add") || op_is(n, "Sub")) &&
+               n->n_in == 2 && n->x[0] && n->x[1]) {
+      kind = op_is(n, "Mul") ? 2 : op_is(n, "Add") ? 3 : 4;
+      /* the Conv output on either side of Mul/Add, on the left of Sub */
+      for (int side = 0; side < (kind == 4 ? 1 : 2) && !conv; side++) {
+        nn_node *cv = foldable_conv(g, prod, n->x[side]);
+        const nn_value *kk = n->x[1 - side];
+        if (cv && per_channel_const(kk, n->x[side]->rank, cv->x[1]->dims[0]) &&
+            n->y[0]->rank == n->x[side]->rank &&
+            memcmp(n->y[0]->dims, n->x[side]->dims, sizeof(int64_t) * (size_t)n->y[0]->rank) == 0) {
+          conv = cv;
+          k = kk;
+        }
+      }
+    }
+    if (!conv)
+      continue;
+    st = conv_params_writable(g, plan, cap, conv, err);
+    if (st != NN_OK)
+      break;
+    nn_value *w = conv->x[1], *b = conv->x[2];
+    int64_t m = w->dims[0], per = w->numel / (m ? m : 1);
+    float *wd = w->data, *bd = b->data;
+    if (kind == 1) {
+      nn_bn_fold_into_conv(n, m, per, n->x[1]->data, n->x[2]->data, n->x[3]->data, n->x[4]->data,
+                           wd, bd);
+    } else {
+      const float *kd = k->data;
+      for (int64_t o = 0; o < m; o++) {
+        float v = kd[k->numel == 1 ? 0 : o];
+        if (kind == 2) {
+          for (int64_t j = 0; j < per; j++)
+            wd[o * per + j] *= v;
+          bd[o] *= v;
+        } else {
+          bd[o] += kind == 3 ? v : -v;
+        }
+      }
+    }
+    conv->y[0] = n->y[0];
+    n->fused = true;
+    int yi = vidx(g, n->y[0]);
+    if (yi >= 0)
+      prod[yi] = (int)(conv - g->nodes);
+    st = prepare_node(c, conv, err);
+  }
+  nn_free(prod);
+  return st;
+}
+
+/* A Conv that reads no padding: every output is a full window of its
+ * input, so an affine map of the input is one of the weights and bias. */
+static bool conv_pad_free(const nn_node *conv) {
+  const char *ap = nn_attr_string(conv, "auto_pad", "NOTSET");
+  if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0)
+    return false;
+  const nn_attr *pads = nn_attr_get(conv, "pads");
+  if (pads) {
+    if (pads->type != NN_ATTR_INTS)
+      return false;
+    for (int k = 0; k < pads->n; k++)
+      if (pads->ints[k] != 0)
+        return false;
+  }
+  return true;
+}
+
+/* Mul / Add / Sub by a per-channel or scalar constant whose result only a
+ * padding-free Conv reads, folded into that Conv for this plan:
+ * W[o, c, .] *= s[c]; B[o] += t[c] * sum W[o, c, .].  Walked backwards so a
+ * chain (Mul, Add, Conv) folds from the Conv outwards. */
+static nn_status fuse_affine_into_conv(nn_ctx *c, nn_graph *g, nn_plan *plan, int cap,
+                                       nn_error *err) {
+  int *cons = nn_malloc(((size_t)g->n_values + 1) * sizeof(int));
+  if (!cons)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  for (int v = 0; v < g->n_values; v++)
+    cons[v] = -1;
+  for (int i = 0; i < g->n_nodes; i++) {
+    nn_node *n = &g->nodes[i];
+    if (n->removed || n->folded || n->fused)
+      continue;
+    for (int k = 0; k < n->n_in; k++) {
+      int vi = n->x[k] ? vidx(g, n->x[k]) : -1;
+      if (vi >= 0)
+        cons[vi] = i;
+    }
+  }
+  nn_status st = NN_OK;
+  for (int i = g->n_nodes - 1; i >= 0 && st == NN_OK; i--) {
+    nn_node *n = &g->nodes[i];
+    if (n->removed || n->folded || n->fused || n->n_in != 2 || !n->x[0] || !n->x[1] || !n->y[0])
+      continue;
+    int kind = op_is(n, "Mul") ? 2 : op_is(n, "Add") ? 3 : op_is(n, "Sub") ? 4 : 0;
+    const nn_value *y = n->y[0];
+    int yi = vidx(g, y);
+    if (!kind || yi < 0 || y->known || y->n_uses != 1 || y->is_graph_output || cons[yi] < 0 ||
+        y->dtype != NN_DTYPE_FLOAT || y->rank < 3)
+      continue;
+    nn_node *conv = &g->nodes[cons[yi]];
+    if (!op_is(conv, "Conv") || conv->fused || conv->folded || conv->removed || conv->x[0] != y ||
+        conv->act.kind != NN_ACT_NONE || !value_is_const_f32(conv->x[1]) || conv->x[1]->rank < 3 ||
+        (conv->n_in > 2 && conv->x[2] && !value_is_const_f32(conv->x[2])) || !conv_pad_free(conv))
+      continue;
+    int64_t cin = y->dims[1];
+    nn_value *xin = NULL;
+    const nn_value *k = NULL;
+    for (int side = 0; side < (kind == 4 ? 1 : 2) && !xin; side++) {
+      nn_value *a = n->x[side];
+      const nn_value *kk = n->x[1 - side];
+      if (!a->known && a->rank == y->rank &&
+          memcmp(a->dims, y->dims, sizeof(int64_t) * (size_t)y->rank) == 0 &&
+          per_channel_const(kk, y->rank, cin)) {
+        xin = a;
+        k = kk;
+      }
+    }
+    if (!xin)
+      continue;
+    int64_t m = conv->x[1]->dims[0], cg = conv->x[1]->dims[1];
+    int64_t groups = cg > 0 ? cin / cg : 0;
+    if (groups < 1 || groups * cg != cin || m % groups != 0)
+      continue;
+    st = conv_params_writable(g, plan, cap, conv, err);
+    if (st != NN_OK)
+      break;
+    float *wd = conv->x[1]->data, *bd = conv->x[2]->data;
+    const float *kd = k->data;
+    int64_t per = conv->x[1]->numel / m, spatial = per / cg, m_per_g = m / groups;
+    for (int64_t o = 0; o < m; o++) {
+      int64_t g0 = (o / m_per_g) * cg;
+      for (int64_t cl = 0; cl < cg; cl++) {
+        float v = kd[k->numel == 1 ? 0 : g0 + cl];
+        float *wr = wd + o * per + cl * spatial;
+        if (kind == 2) {
+          for (int64_t j = 0; j < spatial; j++)
+            wr[j] *= v;
+        } else {
+          float sum = 0.0f;
+          for (int64_t j = 0; j < spatial; j++)
+            sum += wr[j];
+          bd[o] += (kind == 3 ? v : -v) * sum;
+        }
+      }
+    }
+    conv->x[0] = xin;
+    n->fused = true;
+    int xi = vidx(g, xin);
+    if (xi >= 0)
+      cons[xi] = (int)(conv - g->nodes);
+    st = prepare_node(c, conv, err);
+  }
+  nn_free(cons);
+  return st;
+}
+
+/* Both affine folds, sharing the plan-owned constants they may need. */
+static nn_status fuse_affine(nn_ctx *c, nn_graph *g, nn_plan *plan, nn_error *err) {
+  int cap = count_fold_candidates(g) * 2;
   if (cap == 0)
     return NN_OK;
   plan->extra = nn_calloc((size_t)cap, sizeof(nn_value));
   if (!plan->extra)
     return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
-  for (int i = 0; i < g->n_nodes; i++) {
-    nn_node *bn = &g->nodes[i];
-    if (!op_is(bn, "BatchNormalization"))
-      continue;
-    nn_node *conv = bn_fusable_conv(g, bn);
-    if (!conv)
-      continue;
-    nn_value *w = conv->x[1];
-    nn_value *b = conv->n_in > 2 ? conv->x[2] : NULL;
-    int64_t m = w->dims[0], per = w->numel / (m ? m : 1);
-    /* weights folded for this plan and read by this Conv alone are
-     * rewritten in place; anything else gets a plan-owned copy */
-    bool w_inplace = vidx(g, w) >= 0 && w->fold_data && w->n_uses == 1;
-    bool b_inplace = b && vidx(g, b) >= 0 && b->fold_data && b->n_uses == 1;
-    nn_value *nw = w, *nb = b;
-    nn_status st = NN_OK;
-    if (!w_inplace) {
-      nw = &plan->extra[plan->n_extra++];
-      *nw = *w;
-      nw->const_data = NULL;
-      nw->fold_data = NULL;
-      st = alloc_value_data(nw, err);
-      if (st != NN_OK)
-        return st;
-      memcpy(nw->data, w->data, w->nbytes);
-      nw->known = true;
-      plan->folded_bytes += nw->nbytes;
-    }
-    if (!b_inplace) {
-      nb = &plan->extra[plan->n_extra++];
-      memset(nb, 0, sizeof *nb);
-      nb->name = bn->x[2]->name;
-      nb->dtype = NN_DTYPE_FLOAT;
-      nb->rank = 1;
-      nb->dims[0] = m;
-      nb->numel = m;
-      nb->nbytes = (size_t)m * sizeof(float);
-      nb->kind = NN_VAL_CONST;
-      nb->producer = -1;
-      nb->alias_of = -1;
-      st = alloc_value_data(nb, err);
-      if (st != NN_OK)
-        return st;
-      if (b)
-        memcpy(nb->data, b->data, nb->nbytes);
-      else
-        memset(nb->data, 0, nb->nbytes);
-      nb->known = true;
-      plan->folded_bytes += nb->nbytes;
-    }
-    nn_bn_fold_into_conv(bn, m, per, bn->x[1]->data, bn->x[2]->data, bn->x[3]->data, bn->x[4]->data,
-                         nw->data, nb->data);
-    conv->x[1] = nw;
-    conv->x[2] = nb;
-    if (conv->n_in < 3)
-      conv->n_in = 3;
-    conv->y[0] = bn->y[0];
-    bn->fused = true;
-    st = prepare_node(c, conv, err);
-    if (st != NN_OK)
-      return st;
-  }
-  return NN_OK;
+  nn_status st = fuse_conv_affine(c, g, plan, cap, err);
+  if (st == NN_OK && !nn_knobs().no_fusion)
+    st = fuse_affine_into_conv(c, g, plan, cap, err);
+  return st;
 }
-
 
 /* ---- activation fusion ------------------------------------------------------ */
 /* Conv/Gemm/MatMul followed by an activation that alone reads their output:
@@ -589,7 +810,7 @@ nn_status nn_plan_build(nn_graph *g, nn_plan *plan, const nn_limits *lim, nn_ctx
         return st;
     }
   }
-  st = fuse_batchnorm(ctx, g, plan, err);
+  st = fuse_affine(ctx, g, plan, err);
   if (st != NN_OK)
     return st;
   if (!nn_knobs().no_fusion) {

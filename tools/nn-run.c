@@ -184,9 +184,9 @@ static void print_stats(nn_session *s, FILE *out) {
     return;
   fprintf(out,
           "weights_bytes=%zu arena_bytes=%zu arena_naive_bytes=%zu io_bytes=%zu device_bytes=%zu "
-          "peak_rss_bytes=%ld\n",
+          "peak_rss_bytes=%ld nodes_cpu=%d nodes_vulkan=%d nodes_folded=%d\n",
           st.weights_bytes, st.arena_bytes, st.arena_naive_bytes, st.io_bytes, st.device_bytes,
-          peak_rss_bytes());
+          peak_rss_bytes(), st.nodes_cpu, st.nodes_vulkan, st.nodes_folded);
 }
 
 static void print_nodes(nn_session *s, const opts *o) {

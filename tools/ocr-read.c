@@ -219,11 +219,11 @@ pipeline_description (const Options * o, gboolean image)
       backend, threads, line_pre, o->dict);
   if (o->annotate)
     g_string_append_printf (d, "roioverlay ! tee name=t ! queue ! "
-        "appsink name=sink sync=false t. ! queue ! videoconvert ! %s ! "
+        "appsink name=sink sync=false max-buffers=8 t. ! queue ! videoconvert ! %s ! "
         "filesink name=out", image ? "pngenc" :
         "vp8enc deadline=1 cpu-used=4 ! webmmux");
   else
-    g_string_append (d, "appsink name=sink sync=false");
+    g_string_append (d, "appsink name=sink sync=false max-buffers=8");
   g_free (threads);
   return g_string_free (d, FALSE);
 }
@@ -264,22 +264,24 @@ read_file (GstElement * pipe, const Options * o, const gchar * path,
   if (gst_element_set_state (pipe, GST_STATE_PLAYING) ==
       GST_STATE_CHANGE_FAILURE)
     ok = FALSE;
-  /* Samples until the pipeline's EOS (the appsink's "eos" property also
-   * reads TRUE before the pipeline has started, so the bus decides). */
+  /* Drain the samples, then wait on the bus (EOS or error) for a short
+   * while: the appsink's try-pull returns at once while the pipeline is not
+   * yet running, so the bus provides the waiting (a loop on try-pull alone
+   * would spin a core away from the models). */
   while (ok) {
     GstSample *sample = NULL;
     GstMessage *msg;
     gboolean eos = FALSE;
 
-    g_signal_emit_by_name (sink, "try-pull-sample", 50 * GST_MSECOND,
-        &sample);
-    if (sample) {
+    while (g_signal_emit_by_name (sink, "try-pull-sample", (guint64) 0,
+            &sample), sample) {
       print_frame (gst_sample_get_buffer (sample), o->min_confidence, &last,
           &first);
       gst_sample_unref (sample);
-      continue;
+      sample = NULL;
     }
-    msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+    msg = gst_bus_timed_pop_filtered (bus, 20 * GST_MSECOND,
+        GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
     if (!msg)
       continue;
     if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
@@ -297,7 +299,7 @@ read_file (GstElement * pipe, const Options * o, const gchar * path,
     }
     gst_message_unref (msg);
     if (eos) {
-      /* the pipeline's EOS comes after every sink's: drain what is queued */
+      /* the pipeline's EOS comes after every sink's: drain what is left */
       while (g_signal_emit_by_name (sink, "try-pull-sample", (guint64) 0,
               &sample), sample) {
         print_frame (gst_sample_get_buffer (sample), o->min_confidence,

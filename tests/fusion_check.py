@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""fusion_check.py - the plan-time fusions keep the results and do fuse.
+
+Builds (onnx.helper) the block PaddleOCR's PP-LCNetV3 repeats, with its
+weights given the two ways exporters do (initializers, and Constant nodes
+that only plan-time folding turns into constants):
+
+    Conv(3x3, pad 1) -> Mul(scalar) -> Add([1,C,1,1])     learnable affine
+    -> x * Clip(x + 3, 0, 6) / 6                          HardSwish written out
+    -> Mul(scalar) -> Add(scalar) -> Conv(1x1, pad 0)     affine into the next Conv
+    -> Mul([C,1,1]) -> Sub(scalar) -> Conv(3x3 depthwise, pad 1)   not folded: padded
+
+runs it with nn-run (random input) with the fusions and with NN_NO_FUSION=1
+(every node its own kernel, the conformance-checked path), and checks that
+the outputs agree (1e-4 relative to the output's range) and that the fused
+plan executes exactly the nodes it should (nodes_cpu).  Exits 77 without
+onnx/numpy.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto
+except ImportError as e:
+    print('SKIP: %s (python3-onnx, python3-numpy)' % e)
+    sys.exit(77)
+
+
+def build(as_constants, rng):
+    nodes, inits = [], []
+
+    def const(name, arr):
+        arr = np.asarray(arr, dtype=np.float32)
+        if as_constants:
+            nodes.append(helper.make_node('Constant', [], [name],
+                                          value=numpy_helper.from_array(arr, name)))
+        else:
+            inits.append(numpy_helper.from_array(arr, name))
+        return name
+
+    c = 8
+    const('w1', rng.standard_normal((c, 3, 3, 3)) * 0.3)
+    const('b1', rng.standard_normal(c) * 0.1)
+    nodes.append(helper.make_node('Conv', ['x', 'w1', 'b1'], ['c1'], pads=[1, 1, 1, 1]))
+    nodes.append(helper.make_node('Mul', [const('s1', [1.3]), 'c1'], ['m1']))
+    nodes.append(helper.make_node('Add', ['m1', const('t1', rng.standard_normal((1, c, 1, 1)))],
+                                  ['a1']))
+    nodes.append(helper.make_node('Add', ['a1', const('three', 3.0)], ['h0']))
+    nodes.append(helper.make_node('Clip', ['h0', const('lo', 0.0), const('hi', 6.0)], ['h1']))
+    nodes.append(helper.make_node('Mul', ['a1', 'h1'], ['h2']))
+    nodes.append(helper.make_node('Div', ['h2', const('six', 6.0)], ['hs']))
+    nodes.append(helper.make_node('Mul', ['hs', const('s2', [0.7])], ['m2']))
+    nodes.append(helper.make_node('Add', [const('t2', [0.25]), 'm2'], ['a2']))
+    const('w2', rng.standard_normal((c, c, 1, 1)) * 0.3)
+    const('b2', rng.standard_normal(c) * 0.1)
+    nodes.append(helper.make_node('Conv', ['a2', 'w2', 'b2'], ['c2'], pads=[0, 0, 0, 0]))
+    nodes.append(helper.make_node('Mul', ['c2c', const('s3', rng.standard_normal((c, 1, 1)))],
+                                  ['m3']))
+    nodes[-1].input[0] = 'c2'
+    nodes.append(helper.make_node('Relu', ['m3'], ['r3']))
+    nodes.append(helper.make_node('Sub', ['r3', const('t3', [0.5])], ['a3']))
+    const('w3', rng.standard_normal((c, 1, 3, 3)) * 0.3)
+    nodes.append(helper.make_node('Conv', ['a3', 'w3'], ['y'], pads=[1, 1, 1, 1], group=c))
+    g = helper.make_graph(nodes, 'lcnet_block',
+                          [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 3, 12, 20])],
+                          [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, c, 12, 20])],
+                          inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
+
+
+def run(nn_run, model, inp, outdir, fusion):
+    env = dict(os.environ)
+    env.pop('NN_NO_FUSION', None)
+    if not fusion:
+        env['NN_NO_FUSION'] = '1'
+    os.makedirs(outdir, exist_ok=True)
+    r = subprocess.run([nn_run, model, '--input', 'x=' + inp, '--save-outputs', outdir, '--stats',
+                        '--threads', '1'], capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise SystemExit('nn-run failed: %s %s' % (r.stdout, r.stderr))
+    stats = dict(kv.split('=') for line in r.stdout.splitlines() if 'nodes_cpu=' in line
+                 for kv in line.split())
+    files = [f for f in os.listdir(outdir) if f.endswith('.pb')]
+    t = onnx.TensorProto()
+    with open(os.path.join(outdir, files[0]), 'rb') as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t), int(stats['nodes_cpu'])
+
+
+def main():
+    nn_run = sys.argv[1]
+    rng = np.random.default_rng(7)
+    ok = True
+    with tempfile.TemporaryDirectory() as d:
+        inp = os.path.join(d, 'x.pb')
+        x = (rng.standard_normal((1, 3, 12, 20)) * 2).astype(np.float32)
+        with open(inp, 'wb') as f:
+            f.write(numpy_helper.from_array(x, 'x').SerializeToString())
+        for as_constants in (False, True):
+            model = os.path.join(d, 'm%d.onnx' % as_constants)
+            onnx.save(build(as_constants, rng), model)
+            fused, n_fused = run(nn_run, model, inp, os.path.join(d, 'f%d' % as_constants), True)
+            plain, n_plain = run(nn_run, model, inp, os.path.join(d, 'p%d' % as_constants), False)
+            err = float(np.max(np.abs(fused - plain)))
+            scale = float(np.max(np.abs(plain))) or 1.0
+            # unfused: 14 nodes; fused: Conv (+Mul +Add +HardSwish), Conv
+            # (+Mul +Add before it, +Mul after it, +Relu), Sub, Conv = 4
+            want = 4
+            what = 'Constant nodes' if as_constants else 'initializers'
+            print('%s: %d nodes unfused, %d fused (want %d); max |fused - unfused| = %.3g '
+                  '(output range %.3g)' % (what, n_plain, n_fused, want, err, scale))
+            if n_plain != 14 or n_fused != want or err > 1e-4 * scale:
+                ok = False
+    print('OK' if ok else 'FAILED')
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
