@@ -7,8 +7,10 @@
 # changes every 10 seconds (so the detector and recogniser see new lines
 # and widths during the run, not one frame repeated), and samples the
 # process's RSS every 10 s.  Prints the samples, the texts read, and ends
-# with PASS when the pipeline ran to the end with no error and the RSS after
-# the first minute stayed within 4 MiB of its value at that minute.
+# with PASS when the pipeline ran to the end with no error and the RSS did
+# not grow over the second half of the run (in the first half it may step
+# up once or twice: a line wider than any before grows the recogniser's
+# input width and arena, which then stay).
 #
 # Needs the build tree's plugin and tools/fetch-media.sh's models; not a
 # test (a 10-minute run): a soak a person or CI's longer tier runs.
@@ -67,13 +69,23 @@ awk '{printf "  t=%4d s  RSS %7.1f MiB\n", $1, $2 / 1024}' "$out/rss"
 grep -o 'labels=(string)< [^>]*>' "$out/log" | sort | uniq -c | sort -rn | head -5 |
   sed 's/^/  read: /'
 errors=$(grep -c '^ERROR' "$out/log" || true)
-awk -v rc="$rc" -v errors="$errors" '
-  $1 >= 60 && base == "" { base = $2 }
-  base != "" { if ($2 - base > max) max = $2 - base }
+# Steady state: the second half of the run must not grow (the first half
+# may: a wider line than any before grows the recogniser's input, and its
+# arena, once).  The last sample is taken while the pipeline shuts down.
+awk -v rc="$rc" -v errors="$errors" -v half=$((secs / 2)) '
+  { t[NR] = $1; r[NR] = $2 }
   END {
-    if (base == "") { print "ocr-live-soak: FAIL (ran less than a minute)"; exit 1 }
-    printf "ocr-live-soak: RSS growth after the first minute: %.1f MiB (limit 4), errors %d\n",
-      max / 1024, errors
-    if (rc != 0 || errors > 0 || max > 4096) { print "ocr-live-soak: FAIL"; exit 1 }
+    n = NR - 1
+    for (i = 1; i <= n; i++) {
+      if (t[i] >= 60 && first == "") first = r[i]
+      if (t[i] >= half && base == "") base = r[i]
+      if (base != "" && r[i] - base > grow) grow = r[i] - base
+      if (r[i] > peak) peak = r[i]
+    }
+    if (base == "" || first == "") { print "ocr-live-soak: FAIL (too short a run)"; exit 1 }
+    printf "ocr-live-soak: RSS at 60 s %.1f MiB, at %d s %.1f MiB, peak %.1f MiB; growth over the " \
+      "second half %.1f MiB (limit 1), errors %d\n", first / 1024, half, base / 1024,
+      peak / 1024, grow / 1024, errors
+    if (rc != 0 || errors > 0 || grow > 1024) { print "ocr-live-soak: FAIL"; exit 1 }
     print "ocr-live-soak: PASS"
   }' "$out/rss"
