@@ -43,6 +43,8 @@ typedef struct nn_backend_stats {
 typedef struct nn_backend_iface {
   const char *name;           /* "cpu", "vulkan": messages and nn-run */
   nn_backend kind;
+  unsigned fusions;           /* NN_FUSE_* (graph.h) its kernels implement: the planner
+                                 makes those fusions only for such a backend */
   /* *state is owned by the backend, released by destroy. */
   nn_status (*create)(void **state, nn_error *err);
   /* A device that only emulates an accelerator on the CPU (lavapipe):

@@ -27,7 +27,13 @@ typedef struct nn_graph {
   int64_t ir_version;
   char *base_dir;            /* for external data; NULL when none allowed */
   size_t weights_bytes;      /* bytes of const_data owned by the graph */
+  unsigned fusions;          /* NN_FUSE_* plan-time fusions the executing backend's
+                                kernels implement (session.c sets it; 0 = only the
+                                ones every backend has) */
 } nn_graph;
+
+/* Fusions a backend opts into (nn_backend_iface.fusions, nn_graph.fusions). */
+#define NN_FUSE_RESIDUAL 1u  /* Add(Conv(x), r) -> Conv with r in its epilogue (res_slot) */
 
 /* The outcome of planning for concrete input shapes. */
 typedef struct nn_plan {

@@ -194,6 +194,10 @@ typedef struct nn_node {
   bool fused;                  /* absorbed into its producer by a plan-time pass */
   nn_act act;                  /* activation a plan-time pass fused into this node's
                                   epilogue (ops/activation.h); NN_ACT_NONE = none */
+  int res_slot;                /* > 0: input x[res_slot] is a residual a plan-time pass
+                                  fused into the epilogue, y = act(op(x) + residual)
+                                  (the shortcut Add of a ResNet / MobileNet block;
+                                  Conv only, slot 3); 0 = none */
   bool removed;                /* dropped by a graph pass */
 } nn_node;
 

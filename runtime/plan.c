@@ -68,6 +68,7 @@ void nn_plan_clear(nn_graph *g, nn_plan *plan) {
     n->folded = false;
     n->fused = false;
     memset(&n->act, 0, sizeof n->act);
+    n->res_slot = 0;
     n->n_in = n->n_in_model;
   }
   for (int v = 0; v < g->n_values; v++) {
@@ -536,6 +537,79 @@ static nn_status fuse_affine(nn_ctx *c, nn_graph *g, nn_plan *plan, nn_error *er
   return st;
 }
 
+/* ---- residual fusion -------------------------------------------------------- */
+/* Add(Conv(x), r) where the Add alone reads the Conv's output and r has the
+ * output's shape (no broadcast): the Conv adds r in its epilogue, while the
+ * tile is in registers, and writes the Add's output, so the sum costs no pass
+ * over memory (ResNet bottlenecks, MobileNet/BlazeFace blocks: a shortcut
+ * Add, then a Relu that the activation fusion below folds in as well).  Only
+ * for a backend whose kernels implement it (NN_FUSE_RESIDUAL).  r must exist
+ * when the Conv runs: an input, a constant, or the output of an earlier
+ * node; its last use moves from the Add to the Conv, so the planner never
+ * places the Conv's output over it (the epilogue reads r after earlier K
+ * slices wrote partial sums into the output). */
+#define RES_SLOT 3   /* Conv's inputs are X, W, B: the residual comes after them */
+
+static bool res_same_shape(const nn_value *a, const nn_value *b) {
+  return a->rank == b->rank && memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank) == 0;
+}
+
+static nn_status fuse_residuals(nn_ctx *c, nn_graph *g, nn_error *err) {
+  int *prod = nn_malloc(((size_t)g->n_values + 1) * sizeof(int));
+  if (!prod)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  for (int v = 0; v < g->n_values; v++)
+    prod[v] = -1;
+  for (int i = 0; i < g->n_nodes; i++) {
+    nn_node *n = &g->nodes[i];
+    if (n->removed || n->folded || n->fused)
+      continue;
+    for (int k = 0; k < n->n_out; k++) {
+      int vi = n->y[k] ? vidx(g, n->y[k]) : -1;
+      if (vi >= 0)
+        prod[vi] = i;
+    }
+  }
+  nn_status st = NN_OK;
+  for (int i = 0; i < g->n_nodes && st == NN_OK; i++) {
+    nn_node *add = &g->nodes[i];
+    if (!op_is(add, "Add") || add->removed || add->folded || add->fused || add->n_in != 2 ||
+        !add->x[0] || !add->x[1] || !add->y[0] || add->y[0]->dtype != NN_DTYPE_FLOAT)
+      continue;
+    for (int side = 0; side < 2; side++) {
+      nn_value *x = add->x[side], *r = add->x[1 - side];
+      int xi = vidx(g, x), ri = vidx(g, r);
+      if (xi < 0 || ri < 0 || x == r || x->known || x->is_graph_output || x->n_uses != 1 ||
+          prod[xi] < 0 || x->dtype != NN_DTYPE_FLOAT || r->dtype != NN_DTYPE_FLOAT ||
+          !res_same_shape(x, add->y[0]) || !res_same_shape(r, add->y[0]))
+        continue;
+      int ci = prod[xi];
+      nn_node *conv = &g->nodes[ci];
+      if (!op_is(conv, "Conv") || conv->y[0] != x || conv->act.kind != NN_ACT_NONE ||
+          conv->res_slot != 0 || conv->n_in > RES_SLOT || !conv->x[0] ||
+          conv->x[0]->dtype != NN_DTYPE_FLOAT)
+        continue;
+      /* r is ready before the Conv runs (an input or constant has no producer) */
+      if (prod[ri] >= ci)
+        continue;
+      for (int k = conv->n_in; k < RES_SLOT; k++)
+        conv->x[k] = NULL;   /* an omitted bias */
+      conv->x[RES_SLOT] = r;
+      conv->n_in = RES_SLOT + 1;
+      conv->res_slot = RES_SLOT;
+      conv->y[0] = add->y[0];
+      add->fused = true;
+      int yi = vidx(g, add->y[0]);
+      if (yi >= 0)
+        prod[yi] = ci;
+      st = prepare_node(c, conv, err);
+      break;
+    }
+  }
+  nn_free(prod);
+  return st;
+}
+
 /* ---- activation fusion ------------------------------------------------------ */
 /* Conv/Gemm/MatMul followed by an activation that alone reads their output:
  * the producer applies the activation in its epilogue (nn_node.act, the
@@ -814,6 +888,11 @@ nn_status nn_plan_build(nn_graph *g, nn_plan *plan, const nn_limits *lim, nn_ctx
   if (st != NN_OK)
     return st;
   if (!nn_knobs().no_fusion) {
+    if (g->fusions & NN_FUSE_RESIDUAL) {
+      st = fuse_residuals(ctx, g, err);
+      if (st != NN_OK)
+        return st;
+    }
     st = fuse_activations(ctx, g, err);
     if (st != NN_OK)
       return st;

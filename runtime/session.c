@@ -421,6 +421,7 @@ static nn_status session_create(const void *data, size_t size, const char *base_
     }
   }
   s->backend = backend;
+  g->fusions = s->be->fusions;   /* what the plan may fuse for this backend's kernels */
   s->ctx.err = &s->err;
   s->ctx.limits = &s->opt.limits;
   s->ctx.threads = o.threads;

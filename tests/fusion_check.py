@@ -13,7 +13,18 @@ that only plan-time folding turns into constants):
 runs it with nn-run (random input) with the fusions and with NN_NO_FUSION=1
 (every node its own kernel, the conformance-checked path), and checks that
 the outputs agree (1e-4 relative to the output's range) and that the fused
-plan executes exactly the nodes it should (nodes_cpu).  Exits 77 without
+plan executes exactly the nodes it should (nodes_cpu).
+
+A second model checks the residual fusion (a shortcut Add into the epilogue
+of the Conv producing one side, then its Relu), through each Conv path:
+
+    DW3x3 -> Conv1x1 -> Add(x, .) -> Relu          residual = the graph input
+    Conv3x3 -> Add(., previous)                    3x3 path, no activation
+    DW3x3 -> Add(previous, .) -> Relu              the depthwise kernel
+    Conv1x1 a, Conv1x1 b -> Add(a, b)              fused into b (a is ready)
+    Conv1x1 -> Add(., ReduceMean(...))             broadcast: not fused
+
+on 1 and 2 threads and on the portable kernels.  Exits 77 without
 onnx/numpy.
 """
 import os
@@ -72,14 +83,54 @@ def build(as_constants, rng):
     return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
 
 
-def run(nn_run, model, inp, outdir, fusion):
+def build_residual(rng, c, hw):
+    inits, nodes = [], []
+
+    def w(name, shape, scale=0.3):
+        inits.append(numpy_helper.from_array(
+            (rng.standard_normal(shape) * scale).astype(np.float32), name))
+        return name
+
+    def conv(x, y, k, dw=False, bias=True):
+        ins = [x, w(y + '_w', (c, 1 if dw else c, k, k))]
+        if bias:
+            ins.append(w(y + '_b', (c,), 0.1))
+        nodes.append(helper.make_node('Conv', ins, [y], pads=[k // 2] * 4,
+                                      group=c if dw else 1))
+
+    conv('x', 'd1', 3, dw=True)
+    conv('d1', 'p1', 1)
+    nodes.append(helper.make_node('Add', ['x', 'p1'], ['a1']))
+    nodes.append(helper.make_node('Relu', ['a1'], ['r1']))
+    conv('r1', 'c2', 3, bias=False)
+    nodes.append(helper.make_node('Add', ['c2', 'r1'], ['a2']))
+    conv('a2', 'd3', 3, dw=True)
+    nodes.append(helper.make_node('Add', ['a2', 'd3'], ['a3']))
+    nodes.append(helper.make_node('Relu', ['a3'], ['r3']))
+    conv('r3', 'c4', 1)
+    conv('r3', 'c5', 1, bias=False)
+    nodes.append(helper.make_node('Add', ['c4', 'c5'], ['a4']))
+    conv('a4', 'e4', 1)
+    nodes.append(helper.make_node('ReduceMean', ['a4'], ['t'], axes=[1], keepdims=1))
+    nodes.append(helper.make_node('Add', ['e4', 't'], ['y']))
+    g = helper.make_graph(nodes, 'residual_blocks',
+                          [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, c, hw, hw])],
+                          [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, c, hw, hw])],
+                          inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
+
+
+def run(nn_run, model, inp, outdir, fusion, threads=1, cpu=None):
     env = dict(os.environ)
     env.pop('NN_NO_FUSION', None)
+    env.pop('NN_CPU', None)
     if not fusion:
         env['NN_NO_FUSION'] = '1'
+    if cpu:
+        env['NN_CPU'] = cpu
     os.makedirs(outdir, exist_ok=True)
     r = subprocess.run([nn_run, model, '--input', 'x=' + inp, '--save-outputs', outdir, '--stats',
-                        '--threads', '1'], capture_output=True, text=True, env=env)
+                        '--threads', str(threads)], capture_output=True, text=True, env=env)
     if r.returncode != 0:
         raise SystemExit('nn-run failed: %s %s' % (r.stdout, r.stderr))
     stats = dict(kv.split('=') for line in r.stdout.splitlines() if 'nodes_cpu=' in line
@@ -115,6 +166,29 @@ def main():
                   '(output range %.3g)' % (what, n_plain, n_fused, want, err, scale))
             if n_plain != 14 or n_fused != want or err > 1e-4 * scale:
                 ok = False
+        # residual blocks: 15 nodes unfused; fused: d1, p1 (+Add +Relu), c2 (+Add),
+        # d3 (+Add +Relu), c4, c5 (+Add), e4, ReduceMean, Add = 9.  Three map
+        # sizes and widths: the 3x3 Conv takes the implicit GEMM, Winograd (odd
+        # width) and, at 96 channels, the 1x1 Convs the packed path.
+        for c, hw in ((8, 16), (16, 15), (96, 8)):
+            model = os.path.join(d, 'res%d.onnx' % hw)
+            onnx.save(build_residual(rng, c, hw), model)
+            inp = os.path.join(d, 'xr%d.pb' % hw)
+            x = rng.standard_normal((1, c, hw, hw)).astype(np.float32)
+            with open(inp, 'wb') as f:
+                f.write(numpy_helper.from_array(x, 'x').SerializeToString())
+            plain, n_plain = run(nn_run, model, inp, os.path.join(d, 'rp%d' % hw), False)
+            scale = float(np.max(np.abs(plain))) or 1.0
+            for threads, cpu in ((1, None), (2, None), (1, 'portable')):
+                out = os.path.join(d, 'rf%d_%d_%s' % (hw, threads, cpu))
+                fused, n_fused = run(nn_run, model, inp, out, True, threads, cpu)
+                err = float(np.max(np.abs(fused - plain)))
+                print('residual %dx%dx%d, %d thread(s)%s: %d nodes unfused, %d fused (want 9); '
+                      'max |fused - unfused| = %.3g (output range %.3g)'
+                      % (c, hw, hw, threads, ', portable' if cpu else '', n_plain, n_fused, err,
+                         scale))
+                if n_plain != 15 or n_fused != 9 or err > 1e-4 * scale:
+                    ok = False
     print('OK' if ok else 'FAILED')
     return 0 if ok else 1
 

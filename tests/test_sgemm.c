@@ -129,6 +129,11 @@ static bool check_result(const gemm_case *g, const float *A, int64_t lda, const 
         v += b;
         mag += fabs(b);
       }
+      if (e && e->res) {
+        double r = e->res[i * e->ldres + j];
+        v += r;
+        mag += fabs(r);
+      }
       double want = ref_act(e, v);
       double tol = (4.0 * sqrt((double)g->K + 1.0) * 1.2e-7 * mag + 2e-6) * act_gain(e);
       double err = fabs(got - want);
@@ -203,11 +208,11 @@ static bool run_case(const gemm_case *g, entry en, nn_ctx *ctx, bool small_ws) {
   if (!ok)
     fprintf(stderr,
             "FAIL gemm %s %s threads=%d ta=%d tb=%d M=%lld N=%lld K=%lld alpha=%g beta=%g "
-            "act=%s bias=%d%s\n",
+            "act=%s bias=%d res=%d%s\n",
             nn_cpu_isa_name(nn_cpu_isa_get()), entry_name[en], threads, g->ta, g->tb,
             (long long)M, (long long)N, (long long)K, g->alpha, g->beta,
             g->use_epi ? act_name(g->epi.act) : "none", g->use_epi ? (int)g->epi.bias_kind : 0,
-            small_ws ? " (1-slot workspace)" : "");
+            g->use_epi && g->epi.res != NULL, small_ws ? " (1-slot workspace)" : "");
   nn_free(pk);
   nn_free(ws);
   nn_free(A);
@@ -224,12 +229,24 @@ static void tally(bool ok) {
     g_failed++;
 }
 
-/* Epilogue number `v` (cycled over cases): activation x bias kind. */
+/* The residual operand of the current case (pick_epi), M x (N + 1). */
+static float *g_res;
+
+/* Epilogue number `v` (cycled over cases): activation x bias kind, and a
+ * residual on every fourth (its own row stride, one more than N). */
 static void pick_epi(gemm_case *g, int v, float *bias_buf) {
   memset(&g->epi, 0, sizeof g->epi);
   g->use_epi = v != 0;
+  nn_free(g_res);
+  g_res = NULL;
   if (!g->use_epi)
     return;
+  if (v % 4 == 3) {
+    g_res = nn_malloc(sizeof(float) * (size_t)(g->M * (g->N + 1) + 1));
+    fill(g_res, g->M * (g->N + 1) + 1);
+    g->epi.res = g_res;
+    g->epi.ldres = g->N + 1;
+  }
   static const nn_sgemm_act acts[] = {NN_SGEMM_ACT_NONE,  NN_SGEMM_ACT_RELU,
                                       NN_SGEMM_ACT_CLIP,  NN_SGEMM_ACT_LEAKY,
                                       NN_SGEMM_ACT_HSWISH, NN_SGEMM_ACT_SIGMOID};
@@ -567,7 +584,9 @@ static void test_conv_im2col(void) {
 
 /* ---- depthwise ----------------------------------------------------------------------------- */
 
-static bool run_dw_case(const nn_dwconv_shape *s, const nn_sgemm_epi *e, nn_ctx *ctx) {
+/* with_res: a residual of y's shape in the epilogue (a fused shortcut Add). */
+static bool run_dw_case(const nn_dwconv_shape *s, const nn_sgemm_epi *e, bool with_res,
+                        nn_ctx *ctx) {
   int64_t cin = s->batch * s->C, cout = s->batch * s->C * s->mult;
   int dh = s->DH > 0 ? s->DH : 1, dw = s->DW > 0 ? s->DW : 1;
   size_t xn = (size_t)(cin * s->IH * s->IW), yn = (size_t)(cout * s->OH * s->OW);
@@ -579,11 +598,18 @@ static bool run_dw_case(const nn_dwconv_shape *s, const nn_sgemm_epi *e, nn_ctx 
   fill(x, (int64_t)xn);
   fill(w, (int64_t)wn);
   fill(bias, s->C * s->mult);
+  float *res = nn_malloc(sizeof(float) * (yn + 1));
+  fill(res, (int64_t)yn);
   for (size_t i = 0; i < yn; i++)
     y[i] = NAN;   /* write-only */
   nn_sgemm_epi ee = e ? *e : (nn_sgemm_epi){0};
   if (e && e->bias_kind == NN_SGEMM_BIAS_ROW)
     ee.bias = bias;
+  with_res = with_res && e;
+  if (with_res) {
+    ee.res = res;
+    ee.ldres = s->OW;
+  }
   nn_status st = nn_dwconv2d(ctx, s, x, w, y, e ? &ee : NULL);
   bool ok = st == NN_OK;
   int bad = 0;
@@ -608,8 +634,13 @@ static bool run_dw_case(const nn_dwconv_shape *s, const nn_sgemm_epi *e, nn_ctx 
             acc += bias[oc];
             mag += fabs(bias[oc]);
           }
+          size_t yi = (size_t)(((n * s->C * s->mult + oc) * s->OH + oh) * s->OW + ow);
+          if (with_res) {
+            acc += res[yi];
+            mag += fabs(res[yi]);
+          }
           double want = ref_act(e, acc);
-          float got = y[((n * s->C * s->mult + oc) * s->OH + oh) * s->OW + ow];
+          float got = y[yi];
           double tol = (8 * 1.2e-7 * mag + 2e-6) * act_gain(e);
           if (!(fabs(got - want) <= tol)) {
             if (bad++ < 3)
@@ -622,11 +653,12 @@ static bool run_dw_case(const nn_dwconv_shape *s, const nn_sgemm_epi *e, nn_ctx 
   if (!ok)
     fprintf(stderr,
             "FAIL dwconv %s st=%s N=%lld C=%lld mult=%lld in=%lldx%lld out=%lldx%lld k=%dx%d "
-            "s=%dx%d pad=%d,%d dil=%d,%d act=%s\n",
+            "s=%dx%d pad=%d,%d dil=%d,%d act=%s res=%d\n",
             nn_cpu_isa_name(nn_cpu_isa_get()), nn_status_str(st), (long long)s->batch,
             (long long)s->C, (long long)s->mult, (long long)s->IH, (long long)s->IW,
             (long long)s->OH, (long long)s->OW, s->KH, s->KW, s->SH, s->SW, s->PT, s->PL, dh,
-            dw, e ? act_name(e->act) : "none");
+            dw, e ? act_name(e->act) : "none", with_res);
+  nn_free(res);
   nn_free(x);
   nn_free(w);
   nn_free(y);
@@ -677,7 +709,7 @@ static void test_dwconv(void) {
             }
             nn_sgemm_epi e = {(nn_sgemm_act)(v % 6), 0.1f, 0.0f, 0.75f,
                               v % 4 ? NN_SGEMM_BIAS_ROW : NN_SGEMM_BIAS_NONE, NULL};
-            tally(run_dw_case(&s, v % 9 == 8 ? NULL : &e, v % 2 ? g_ctx2 : NULL));
+            tally(run_dw_case(&s, v % 9 == 8 ? NULL : &e, v % 3 == 2, v % 2 ? g_ctx2 : NULL));
             cases++;
             v++;
           }
@@ -1211,6 +1243,7 @@ int main(int argc, char **argv) {
   test_conv_im2col();
   test_dwconv();
   nn_cpu_isa_set(top);
+  nn_free(g_res);
   nn_threadpool_destroy(pool);
   printf("worst error / tolerance: %.3f\n", g_worst_ratio);
   printf("%d passed, %d failed, %d skipped\n", g_passed, g_failed, g_skipped);

@@ -83,12 +83,22 @@ static nn_status conv_act_parse(nn_ctx *c, const nn_node *n, nn_sgemm_epi *e) {
 }
 
 /* The call's epilogue: the node's activation plus a per-row (output
- * channel) bias when there is one. */
-static nn_sgemm_epi conv_epi_with_bias(const nn_sgemm_epi *act, const float *bias) {
+ * channel) bias when there is one, and the fused residual (rows of ldres
+ * floats, laid out as the output; NULL none). */
+static nn_sgemm_epi conv_epi_with_bias(const nn_sgemm_epi *act, const float *bias,
+                                       const float *res, int64_t ldres) {
   nn_sgemm_epi e = *act;
   e.bias = bias;
   e.bias_kind = bias ? NN_SGEMM_BIAS_ROW : NN_SGEMM_BIAS_NONE;
+  e.res = res;
+  e.ldres = res ? ldres : 0;
   return e;
+}
+
+/* The residual a plan-time pass fused into this Conv (nn_node.res_slot):
+ * a float32 tensor of Y's shape added before the activation, or NULL. */
+static const nn_value *conv_residual(const nn_node *n) {
+  return n->res_slot > 0 && n->res_slot < n->n_in ? n->x[n->res_slot] : NULL;
 }
 
 /* ---- parameters ------------------------------------------------------------ */
@@ -439,6 +449,11 @@ static nn_status conv_prepare(nn_ctx *c, nn_node *n) {
     p.path = CONV_PATH_WINO;
     conv_plan_wino(c, &p);
   }
+  const nn_value *res = conv_residual(n);
+  if (res && (res->dtype != NN_DTYPE_FLOAT || p.dt != NN_DTYPE_FLOAT || res->rank != n->y[0]->rank ||
+              memcmp(res->dims, n->y[0]->dims, sizeof(int64_t) * (size_t)res->rank) != 0))
+    return nn_fail(c, NN_ERR_SHAPE, "the fused residual '%s' is not a float32 tensor of Y's shape",
+                   res->name);
   p.stage_floats = conv_stage_floats(n);
   return conv_finish_priv(c, n, &p);
 }
@@ -448,6 +463,7 @@ static nn_status conv_prepare(nn_ctx *c, nn_node *n) {
 typedef struct conv_job {
   const conv_priv *p;
   const float *x, *w, *b;
+  const float *res;       /* fused residual (conv_residual), laid out as y; NULL none */
   float *y;
   size_t wpack;           /* > 0: w holds packed A panels, a block of this many
                              bytes per group (nn_value.packed_a_groups) */
@@ -698,7 +714,7 @@ static nn_status convt_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void
       if (jb->b || p->epi.act != NN_SGEMM_ACT_NONE) {
         /* bias + activation: the engine's epilogue over Y itself (K = 0,
          * beta = 1: A and B are not read) */
-        nn_sgemm_epi e = conv_epi_with_bias(&p->epi, jb->b ? jb->b + gi * p->Mg : NULL);
+        nn_sgemm_epi e = conv_epi_with_bias(&p->epi, jb->b ? jb->b + gi * p->Mg : NULL, NULL, 0);
         nn_status st = nn_sgemm_compute(c, 0, 0, p->Mg, g->out_sz, 0, 1.0f, NULL, 1, NULL,
                                         g->out_sz, 1.0f, jb->yg, g->out_sz, &e, NULL, 0);
         if (st)
@@ -736,6 +752,7 @@ typedef struct conv_wino_job {
   const float *xg;        /* the group's input planes */
   float *yg;              /* the group's output planes */
   const float *bias;      /* the group's bias or NULL */
+  const float *rg;        /* the group's residual planes or NULL */
   float *v, *mm;          /* [16][Cg][nt], [16][Mg][nt] */
   int64_t t0, nt;         /* tiles of this block */
   int64_t gi;             /* group */
@@ -881,6 +898,16 @@ static inline __attribute__((always_inline)) void conv_wino_out_body(void *arg, 
           const float *restrict e = r ? o10 + t : o00 + t, *restrict f = r ? o11 + t : o01 + t;
           /* the last column of an odd-width map has no right neighbour */
           int64_t full = 2 * (tx + len) <= OW ? len : len - 1;
+          if (j->rg) {   /* a fused residual: added before the activation */
+            const float *restrict rr = j->rg + m * g->out_sz + (2 * ty + r) * OW + 2 * tx;
+            for (int64_t q = 0; q < full; q++) {
+              yr[2 * q] = sg_act1(&act, e[q] + rr[2 * q]);
+              yr[2 * q + 1] = sg_act1(&act, f[q] + rr[2 * q + 1]);
+            }
+            if (full < len)
+              yr[2 * full] = sg_act1(&act, e[full] + rr[2 * full]);
+            continue;
+          }
           switch (p->epi.act) {
           case NN_SGEMM_ACT_NONE:
             for (int64_t q = 0; q < full; q++) {
@@ -965,6 +992,7 @@ static nn_status conv_run_wino(nn_ctx *c, const conv_priv *p, conv_job *jb, void
       j.xg = jb->x + (bi * p->C + gi * p->Cg) * g->in_sz;
       j.yg = jb->y + (bi * p->M + gi * p->Mg) * g->out_sz;
       j.bias = jb->b ? jb->b + gi * p->Mg : NULL;
+      j.rg = jb->res ? jb->res + (bi * p->M + gi * p->Mg) * g->out_sz : NULL;
       j.gi = gi;
       for (j.t0 = 0; j.t0 < tiles; j.t0 += p->tb) {
         j.nt = tiles - j.t0 < p->tb ? tiles - j.t0 : p->tb;
@@ -991,7 +1019,7 @@ static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void 
       .KH = (int)g->k[1], .KW = (int)g->k[2], .SH = (int)g->s[1], .SW = (int)g->s[2],
       .PT = (int)g->pb[1], .PL = (int)g->pb[2], .DH = (int)g->d[1], .DW = (int)g->d[2],
     };
-    nn_sgemm_epi e = conv_epi_with_bias(&p->epi, jb->b);
+    nn_sgemm_epi e = conv_epi_with_bias(&p->epi, jb->b, jb->res, g->out[2]);
     nn_status st = nn_dwconv2d(c, &s, jb->x, jb->w, jb->y, &e);
     return st ? nn_fail(c, st, "depthwise kernel refused the shape") : NN_OK;
   }
@@ -1002,7 +1030,8 @@ static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void 
       const float *wg = jb->w + gi * p->Mg * p->K;
       const void *pa = jb->wpack ? (const char *)jb->w + (size_t)gi * jb->wpack : NULL;
       float *yg = jb->y + (bi * p->M + gi * p->Mg) * N;
-      nn_sgemm_epi e = conv_epi_with_bias(&p->epi, jb->b ? jb->b + gi * p->Mg : NULL);
+      const float *rg = jb->res ? jb->res + (bi * p->M + gi * p->Mg) * N : NULL;
+      nn_sgemm_epi e = conv_epi_with_bias(&p->epi, jb->b ? jb->b + gi * p->Mg : NULL, rg, N);
       nn_status st = NN_OK;
       switch (p->path) {
       case CONV_PATH_1X1:
@@ -1047,6 +1076,7 @@ static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void 
           jb->nn = nn;
           int64_t cost = p->path == CONV_PATH_DEFORM ? 16 * nn : nn;
           nn_parallel_for(c, p->K, conv_grain(cost, 1 << 14), conv_im2col_range, jb);
+          e.res = rg ? rg + j0 : NULL;   /* the product writes columns from j0 */
           st = pa ? nn_sgemm_compute_pa(c, 0, p->Mg, nn, p->K, 1.0f, pa, jb->col, nn, 0.0f,
                                         yg + j0, N, &e, gws, p->gemm_ws)
                   : nn_sgemm_compute(c, 0, 0, p->Mg, nn, p->K, 1.0f, wg, p->K, jb->col, nn, 0.0f,
@@ -1095,6 +1125,8 @@ static nn_status conv_run(nn_ctx *c, nn_node *n) {
     jb.w = n->x[1]->data;
     jb.b = bv ? bv->data : NULL;
     jb.y = n->y[0]->data;
+    const nn_value *rv = conv_residual(n);
+    jb.res = rv ? rv->data : NULL;
     if (n->x[1]->packed_a_groups > 0)
       jb.wpack = nn_plan_packed_a_group_bytes(p->Mg, p->K);
   }

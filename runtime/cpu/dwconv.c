@@ -28,6 +28,7 @@ typedef struct dw_job {
   float *y;
   sg_act act;
   const float *bias;
+  const float *res;      /* residual of the shape of y, added before act; NULL none */
   int dh, dw;
   int64_t rblk, nrblk;   /* output rows per task, row blocks per plane */
   bool simd;
@@ -40,7 +41,7 @@ static inline int64_t dw_max(int64_t a, int64_t b) { return a > b ? a : b; }
  * tap is inside the input; the inner loop is contiguous for stride 1, so a
  * compiler vectorizes it for whatever SIMD the target has. */
 static void dw_rows_portable(const dw_job *j, const float *xc, const float *wc, float *yc,
-                             float bias, int64_t oh0, int64_t oh1) {
+                             const float *rc, float bias, int64_t oh0, int64_t oh1) {
   const nn_dwconv_shape *s = j->s;
   const int64_t SW = s->SW;
   for (int64_t oh = oh0; oh < oh1; oh++) {
@@ -68,6 +69,11 @@ static void dw_rows_portable(const dw_job *j, const float *xc, const float *wc, 
             yr[ow] += wv * xr[ow * SW + off];
         }
       }
+    }
+    if (rc) {
+      const float *restrict rr = rc + oh * s->OW;
+      for (int64_t ow = 0; ow < s->OW; ow++)
+        yr[ow] += rr[ow];
     }
     if (j->act.act != NN_SGEMM_ACT_NONE)
       for (int64_t ow = 0; ow < s->OW; ow++)
@@ -179,8 +185,9 @@ static SG_ALWAYS_INLINE SG256 void dw2_fill(const int S, const nn_dwconv_shape *
 static SG_ALWAYS_INLINE SG256 void dw2_block(const int KW, const int S, const int R,
                                              const int V, const dw_job *j,
                                              float *const (*rows)[DW_MAX_KH], int64_t half,
-                                             const float *wc, float *yr, int64_t ldy, int kh0,
-                                             int kh1, int64_t ow, float bias, int tail) {
+                                             const float *wc, float *yr, const float *rr,
+                                             int64_t ldy, int kh0, int kh1, int64_t ow,
+                                             float bias, int tail) {
   __m256 acc[4][8];
 #pragma GCC unroll 4
   for (int r = 0; r < R; r++)
@@ -207,9 +214,15 @@ static SG_ALWAYS_INLINE SG256 void dw2_block(const int KW, const int S, const in
   for (int r = 0; r < R; r++)
 #pragma GCC unroll 8
     for (int v = 0; v < V; v++) {
-      __m256 o = sg2_act(&j->act, acc[r][v]);
+      __m256 o = acc[r][v];
+      const bool part = v == V - 1 && tail < 8;
+      if (rr) {
+        const float *src = rr + r * ldy + ow + 8 * v;
+        o = _mm256_add_ps(o, part ? _mm256_maskload_ps(src, m) : _mm256_loadu_ps(src));
+      }
+      o = sg2_act(&j->act, o);
       float *dst = yr + r * ldy + ow + 8 * v;
-      if (v == V - 1 && tail < 8)
+      if (part)
         _mm256_maskstore_ps(dst, m, o);
       else
         _mm256_storeu_ps(dst, o);
@@ -218,7 +231,8 @@ static SG_ALWAYS_INLINE SG256 void dw2_block(const int KW, const int S, const in
 
 static SG_ALWAYS_INLINE SG256 void dw2_rows_t(const int KW, const int S, const dw_job *j,
                                               const float *xc, const float *wc, float *yc,
-                                              float bias, int64_t oh0, int64_t oh1) {
+                                              const float *rc, float bias, int64_t oh0,
+                                              int64_t oh1) {
   const nn_dwconv_shape *s = j->s;
   float ring[DW_RING_FLOATS] __attribute__((aligned(32)));
   int64_t len;
@@ -259,11 +273,12 @@ static SG_ALWAYS_INLINE SG256 void dw2_rows_t(const int KW, const int S, const d
         rows[r][kh] = rg.slot[sl];
       }
     float *yr = yc + oh * OW;
+    const float *rr = rc ? rc + oh * OW : NULL;
     if (R == DW_RB) {
       if (nvec == 1)
-        dw2_block(KW, S, DW_RB, 1, j, rows, half, wc, yr, OW, kh0, kh1, 0, bias, tail);
+        dw2_block(KW, S, DW_RB, 1, j, rows, half, wc, yr, rr, OW, kh0, kh1, 0, bias, tail);
       else
-        dw2_block(KW, S, DW_RB, 2, j, rows, half, wc, yr, OW, kh0, kh1, 0, bias, tail);
+        dw2_block(KW, S, DW_RB, 2, j, rows, half, wc, yr, rr, OW, kh0, kh1, 0, bias, tail);
       oh += DW_RB;
       continue;
     }
@@ -271,16 +286,16 @@ static SG_ALWAYS_INLINE SG256 void dw2_rows_t(const int KW, const int S, const d
      * partial) in one block so its chains still overlap */
     int64_t ow = 0, left = nvec;
     for (; left > 8; left -= 8, ow += 64)
-      dw2_block(KW, S, 1, 8, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, 8);
+      dw2_block(KW, S, 1, 8, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, 8);
     switch (left) {
-    case 1: dw2_block(KW, S, 1, 1, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
-    case 2: dw2_block(KW, S, 1, 2, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
-    case 3: dw2_block(KW, S, 1, 3, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
-    case 4: dw2_block(KW, S, 1, 4, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
-    case 5: dw2_block(KW, S, 1, 5, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
-    case 6: dw2_block(KW, S, 1, 6, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
-    case 7: dw2_block(KW, S, 1, 7, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
-    case 8: dw2_block(KW, S, 1, 8, j, rows, half, wc, yr, OW, kh0, kh1, ow, bias, tail); break;
+    case 1: dw2_block(KW, S, 1, 1, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
+    case 2: dw2_block(KW, S, 1, 2, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
+    case 3: dw2_block(KW, S, 1, 3, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
+    case 4: dw2_block(KW, S, 1, 4, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
+    case 5: dw2_block(KW, S, 1, 5, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
+    case 6: dw2_block(KW, S, 1, 6, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
+    case 7: dw2_block(KW, S, 1, 7, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
+    case 8: dw2_block(KW, S, 1, 8, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
     default: break;
     }
     oh++;
@@ -289,8 +304,9 @@ static SG_ALWAYS_INLINE SG256 void dw2_rows_t(const int KW, const int S, const d
 
 #define DW2_ROWS(K_, S_)                                                                   \
   static SG256 void dw2_rows_##K_##_##S_(const dw_job *j, const float *xc, const float *wc, \
-                                         float *yc, float bias, int64_t oh0, int64_t oh1) { \
-    dw2_rows_t(K_, S_, j, xc, wc, yc, bias, oh0, oh1);                                      \
+                                         float *yc, const float *rc, float bias, int64_t oh0, \
+                                         int64_t oh1) {                                      \
+    dw2_rows_t(K_, S_, j, xc, wc, yc, rc, bias, oh0, oh1);                                  \
   }
 DW2_ROWS(3, 1)
 DW2_ROWS(3, 2)
@@ -308,18 +324,19 @@ static void dw_range(void *arg, int64_t t0, int64_t t1) {
     const float *xc = j->x + (n * s->C + oc / s->mult) * s->IH * s->IW;
     const float *wc = j->w + oc * s->KH * s->KW;
     float *yc = j->y + plane * s->OH * s->OW;
+    const float *rc = j->res ? j->res + plane * s->OH * s->OW : NULL;
     float bias = j->bias ? j->bias[oc] : 0.0f;
     int64_t oh0 = rb * j->rblk, oh1 = dw_min(s->OH, oh0 + j->rblk);
 #if SG_X86
     if (j->simd) {
       if (s->KW == 3)
-        (s->SW == 1 ? dw2_rows_3_1 : dw2_rows_3_2)(j, xc, wc, yc, bias, oh0, oh1);
+        (s->SW == 1 ? dw2_rows_3_1 : dw2_rows_3_2)(j, xc, wc, yc, rc, bias, oh0, oh1);
       else
-        (s->SW == 1 ? dw2_rows_5_1 : dw2_rows_5_2)(j, xc, wc, yc, bias, oh0, oh1);
+        (s->SW == 1 ? dw2_rows_5_1 : dw2_rows_5_2)(j, xc, wc, yc, rc, bias, oh0, oh1);
       continue;
     }
 #endif
-    dw_rows_portable(j, xc, wc, yc, bias, oh0, oh1);
+    dw_rows_portable(j, xc, wc, yc, rc, bias, oh0, oh1);
   }
 }
 
@@ -347,6 +364,7 @@ nn_status nn_dwconv2d(nn_ctx *c, const nn_dwconv_shape *s, const float *x, const
   j.y = y;
   j.act = sg_act_from(epi);
   j.bias = epi && epi->bias_kind == NN_SGEMM_BIAS_ROW ? epi->bias : NULL;
+  j.res = epi ? epi->res : NULL;
   j.dh = s->DH > 0 ? s->DH : 1;
   j.dw = s->DW > 0 ? s->DW : 1;
 #if SG_X86

@@ -109,6 +109,8 @@ typedef struct sg_rt {
   sg_act act;
   nn_sgemm_bias bias_kind;
   const float *bias;
+  const float *res;       /* residual added before the activation, NULL none */
+  int64_t ldres;
 } sg_rt;
 
 /* One result element: *cp = epilogue(alpha * acc [+ beta * old | + old]). */
@@ -125,12 +127,16 @@ static inline void sg_epi1(const sg_rt *e, unsigned flags, float acc, float *cp,
   *cp = v;
 }
 
+/* What the last store adds to result (i, j) before the activation: the
+ * bias, then the residual. */
 static inline float sg_bias_at(const sg_rt *e, int64_t i, int64_t j) {
+  float b;
   switch (e->bias_kind) {
-  case NN_SGEMM_BIAS_ROW: return e->bias[i];
-  case NN_SGEMM_BIAS_COL: return e->bias[j];
-  default: return 0.0f;
+  case NN_SGEMM_BIAS_ROW: b = e->bias[i]; break;
+  case NN_SGEMM_BIAS_COL: b = e->bias[j]; break;
+  default: b = 0.0f; break;
   }
+  return e->res ? b + e->res[i * e->ldres + j] : b;
 }
 
 /* ---- kernel table -------------------------------------------------------------- */
@@ -573,6 +579,12 @@ static SG_ALWAYS_INLINE SG256 void sg2_ukr_t(const int MR, const bool HALF, int6
         v0 = _mm256_add_ps(v0, bc0);
         v1 = _mm256_add_ps(v1, bc1);
       }
+      if (e->res) {
+        const float *rr = e->res + (i0 + r) * e->ldres + j0;
+        v0 = _mm256_add_ps(v0, sg2_load(rr, full, m0));
+        if (!HALF)
+          v1 = _mm256_add_ps(v1, sg2_load(rr + 8, full, m1));
+      }
       v0 = sg2_act(&e->act, v0);
       v1 = sg2_act(&e->act, v1);
     }
@@ -628,6 +640,21 @@ static SG_ALWAYS_INLINE SG256 void sg2_nepi_col(__m256 acc, __m256i ma, int mr, 
       v = _mm256_add_ps(v, _mm256_maskload_ps(e->bias + i0, ma));
     else if (e->bias_kind == NN_SGEMM_BIAS_COL)
       v = _mm256_add_ps(v, _mm256_set1_ps(e->bias[j]));
+    if (e->res) {
+      if (e->ldres > INT32_MAX / 8) {
+        float t[8];
+        _mm256_storeu_ps(t, v);
+        for (int r = 0; r < mr; r++)
+          t[r] += e->res[(i0 + r) * e->ldres + j];
+        v = _mm256_loadu_ps(t);
+      } else {
+        __m256i ridx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                          _mm256_set1_epi32((int)e->ldres));
+        v = _mm256_add_ps(v, _mm256_mask_i32gather_ps(_mm256_setzero_ps(),
+                                                      e->res + i0 * e->ldres + j, ridx,
+                                                      _mm256_castsi256_ps(ma), 4));
+      }
+    }
     v = sg2_act(&e->act, v);
   }
   float t[8];
@@ -774,6 +801,12 @@ static SG_ALWAYS_INLINE SG512 void sg5_ukr_t(const int MR, const bool HALF, int6
         v0 = _mm512_add_ps(v0, bc0);
         v1 = _mm512_add_ps(v1, bc1);
       }
+      if (e->res) {
+        const float *rr = e->res + (i0 + r) * e->ldres + j0;
+        v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, rr));
+        if (!HALF)
+          v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, rr + 16));
+      }
       v0 = sg5_act(&e->act, v0);
       v1 = sg5_act(&e->act, v1);
     }
@@ -834,6 +867,21 @@ static SG_ALWAYS_INLINE SG512 void sg5_nepi_col(__m512 acc, __mmask16 ma, int mr
       v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(ma, e->bias + i0));
     else if (e->bias_kind == NN_SGEMM_BIAS_COL)
       v = _mm512_add_ps(v, _mm512_set1_ps(e->bias[j]));
+    if (e->res) {
+      if (e->ldres > INT32_MAX / 16) {
+        float t[16];
+        _mm512_storeu_ps(t, v);
+        for (int r = 0; r < mr; r++)
+          t[r] += e->res[(i0 + r) * e->ldres + j];
+        v = _mm512_loadu_ps(t);
+      } else {
+        const __m512i ridx = _mm512_mullo_epi32(
+            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+            _mm512_set1_epi32((int)e->ldres));
+        v = _mm512_add_ps(v, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), ma, ridx,
+                                                      e->res + i0 * e->ldres + j, 4));
+      }
+    }
     v = sg5_act(&e->act, v);
   }
   _mm512_mask_i32scatter_ps(c, ma, idx, v, 4);
@@ -1322,6 +1370,8 @@ static void sg_rt_init(sg_rt *rt, float alpha, float beta, const nn_sgemm_epi *e
   if (epi) {
     rt->bias_kind = epi->bias ? epi->bias_kind : NN_SGEMM_BIAS_NONE;
     rt->bias = epi->bias;
+    rt->res = epi->res;
+    rt->ldres = epi->ldres;
   }
 }
 

@@ -90,14 +90,20 @@ typedef enum nn_sgemm_bias {
 } nn_sgemm_bias;
 
 /* What happens to each result v = alpha * acc + beta * C_old:
- * v += bias; v = act(v).  NaN propagates through every activation as in the
- * unfused operators.  A zeroed struct (or a NULL pointer) means none. */
+ * v += bias; v += res[i * ldres + j]; v = act(v).  NaN propagates through
+ * every activation as in the unfused operators.  A zeroed struct (or a NULL
+ * pointer) means none.  The residual is a second operand of the shape of C
+ * (a ResNet / MobileNet shortcut the plan fused into the Conv producing the
+ * other side of the Add): it is read once, in the store of the last K slice,
+ * so it must not overlap C (partial sums of earlier slices live in C). */
 typedef struct nn_sgemm_epi {
   nn_sgemm_act act;
   float alpha;           /* LeakyRelu slope */
   float lo, hi;          /* Clip bounds (use -INFINITY / INFINITY for none) */
   nn_sgemm_bias bias_kind;
   const float *bias;     /* borrowed for the call */
+  const float *res;      /* M x N residual, row stride ldres; NULL = none; borrowed */
+  int64_t ldres;
 } nn_sgemm_epi;
 
 /* ---- workspace ----------------------------------------------------------------
