@@ -31,7 +31,8 @@ typedef struct dw_job {
   const float *res;      /* residual of the shape of y, added before act; NULL none */
   int dh, dw;
   int64_t rblk, nrblk;   /* output rows per task, row blocks per plane */
-  bool simd;
+  bool simd;             /* AVX2 ring kernels (dw2_rows_t) */
+  bool k3s1;             /* AVX2 3x3 stride-1 kernel (dw2_rows_k3s1) */
 } dw_job;
 
 static inline int64_t dw_min(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -302,6 +303,131 @@ static SG_ALWAYS_INLINE SG256 void dw2_rows_t(const int KW, const int S, const d
   }
 }
 
+/* 3x3, stride 1: the common depthwise layer (MobileNet, BlazeFace), with
+ * its own kernel.  The input is read straight from its rows (no ring copy:
+ * the ring's stores, re-read at offsets 1 and 2, stall store forwarding)
+ * and R output rows x V vectors are computed together: 8 accumulators, the
+ * FMA latency times its throughput, and each input vector loaded once for
+ * the (up to 3) output rows it feeds; the weights are broadcast from L1 as
+ * they are needed.  Rows above or below the input read a zero row; the few
+ * column blocks that reach past either edge of the row (or end the output
+ * row) take masked loads and stores.  A task's last block may compute rows
+ * past its range (they read valid rows or the zero row) and stores only its
+ * own. */
+#define DW_ZROW 4096
+static const float dw_zero_row[DW_ZROW] __attribute__((aligned(32)));
+#define DW_K3_MAXR 2
+
+/* Output rows oh .. oh + R - 1 (the first nrows stored), columns
+ * [ow, ow + 8V) (the first cnt stored); xr: input rows oh - PT + k,
+ * k < R + 2. */
+static SG_ALWAYS_INLINE SG256 void dw2_k3s1_block(const int R, const int V, const bool EDGE,
+                                                  const dw_job *j, const float *const *xr,
+                                                  const float *wc, float bias, float *yr,
+                                                  const float *rr, int nrows, int64_t ow,
+                                                  int cnt) {
+  const nn_dwconv_shape *s = j->s;
+  const int64_t OW = s->OW;
+  __m256 acc[DW_K3_MAXR][4];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+    for (int v = 0; v < V; v++)
+      acc[r][v] = _mm256_set1_ps(bias);
+  /* plain blocks address every load as row pointer + constant */
+  const float *px[DW_K3_MAXR + 2];
+#pragma GCC unroll 6
+  for (int k = 0; k < R + 2; k++)
+    px[k] = EDGE ? xr[k] : xr[k] + (ow - s->PL);
+#pragma GCC unroll 6
+  for (int k = 0; k < R + 2; k++)
+#pragma GCC unroll 3
+    for (int kw = 0; kw < 3; kw++) {
+      __m256 wv[DW_K3_MAXR];
+#pragma GCC unroll 4
+      for (int r = 0; r < R; r++)
+        if (k - r >= 0 && k - r <= 2)
+          wv[r] = _mm256_broadcast_ss(wc + (k - r) * 3 + kw);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; v++) {
+        __m256 x = EDGE ? dw2_load_padded(s, px[k], ow + kw + 8 * v)
+                        : _mm256_loadu_ps(px[k] + kw + 8 * v);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++)
+          if (k - r >= 0 && k - r <= 2)
+            acc[r][v] = _mm256_fmadd_ps(wv[r], x, acc[r][v]);
+      }
+    }
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+#pragma GCC unroll 4
+  for (int r = 0; r < R; r++) {
+    if (r >= nrows)
+      break;
+#pragma GCC unroll 4
+    for (int v = 0; v < V; v++) {
+      __m256 o = acc[r][v];
+      float *dst = yr + r * OW + ow + 8 * v;
+      const float *src = rr ? rr + r * OW + ow + 8 * v : NULL;
+      if (!EDGE || cnt >= 8 * (v + 1)) {
+        if (src)
+          o = _mm256_add_ps(o, _mm256_loadu_ps(src));
+        _mm256_storeu_ps(dst, sg2_act(&j->act, o));
+      } else if (cnt > 8 * v) {
+        __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(cnt - 8 * v), lane);
+        if (src)
+          o = _mm256_add_ps(o, _mm256_maskload_ps(src, m));
+        _mm256_maskstore_ps(dst, m, sg2_act(&j->act, o));
+      }
+    }
+  }
+}
+
+/* One step of R rows: an edge block for the first 8 columns when they
+ * read left of the row, then plain blocks of 32, 16 and 8 columns while
+ * they read inside it, then edge blocks of 8 for the rest. */
+static SG_ALWAYS_INLINE SG256 void dw2_k3s1_step(const int R, const dw_job *j,
+                                                 const float *const *xr, const float *wc,
+                                                 float bias, float *yr, const float *rr,
+                                                 int nrows) {
+  const nn_dwconv_shape *s = j->s;
+  const int64_t OW = s->OW;
+  int64_t ow = 0;
+  if (s->PL > 0) {
+    dw2_k3s1_block(R, 1, true, j, xr, wc, bias, yr, rr, nrows, 0, OW < 8 ? (int)OW : 8);
+    ow = 8;
+  }
+  /* block [ow, ow + W) reads input columns ow - PL .. ow - PL + W + 1 */
+  for (; ow + 32 <= OW && ow - s->PL + 34 <= s->IW; ow += 32)
+    dw2_k3s1_block(R, 4, false, j, xr, wc, bias, yr, rr, nrows, ow, 32);
+  if (ow + 16 <= OW && ow - s->PL + 18 <= s->IW) {
+    dw2_k3s1_block(R, 2, false, j, xr, wc, bias, yr, rr, nrows, ow, 16);
+    ow += 16;
+  }
+  if (ow + 8 <= OW && ow - s->PL + 10 <= s->IW) {
+    dw2_k3s1_block(R, 1, false, j, xr, wc, bias, yr, rr, nrows, ow, 8);
+    ow += 8;
+  }
+  for (; ow < OW; ow += 8)
+    dw2_k3s1_block(R, 1, true, j, xr, wc, bias, yr, rr, nrows, ow,
+                   OW - ow < 8 ? (int)(OW - ow) : 8);
+}
+
+static SG256 void dw2_rows_k3s1(const dw_job *j, const float *xc, const float *wc, float *yc,
+                                const float *rc, float bias, int64_t oh0, int64_t oh1) {
+  const nn_dwconv_shape *s = j->s;
+  const int64_t OW = s->OW;
+  const int R = 2;
+  for (int64_t oh = oh0; oh < oh1; oh += R) {
+    const float *xr[DW_K3_MAXR + 2];
+    for (int k = 0; k < R + 2; k++) {
+      int64_t ih = oh - s->PT + k;
+      xr[k] = ih >= 0 && ih < s->IH ? xc + ih * s->IW : dw_zero_row;
+    }
+    int nrows = oh1 - oh < R ? (int)(oh1 - oh) : R;
+    dw2_k3s1_step(R, j, xr, wc, bias, yc + oh * OW, rc ? rc + oh * OW : NULL, nrows);
+  }
+}
+
 #define DW2_ROWS(K_, S_)                                                                   \
   static SG256 void dw2_rows_##K_##_##S_(const dw_job *j, const float *xc, const float *wc, \
                                          float *yc, const float *rc, float bias, int64_t oh0, \
@@ -328,6 +454,10 @@ static void dw_range(void *arg, int64_t t0, int64_t t1) {
     float bias = j->bias ? j->bias[oc] : 0.0f;
     int64_t oh0 = rb * j->rblk, oh1 = dw_min(s->OH, oh0 + j->rblk);
 #if SG_X86
+    if (j->k3s1) {
+      dw2_rows_k3s1(j, xc, wc, yc, rc, bias, oh0, oh1);
+      continue;
+    }
     if (j->simd) {
       if (s->KW == 3)
         (s->SW == 1 ? dw2_rows_3_1 : dw2_rows_3_2)(j, xc, wc, yc, rc, bias, oh0, oh1);
@@ -372,6 +502,9 @@ nn_status nn_dwconv2d(nn_ctx *c, const nn_dwconv_shape *s, const float *x, const
   j.simd = nn_cpu_isa_get() >= NN_CPU_AVX2 && j.dh == 1 && j.dw == 1 &&
            (s->KW == 3 || s->KW == 5) && (s->SW == 1 || s->SW == 2) &&
            dw_ring_slot_floats(s, &len) > 0;
+  /* narrow maps keep the ring kernel, whose row blocking suits them */
+  j.k3s1 = nn_cpu_isa_get() >= NN_CPU_AVX2 && j.dh == 1 && j.dw == 1 && s->KH == 3 &&
+           s->KW == 3 && s->SH == 1 && s->SW == 1 && s->OW >= 24 && s->IW <= DW_ZROW;
 #endif
   /* rows per task: whole planes unless there are too few planes for the
    * workers (a single-channel map on 2 threads still splits) */
