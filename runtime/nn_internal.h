@@ -194,6 +194,9 @@ typedef struct nn_node {
   bool fused;                  /* absorbed into its producer by a plan-time pass */
   nn_act act;                  /* activation a plan-time pass fused into this node's
                                   epilogue (ops/activation.h); NN_ACT_NONE = none */
+  struct nn_node *pre;         /* a producer a plan-time pass fused in front of this node
+                                  (a depthwise Conv before a 1x1 Conv, which reads its
+                                  input from a spare slot); NULL = none */
   int res_slot;                /* > 0: input x[res_slot] is a residual a plan-time pass
                                   fused into the epilogue, y = act(op(x) + residual)
                                   (the shortcut Add of a ResNet / MobileNet block;

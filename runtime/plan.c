@@ -69,6 +69,7 @@ void nn_plan_clear(nn_graph *g, nn_plan *plan) {
     n->fused = false;
     memset(&n->act, 0, sizeof n->act);
     n->res_slot = 0;
+    n->pre = NULL;
     n->n_in = n->n_in_model;
   }
   for (int v = 0; v < g->n_values; v++) {
@@ -610,6 +611,84 @@ static nn_status fuse_residuals(nn_ctx *c, nn_graph *g, nn_error *err) {
   return st;
 }
 
+/* ---- depthwise -> pointwise fusion ------------------------------------------ */
+/* A depthwise Conv (one input channel per group, multiplier 1) whose output
+ * only a 1x1, stride-1, unpadded Conv reads (MobileNet, BlazeFace, PP-LCNet
+ * blocks): the 1x1 Conv runs both (nn_node.pre = the depthwise node), so the
+ * backend can compute the depthwise output block by block where its GEMM
+ * wants it instead of storing it and reading it back.  The 1x1 Conv keeps
+ * the depthwise output as x[0] (its shape; it is never stored) and reads
+ * the depthwise input from slot DWPW_SLOT.  Runs after the other fusions:
+ * the depthwise conv's activation, the 1x1 conv's residual and activation
+ * are already in their epilogues. */
+#define DWPW_SLOT 4
+
+static bool attr_all_ones(const nn_node *n, const char *name) {
+  int cnt = 0;
+  const int64_t *v = nn_attr_ints(n, name, &cnt);
+  for (int k = 0; v && k < cnt; k++)
+    if (v[k] != 1)
+      return false;
+  return true;
+}
+
+static bool conv_is_pointwise(const nn_node *n) {
+  const nn_value *w = n->n_in > 1 ? n->x[1] : NULL;
+  return op_is(n, "Conv") && value_is_const_f32(w) && w->rank == 4 && w->dims[2] == 1 &&
+         w->dims[3] == 1 && nn_attr_int(n, "group", 1) == 1 && attr_all_ones(n, "strides") &&
+         attr_all_ones(n, "dilations") && conv_pad_free(n);
+}
+
+static bool conv_is_depthwise(const nn_node *n) {
+  const nn_value *x = n->x[0], *w = n->n_in > 1 ? n->x[1] : NULL;
+  return op_is(n, "Conv") && x && x->rank == 4 && x->dtype == NN_DTYPE_FLOAT &&
+         value_is_const_f32(w) && w->rank == 4 && w->dims[1] == 1 && w->dims[0] == x->dims[1] &&
+         nn_attr_int(n, "group", 1) == x->dims[1] && attr_all_ones(n, "dilations") &&
+         (n->n_in < 3 || !n->x[2] || value_is_const_f32(n->x[2]));
+}
+
+static nn_status fuse_dw_pw(nn_ctx *c, nn_graph *g, nn_error *err) {
+  int *prod = nn_malloc(((size_t)g->n_values + 1) * sizeof(int));
+  if (!prod)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  for (int v = 0; v < g->n_values; v++)
+    prod[v] = -1;
+  for (int i = 0; i < g->n_nodes; i++) {
+    nn_node *n = &g->nodes[i];
+    if (n->removed || n->folded || n->fused)
+      continue;
+    for (int k = 0; k < n->n_out; k++) {
+      int vi = n->y[k] ? vidx(g, n->y[k]) : -1;
+      if (vi >= 0)
+        prod[vi] = i;
+    }
+  }
+  nn_status st = NN_OK;
+  for (int i = 0; i < g->n_nodes && st == NN_OK; i++) {
+    nn_node *pw = &g->nodes[i];
+    if (pw->removed || pw->folded || pw->fused || pw->pre || pw->n_in > DWPW_SLOT || !pw->x[0] ||
+        pw->x[0]->dtype != NN_DTYPE_FLOAT || !conv_is_pointwise(pw))
+      continue;
+    nn_value *mid = pw->x[0];
+    int mi = vidx(g, mid);
+    if (mi < 0 || mid->known || mid->is_graph_output || mid->n_uses != 1 || prod[mi] < 0)
+      continue;
+    nn_node *dw = &g->nodes[prod[mi]];
+    if (dw->fused || dw->folded || dw->removed || dw->pre || dw->res_slot || dw->y[0] != mid ||
+        !conv_is_depthwise(dw))
+      continue;
+    for (int k = pw->n_in; k < DWPW_SLOT; k++)
+      pw->x[k] = NULL;
+    pw->x[DWPW_SLOT] = dw->x[0];
+    pw->n_in = DWPW_SLOT + 1;
+    pw->pre = dw;
+    dw->fused = true;
+    st = prepare_node(c, pw, err);
+  }
+  nn_free(prod);
+  return st;
+}
+
 /* ---- activation fusion ------------------------------------------------------ */
 /* Conv/Gemm/MatMul followed by an activation that alone reads their output:
  * the producer applies the activation in its epilogue (nn_node.act, the
@@ -896,6 +975,11 @@ nn_status nn_plan_build(nn_graph *g, nn_plan *plan, const nn_limits *lim, nn_ctx
     st = fuse_activations(ctx, g, err);
     if (st != NN_OK)
       return st;
+    if (g->fusions & NN_FUSE_DW_PW) {
+      st = fuse_dw_pw(ctx, g, err);
+      if (st != NN_OK)
+        return st;
+    }
   }
   plan->steps = nn_malloc(((size_t)g->n_nodes + 1) * sizeof(int));
   plan->ws_offsets = nn_calloc((size_t)g->n_nodes + 1, sizeof(size_t));

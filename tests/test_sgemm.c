@@ -730,6 +730,93 @@ static void test_dwconv(void) {
   tally(ok);
 }
 
+/* The depthwise half of a dw -> pw pair: a pointwise GEMM whose B panels
+ * nn_dwconv2d_pack computes must equal the same GEMM over the depthwise
+ * output planes (nn_dwconv2d), through the engine's packer entries (one
+ * block per tile, and packed once), on 1 and 2 threads. */
+static void test_dwconv_pack(void) {
+  static const int shapes[][5] = {
+      /* C, H, W, pad, M */
+      {24, 16, 128, 1, 24}, {5, 7, 8, 1, 9}, {16, 9, 40, 1, 96}, {3, 33, 24, 0, 7},
+      {48, 4, 16, 1, 130}, {7, 5, 13, 1, 6}, /* 13 wide: not a multiple of 8, the slow path */
+  };
+  for (int isa = 0; isa < NN_CPU_ISA_COUNT; isa++) {
+    if (!nn_cpu_isa_set((nn_cpu_isa)isa))
+      continue;
+    int before = g_failed, cases = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+      const int *sh = shapes[si];
+      nn_dwconv_panel pp;
+      memset(&pp, 0, sizeof pp);
+      nn_dwconv_shape *ds = &pp.s;
+      ds->batch = 1, ds->C = sh[0], ds->mult = 1, ds->IH = sh[1], ds->IW = sh[2];
+      ds->KH = ds->KW = 3, ds->SH = ds->SW = 1, ds->PT = ds->PL = sh[3];
+      ds->OH = dw_out(ds->IH, 3, 1, 1, sh[3], sh[3]);
+      ds->OW = dw_out(ds->IW, 3, 1, 1, sh[3], sh[3]);
+      int64_t C = ds->C, N = ds->OH * ds->OW, M = sh[4];
+      float *x = nn_malloc(sizeof(float) * (size_t)(C * ds->IH * ds->IW));
+      float *w = nn_malloc(sizeof(float) * (size_t)(C * 9));
+      float *db = nn_malloc(sizeof(float) * (size_t)C);
+      float *planes = nn_malloc(sizeof(float) * (size_t)(C * N));
+      float *a = nn_malloc(sizeof(float) * (size_t)(M * C));
+      float *want = nn_malloc(sizeof(float) * (size_t)(M * N));
+      float *got = nn_malloc(sizeof(float) * (size_t)(M * N));
+      fill(x, C * ds->IH * ds->IW);
+      fill(w, C * 9);
+      fill(db, C);
+      fill(a, M * C);
+      pp.x = x, pp.w = w;
+      pp.epi = (nn_sgemm_epi){NN_SGEMM_ACT_RELU, 0, 0, 0, NN_SGEMM_BIAS_ROW, db};
+      bool ok = nn_dwconv2d(NULL, ds, x, w, planes, &pp.epi) == NN_OK;
+      size_t wsb = nn_sgemm_workspace(M, N, C, 2);
+      void *ws = nn_malloc(wsb);
+      void *pa = nn_malloc(nn_sgemm_pack_a_size(M, C));
+      void *pb = nn_malloc(nn_sgemm_pack_b_size(C, N));
+      nn_sgemm_pack_a(0, M, C, a, C, pa);
+      ok = ok && nn_sgemm_compute(NULL, 0, 0, M, N, C, 1.0f, a, C, planes, N, 0.0f, want, N, NULL,
+                                  ws, wsb) == NN_OK;
+      for (int mode = 0; mode < 4 && ok; mode++) {
+        nn_ctx *ctx = mode & 1 ? g_ctx2 : NULL;
+        for (int64_t i = 0; i < M * N; i++)
+          got[i] = NAN;
+        nn_status st;
+        if (mode < 2) {
+          st = nn_sgemm_compute_pa_fn(ctx, M, N, C, 1.0f, pa, nn_dwconv2d_pack, &pp, 0.0f, got, N,
+                                      NULL, ws, wsb);
+        } else {
+          nn_sgemm_pack_b_fn(ctx, C, N, nn_dwconv2d_pack, &pp, pb);
+          st = nn_sgemm_compute_papb(ctx, M, N, C, 1.0f, pa, pb, 0.0f, got, N, NULL, ws, wsb);
+        }
+        for (int64_t i = 0; i < M * N && st == NN_OK; i++)
+          if (!(fabsf(got[i] - want[i]) <= 1e-4f * (1.0f + fabsf(want[i])))) {
+            fprintf(stderr, "  y[%lld] = %.9g, want %.9g\n", (long long)i, got[i], want[i]);
+            st = NN_ERR_RUNTIME;
+          }
+        if (st != NN_OK) {
+          fprintf(stderr, "FAIL dwconv pack %s C=%lld %lldx%lld pad=%d M=%lld mode=%d\n",
+                  nn_cpu_isa_name(nn_cpu_isa_get()), (long long)C, (long long)ds->IH,
+                  (long long)ds->IW, sh[3], (long long)M, mode);
+          ok = false;
+        }
+        cases++;
+      }
+      tally(ok);
+      nn_free(x);
+      nn_free(w);
+      nn_free(db);
+      nn_free(planes);
+      nn_free(a);
+      nn_free(want);
+      nn_free(got);
+      nn_free(ws);
+      nn_free(pa);
+      nn_free(pb);
+    }
+    printf("  %-8s %d depthwise->pointwise panel cases, %d failed\n",
+           nn_cpu_isa_name((nn_cpu_isa)isa), cases, g_failed - before);
+  }
+}
+
 /* ---- benchmark ----------------------------------------------------------------------------- */
 
 /* The machine is shared: a serial run is timed in this thread's CPU time,
@@ -1242,6 +1329,7 @@ int main(int argc, char **argv) {
   test_gemm_large();
   test_conv_im2col();
   test_dwconv();
+  test_dwconv_pack();
   nn_cpu_isa_set(top);
   nn_free(g_res);
   nn_threadpool_destroy(pool);

@@ -113,7 +113,23 @@ typedef enum conv_path {
   CONV_PATH_TRANSPOSE,
   CONV_PATH_DEFORM,       /* DeformConv: explicit with a bilinear-sampled im2col */
   CONV_PATH_INT,          /* ConvInteger / QLinearConv: exact int32 accumulation */
+  CONV_PATH_DWPW,         /* a 1x1 Conv with the depthwise Conv before it fused in
+                             (nn_node.pre): see conv_run_dwpw */
 } conv_path;
+
+/* How CONV_PATH_DWPW produces the depthwise output the GEMM reads. */
+typedef enum conv_dwpw_mode {
+  DWPW_BLOCKS = 0,        /* per B block, inside the GEMM (nn_dwconv2d_pack): in cache */
+  DWPW_ONCE,              /* into packed B panels in the workspace, then the GEMM */
+  DWPW_PLANES,            /* as planes in the workspace (no vector panel path), then
+                             the plain 1x1 GEMM: the unfused work, nothing lost */
+} conv_dwpw_mode;
+
+/* The input slot that holds the fused depthwise conv's input (after X, W,
+ * B and the residual slot 3); x[0] stays the depthwise output, whose shape
+ * the 1x1 conv is prepared with but which is never stored. */
+#define CONV_DWPW_SLOT 4
+
 
 /* Explicit im2col (3-D, DeformConv): the column tile holds at most this many
  * floats (4 MiB); the packed path takes a 2-D right-hand matrix only when it
@@ -147,6 +163,10 @@ typedef struct conv_priv {
   int64_t th, tw, tb;
   size_t v_floats;        /* transformed input block: [16][Cg][tb] */
   bool wino_ready;        /* weights transformed (at the first run) */
+  /* CONV_PATH_DWPW: the fused depthwise conv, per image */
+  nn_dwconv_shape dws;
+  nn_sgemm_epi dwepi;     /* its activation; its bias is set per call */
+  conv_dwpw_mode dwpw;
 } conv_priv;
 
 #define CONV_PRIV_HEAD nn_align_up(sizeof(conv_priv), 64)
@@ -449,6 +469,36 @@ static nn_status conv_prepare(nn_ctx *c, nn_node *n) {
     p.path = CONV_PATH_WINO;
     conv_plan_wino(c, &p);
   }
+  if (n->pre) {
+    /* a depthwise Conv fused in front (plan.c): this 1x1 conv reads its output */
+    const conv_priv *dp = n->pre->priv;
+    if (!unit || p.group != 1 || p.dt != NN_DTYPE_FLOAT || !dp || dp->path != CONV_PATH_DW ||
+        dp->dt != NN_DTYPE_FLOAT || dp->Mg != 1 || dp->C != p.C || n->n_in <= CONV_DWPW_SLOT ||
+        !n->x[CONV_DWPW_SLOT])
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "the depthwise conv fused before it does not fit");
+    const nn_conv_geom *dg = &dp->g;
+    p.dws = (nn_dwconv_shape){
+      .batch = 1, .C = dp->C, .mult = 1,
+      .IH = dg->in[1], .IW = dg->in[2], .OH = dg->out[1], .OW = dg->out[2],
+      .KH = (int)dg->k[1], .KW = (int)dg->k[2], .SH = (int)dg->s[1], .SW = (int)dg->s[2],
+      .PT = (int)dg->pb[1], .PL = (int)dg->pb[2], .DH = (int)dg->d[1], .DW = (int)dg->d[2],
+    };
+    p.dwepi = dp->epi;
+    int64_t N = g->out_sz;
+    p.path = CONV_PATH_DWPW;
+    p.gemm_ws = conv_gemm_ws(c, p.Mg, N, p.K);
+    p.col_floats = 0;
+    if (!nn_dwconv2d_panel_ok(&p.dws)) {
+      p.dwpw = DWPW_PLANES;
+      p.col_floats = nn_align_up((size_t)(p.C * N), 16);
+    } else if (p.Mg <= nn_sgemm_rows_per_tile()) {
+      /* one row tile covers M: each block is asked for (and computed) once */
+      p.dwpw = DWPW_BLOCKS;
+    } else {
+      p.dwpw = DWPW_ONCE;
+      p.col_floats = nn_align_up(nn_sgemm_pack_b_size(p.K, N), 64) / sizeof(float);
+    }
+  }
   const nn_value *res = conv_residual(n);
   if (res && (res->dtype != NN_DTYPE_FLOAT || p.dt != NN_DTYPE_FLOAT || res->rank != n->y[0]->rank ||
               memcmp(res->dims, n->y[0]->dims, sizeof(int64_t) * (size_t)res->rank) != 0))
@@ -464,6 +514,7 @@ typedef struct conv_job {
   const conv_priv *p;
   const float *x, *w, *b;
   const float *res;       /* fused residual (conv_residual), laid out as y; NULL none */
+  const float *dww, *dwb; /* CONV_PATH_DWPW: the fused depthwise conv's weights, bias */
   float *y;
   size_t wpack;           /* > 0: w holds packed A panels, a block of this many
                              bytes per group (nn_value.packed_a_groups) */
@@ -1006,8 +1057,54 @@ static nn_status conv_run_wino(nn_ctx *c, const conv_priv *p, conv_job *jb, void
   return NN_OK;
 }
 
+/* A 1x1 conv with its depthwise producer fused in (CONV_PATH_DWPW), per
+ * image: the depthwise output is made where the GEMM wants it (conv_priv's
+ * dwpw mode), then multiplied with this conv's epilogue. */
+static nn_status conv_run_dwpw(nn_ctx *c, const conv_priv *p, conv_job *jb, void *gws) {
+  const int64_t N = p->g.out_sz, K = p->K, M = p->M;
+  const int64_t in_sz = p->dws.IH * p->dws.IW;
+  const void *pa = jb->wpack ? jb->w : NULL;
+  for (int64_t bi = 0; bi < p->batch; bi++) {
+    nn_dwconv_panel pp = {.s = p->dws, .x = jb->x + bi * p->C * in_sz, .w = jb->dww};
+    pp.epi = conv_epi_with_bias(&p->dwepi, jb->dwb, NULL, 0);
+    float *yg = jb->y + bi * M * N;
+    const float *rg = jb->res ? jb->res + bi * M * N : NULL;
+    nn_sgemm_epi e = conv_epi_with_bias(&p->epi, jb->b, rg, N);
+    nn_status st;
+    switch (p->dwpw) {
+    case DWPW_BLOCKS:
+      st = pa ? nn_sgemm_compute_pa_fn(c, M, N, K, 1.0f, pa, nn_dwconv2d_pack, &pp, 0.0f, yg, N,
+                                       &e, gws, p->gemm_ws)
+              : nn_sgemm_compute_fn(c, 0, M, N, K, 1.0f, jb->w, K, nn_dwconv2d_pack, &pp, 0.0f,
+                                    yg, N, &e, gws, p->gemm_ws);
+      break;
+    case DWPW_ONCE:
+      nn_sgemm_pack_b_fn(c, K, N, nn_dwconv2d_pack, &pp, jb->col);
+      st = pa ? nn_sgemm_compute_papb(c, M, N, K, 1.0f, pa, jb->col, 0.0f, yg, N, &e, gws,
+                                      p->gemm_ws)
+              : nn_sgemm_compute_pb(c, 0, M, N, K, 1.0f, jb->w, K, jb->col, 0.0f, yg, N, &e, gws,
+                                    p->gemm_ws);
+      break;
+    default:
+      st = nn_dwconv2d(c, &pp.s, pp.x, pp.w, jb->col, &pp.epi);
+      if (st)
+        return nn_fail(c, st, "depthwise kernel refused the shape");
+      st = pa ? nn_sgemm_compute_pa(c, 0, M, N, K, 1.0f, pa, jb->col, N, 0.0f, yg, N, &e, gws,
+                                    p->gemm_ws)
+              : nn_sgemm_compute(c, 0, 0, M, N, K, 1.0f, jb->w, K, jb->col, N, 0.0f, yg, N, &e,
+                                 gws, p->gemm_ws);
+      break;
+    }
+    if (st)
+      return conv_gemm_failed(c, st);
+  }
+  return NN_OK;
+}
+
 static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void *gws) {
   const nn_conv_geom *g = &p->g;
+  if (p->path == CONV_PATH_DWPW)
+    return conv_run_dwpw(c, p, jb, gws);
   if (p->path == CONV_PATH_TRANSPOSE)
     return convt_run_f32(c, p, jb, gws);
   if (p->path == CONV_PATH_WINO)
@@ -1127,6 +1224,12 @@ static nn_status conv_run(nn_ctx *c, nn_node *n) {
     jb.y = n->y[0]->data;
     const nn_value *rv = conv_residual(n);
     jb.res = rv ? rv->data : NULL;
+    if (p->path == CONV_PATH_DWPW) {
+      const nn_node *dw = n->pre;
+      jb.x = n->x[CONV_DWPW_SLOT]->data;
+      jb.dww = dw->x[1]->data;
+      jb.dwb = dw->n_in > 2 && dw->x[2] ? dw->x[2]->data : NULL;
+    }
     if (n->x[1]->packed_a_groups > 0)
       jb.wpack = nn_plan_packed_a_group_bytes(p->Mg, p->K);
   }
@@ -1490,6 +1593,7 @@ static int64_t conv_const_a_groups(const nn_node *n) {
   case CONV_PATH_IMPLICIT:
   case CONV_PATH_PACKED:
   case CONV_PATH_EXPLICIT:
+  case CONV_PATH_DWPW:
     return p->group;
   default:
     return 0;

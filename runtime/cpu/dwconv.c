@@ -33,6 +33,11 @@ typedef struct dw_job {
   int64_t rblk, nrblk;   /* output rows per task, row blocks per plane */
   bool simd;             /* AVX2 ring kernels (dw2_rows_t) */
   bool k3s1;             /* AVX2 3x3 stride-1 kernel (dw2_rows_k3s1) */
+  /* panel output (nn_dwconv2d_panel): output pixel j of the plane goes to
+   * pan[((j - pj0) / pnr) * pstride + (j - pj0) % pnr] instead of y */
+  float *pan;
+  int64_t pj0, pstride;
+  int pnr, pnr_log2;
 } dw_job;
 
 static inline int64_t dw_min(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -318,14 +323,48 @@ static SG_ALWAYS_INLINE SG256 void dw2_rows_t(const int KW, const int S, const d
 static const float dw_zero_row[DW_ZROW] __attribute__((aligned(32)));
 #define DW_K3_MAXR 2
 
+/* Where output (oh, ow) of the plane yc goes: the plane, or the panel. */
+static SG_ALWAYS_INLINE float *dw_out_at(const dw_job *j, float *yc, int64_t oh, int64_t ow) {
+  int64_t pix = oh * j->s->OW + ow;
+  if (!j->pan)
+    return yc + pix;
+  int64_t rel = pix - j->pj0;
+  return j->pan + (rel >> j->pnr_log2) * j->pstride + (rel & (j->pnr - 1));
+}
+
+/* Edge kinds of a column block: inside the row (plain loads), any edge
+ * (masked loads and stores), and the two edges of the usual "same" padding
+ * (PL = 1, OW = IW, 8 columns): the one tap that reads outside the row is a
+ * plain load shifted by one lane with a zero brought in. */
+enum { DW_IN = 0, DW_EDGE, DW_LEFT1, DW_RIGHT1 };
+
+/* Tap kw of vector v of a block (px: its input row, offset by ow - PL
+ * except for DW_EDGE, where it is the row itself). */
+static SG_ALWAYS_INLINE SG256 __m256 dw2_k3_load(const int EK, const nn_dwconv_shape *s,
+                                                 const float *px, int64_t ow, int kw, int v) {
+  if (EK == DW_EDGE)
+    return dw2_load_padded(s, px, ow + kw + 8 * v);
+  if (EK == DW_LEFT1 && kw == 0) {   /* columns -1 .. 6: columns 0 .. 7 moved up a lane */
+    __m256 t = _mm256_permutevar8x32_ps(_mm256_loadu_ps(px + 1),
+                                        _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6));
+    return _mm256_blend_ps(t, _mm256_setzero_ps(), 0x01);
+  }
+  if (EK == DW_RIGHT1 && kw == 2) {  /* columns ow + 1 .. ow + 8, the last past the row */
+    __m256 t = _mm256_permutevar8x32_ps(_mm256_loadu_ps(px + 1),
+                                        _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7));
+    return _mm256_blend_ps(t, _mm256_setzero_ps(), 0x80);
+  }
+  return _mm256_loadu_ps(px + kw + 8 * v);
+}
+
 /* Output rows oh .. oh + R - 1 (the first nrows stored), columns
- * [ow, ow + 8V) (the first cnt stored); xr: input rows oh - PT + k,
- * k < R + 2. */
-static SG_ALWAYS_INLINE SG256 void dw2_k3s1_block(const int R, const int V, const bool EDGE,
+ * [ow, ow + 8V) (the first cnt stored) of plane yc (residual plane rc);
+ * xr: input rows oh - PT + k, k < R + 2.  EK: the block's edge kind. */
+static SG_ALWAYS_INLINE SG256 void dw2_k3s1_block(const int R, const int V, const int EK,
                                                   const dw_job *j, const float *const *xr,
-                                                  const float *wc, float bias, float *yr,
-                                                  const float *rr, int nrows, int64_t ow,
-                                                  int cnt) {
+                                                  const float *wc, float bias, float *yc,
+                                                  const float *rc, int64_t oh, int nrows,
+                                                  int64_t ow, int cnt) {
   const nn_dwconv_shape *s = j->s;
   const int64_t OW = s->OW;
   __m256 acc[DW_K3_MAXR][4];
@@ -338,7 +377,7 @@ static SG_ALWAYS_INLINE SG256 void dw2_k3s1_block(const int R, const int V, cons
   const float *px[DW_K3_MAXR + 2];
 #pragma GCC unroll 6
   for (int k = 0; k < R + 2; k++)
-    px[k] = EDGE ? xr[k] : xr[k] + (ow - s->PL);
+    px[k] = EK == DW_EDGE ? xr[k] : xr[k] + (ow - s->PL);
 #pragma GCC unroll 6
   for (int k = 0; k < R + 2; k++)
 #pragma GCC unroll 3
@@ -350,8 +389,7 @@ static SG_ALWAYS_INLINE SG256 void dw2_k3s1_block(const int R, const int V, cons
           wv[r] = _mm256_broadcast_ss(wc + (k - r) * 3 + kw);
 #pragma GCC unroll 4
       for (int v = 0; v < V; v++) {
-        __m256 x = EDGE ? dw2_load_padded(s, px[k], ow + kw + 8 * v)
-                        : _mm256_loadu_ps(px[k] + kw + 8 * v);
+        __m256 x = dw2_k3_load(EK, s, px[k], ow, kw, v);
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++)
           if (k - r >= 0 && k - r <= 2)
@@ -366,9 +404,9 @@ static SG_ALWAYS_INLINE SG256 void dw2_k3s1_block(const int R, const int V, cons
 #pragma GCC unroll 4
     for (int v = 0; v < V; v++) {
       __m256 o = acc[r][v];
-      float *dst = yr + r * OW + ow + 8 * v;
-      const float *src = rr ? rr + r * OW + ow + 8 * v : NULL;
-      if (!EDGE || cnt >= 8 * (v + 1)) {
+      float *dst = dw_out_at(j, yc, oh + r, ow + 8 * v);
+      const float *src = rc ? rc + (oh + r) * OW + ow + 8 * v : NULL;
+      if (EK != DW_EDGE || cnt >= 8 * (v + 1)) {
         if (src)
           o = _mm256_add_ps(o, _mm256_loadu_ps(src));
         _mm256_storeu_ps(dst, sg2_act(&j->act, o));
@@ -382,50 +420,87 @@ static SG_ALWAYS_INLINE SG256 void dw2_k3s1_block(const int R, const int V, cons
   }
 }
 
-/* One step of R rows: an edge block for the first 8 columns when they
- * read left of the row, then plain blocks of 32, 16 and 8 columns while
- * they read inside it, then edge blocks of 8 for the rest. */
+/* One step of R rows, columns [ow0, ow1) (ow0 a multiple of 8): an edge
+ * block for the first 8 columns when they read left of the row, then plain
+ * blocks of 32, 16 and 8 columns while they read inside it, then edge
+ * blocks of 8 for the rest. */
 static SG_ALWAYS_INLINE SG256 void dw2_k3s1_step(const int R, const dw_job *j,
                                                  const float *const *xr, const float *wc,
-                                                 float bias, float *yr, const float *rr,
-                                                 int nrows) {
+                                                 float bias, float *yc, const float *rc,
+                                                 int64_t oh, int nrows, int64_t ow0,
+                                                 int64_t ow1) {
   const nn_dwconv_shape *s = j->s;
-  const int64_t OW = s->OW;
-  int64_t ow = 0;
-  if (s->PL > 0) {
-    dw2_k3s1_block(R, 1, true, j, xr, wc, bias, yr, rr, nrows, 0, OW < 8 ? (int)OW : 8);
-    ow = 8;
-  }
+  int64_t ow = ow0;
   /* block [ow, ow + W) reads input columns ow - PL .. ow - PL + W + 1 */
-  for (; ow + 32 <= OW && ow - s->PL + 34 <= s->IW; ow += 32)
-    dw2_k3s1_block(R, 4, false, j, xr, wc, bias, yr, rr, nrows, ow, 32);
-  if (ow + 16 <= OW && ow - s->PL + 18 <= s->IW) {
-    dw2_k3s1_block(R, 2, false, j, xr, wc, bias, yr, rr, nrows, ow, 16);
-    ow += 16;
-  }
-  if (ow + 8 <= OW && ow - s->PL + 10 <= s->IW) {
-    dw2_k3s1_block(R, 1, false, j, xr, wc, bias, yr, rr, nrows, ow, 8);
+  /* "same" padding: the first and the last 8 columns of a row */
+  const bool same1 = s->PL == 1 && s->OW == s->IW && s->OW % 8 == 0 && s->OW >= 16;
+  if (ow < s->PL) {
+    if (same1 && ow == 0 && ow1 >= 8)
+      dw2_k3s1_block(R, 1, DW_LEFT1, j, xr, wc, bias, yc, rc, oh, nrows, 0, 8);
+    else
+      dw2_k3s1_block(R, 1, DW_EDGE, j, xr, wc, bias, yc, rc, oh, nrows, ow,
+                     ow1 - ow < 8 ? (int)(ow1 - ow) : 8);
     ow += 8;
   }
-  for (; ow < OW; ow += 8)
-    dw2_k3s1_block(R, 1, true, j, xr, wc, bias, yr, rr, nrows, ow,
-                   OW - ow < 8 ? (int)(OW - ow) : 8);
+  if (ow >= s->PL) {
+    for (; ow + 32 <= ow1 && ow - s->PL + 34 <= s->IW; ow += 32)
+      dw2_k3s1_block(R, 4, DW_IN, j, xr, wc, bias, yc, rc, oh, nrows, ow, 32);
+    if (ow + 16 <= ow1 && ow - s->PL + 18 <= s->IW) {
+      dw2_k3s1_block(R, 2, DW_IN, j, xr, wc, bias, yc, rc, oh, nrows, ow, 16);
+      ow += 16;
+    }
+    if (ow + 8 <= ow1 && ow - s->PL + 10 <= s->IW) {
+      dw2_k3s1_block(R, 1, DW_IN, j, xr, wc, bias, yc, rc, oh, nrows, ow, 8);
+      ow += 8;
+    }
+  }
+  for (; ow < ow1; ow += 8) {
+    if (same1 && ow + 8 == s->OW && ow1 == s->OW)
+      dw2_k3s1_block(R, 1, DW_RIGHT1, j, xr, wc, bias, yc, rc, oh, nrows, ow, 8);
+    else
+      dw2_k3s1_block(R, 1, DW_EDGE, j, xr, wc, bias, yc, rc, oh, nrows, ow,
+                     ow1 - ow < 8 ? (int)(ow1 - ow) : 8);
+  }
+}
+
+/* Input rows oh - PT .. oh - PT + R + 1 of plane xc, the zero row outside. */
+static SG_ALWAYS_INLINE void dw_k3_rows(const nn_dwconv_shape *s, const float *xc, int64_t oh,
+                                        int R, const float **xr) {
+  for (int k = 0; k < R + 2; k++) {
+    int64_t ih = oh - s->PT + k;
+    xr[k] = ih >= 0 && ih < s->IH ? xc + ih * s->IW : dw_zero_row;
+  }
+}
+
+/* Output pixels [p0, p1) of one plane (row-major): the partial first and
+ * last rows one row at a time, the full rows between two at a time. */
+static SG256 void dw2_k3s1_range(const dw_job *j, const float *xc, const float *wc, float *yc,
+                                 const float *rc, float bias, int64_t p0, int64_t p1) {
+  const nn_dwconv_shape *s = j->s;
+  const int64_t OW = s->OW;
+  const float *xr[DW_K3_MAXR + 2];
+  int64_t oh = p0 / OW, ow = p0 % OW;
+  if (ow > 0) {
+    int64_t end = p1 - oh * OW < OW ? p1 - oh * OW : OW;
+    dw_k3_rows(s, xc, oh, 1, xr);
+    dw2_k3s1_step(1, j, xr, wc, bias, yc, rc, oh, 1, ow, end);
+    oh++;
+  }
+  while ((oh + 1) * OW <= p1) {
+    int nrows = (oh + 2) * OW <= p1 ? 2 : 1;
+    dw_k3_rows(s, xc, oh, 2, xr);
+    dw2_k3s1_step(2, j, xr, wc, bias, yc, rc, oh, nrows, 0, OW);
+    oh += nrows;
+  }
+  if (oh * OW < p1) {
+    dw_k3_rows(s, xc, oh, 1, xr);
+    dw2_k3s1_step(1, j, xr, wc, bias, yc, rc, oh, 1, 0, p1 - oh * OW);
+  }
 }
 
 static SG256 void dw2_rows_k3s1(const dw_job *j, const float *xc, const float *wc, float *yc,
                                 const float *rc, float bias, int64_t oh0, int64_t oh1) {
-  const nn_dwconv_shape *s = j->s;
-  const int64_t OW = s->OW;
-  const int R = 2;
-  for (int64_t oh = oh0; oh < oh1; oh += R) {
-    const float *xr[DW_K3_MAXR + 2];
-    for (int k = 0; k < R + 2; k++) {
-      int64_t ih = oh - s->PT + k;
-      xr[k] = ih >= 0 && ih < s->IH ? xc + ih * s->IW : dw_zero_row;
-    }
-    int nrows = oh1 - oh < R ? (int)(oh1 - oh) : R;
-    dw2_k3s1_step(R, j, xr, wc, bias, yc + oh * OW, rc ? rc + oh * OW : NULL, nrows);
-  }
+  dw2_k3s1_range(j, xc, wc, yc, rc, bias, oh0 * j->s->OW, oh1 * j->s->OW);
 }
 
 #define DW2_ROWS(K_, S_)                                                                   \
@@ -468,6 +543,80 @@ static void dw_range(void *arg, int64_t t0, int64_t t1) {
 #endif
     dw_rows_portable(j, xc, wc, yc, rc, bias, oh0, oh1);
   }
+}
+
+/* ---- panel output: the depthwise half of a dw -> pw pair ---------------------- */
+
+bool nn_dwconv2d_panel_ok(const nn_dwconv_shape *s) {
+#if SG_X86
+  return s && nn_cpu_isa_get() >= NN_CPU_AVX2 && s->mult == 1 && s->KH == 3 && s->KW == 3 &&
+         s->SH == 1 && s->SW == 1 && s->DH <= 1 && s->DW <= 1 && s->OW >= 8 && s->OW % 8 == 0 &&
+         s->IW <= DW_ZROW;
+#else
+  (void)s;
+  return false;
+#endif
+}
+
+/* One output of channel c at pixel (oh, ow), any geometry: the fallback. */
+static float dw_one(const nn_dwconv_shape *s, const float *xc, const float *wc, float bias,
+                    int64_t oh, int64_t ow) {
+  int dh = s->DH > 0 ? s->DH : 1, dw = s->DW > 0 ? s->DW : 1;
+  float acc = bias;
+  for (int kh = 0; kh < s->KH; kh++) {
+    int64_t ih = oh * s->SH - s->PT + (int64_t)kh * dh;
+    if (ih < 0 || ih >= s->IH)
+      continue;
+    for (int kw = 0; kw < s->KW; kw++) {
+      int64_t iw = ow * s->SW - s->PL + (int64_t)kw * dw;
+      if (iw >= 0 && iw < s->IW)
+        acc += wc[kh * s->KW + kw] * xc[ih * s->IW + iw];
+    }
+  }
+  return acc;
+}
+
+void nn_dwconv2d_pack(void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb, int nr,
+                      float *dst, int64_t pstride) {
+  const nn_dwconv_panel *pp = user;
+  const nn_dwconv_shape *s = &pp->s;
+  dw_job j;
+  memset(&j, 0, sizeof j);
+  j.s = s;
+  j.act = sg_act_from(&pp->epi);
+  const float *bias = pp->epi.bias_kind == NN_SGEMM_BIAS_ROW ? pp->epi.bias : NULL;
+  const bool pow2 = nr > 0 && (nr & (nr - 1)) == 0;
+  const bool simd = pow2 && nn_dwconv2d_panel_ok(s);
+  j.pnr = nr;
+  j.pnr_log2 = pow2 ? __builtin_ctz((unsigned)nr) : 0;
+  j.pj0 = j0;
+  j.pstride = pstride;
+  const int64_t plane = s->IH * s->IW;
+  for (int64_t kk = 0; kk < kc; kk++) {
+    int64_t c = k0 + kk;
+    const float *xc = pp->x + c * plane, *wc = pp->w + c * s->KH * s->KW;
+    float b = bias ? bias[c] : 0.0f;
+    j.pan = dst + kk * nr;
+#if SG_X86
+    if (simd) {
+      dw2_k3s1_range(&j, xc, wc, NULL, NULL, b, j0, j0 + nb);
+      continue;
+    }
+#endif
+    for (int64_t q = 0; q < nb; q++) {
+      int64_t pix = j0 + q;
+      float v = sg_act1(&j.act, dw_one(s, xc, wc, b, pix / s->OW, pix % s->OW));
+      dst[(q / nr) * pstride + kk * nr + q % nr] = v;
+    }
+  }
+  /* the columns of the last panel past the block are zeros */
+  int64_t used = nb - (nb > 0 ? (nb - 1) / nr * nr : 0);
+  if (nb > 0 && used < nr)
+    for (int64_t kk = 0; kk < kc; kk++) {
+      float *d = dst + ((nb - 1) / nr) * pstride + kk * nr;
+      for (int64_t q = used; q < nr; q++)
+        d[q] = 0.0f;
+    }
 }
 
 /* Below this many multiply-adds a task is not worth a hand-off. */

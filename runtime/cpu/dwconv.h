@@ -38,4 +38,30 @@ typedef struct nn_dwconv_shape {
 nn_status nn_dwconv2d(nn_ctx *c, const nn_dwconv_shape *s, const float *x, const float *w,
                       float *y, const nn_sgemm_epi *epi);
 
+/* ---- the depthwise half of a dw -> pw pair ----------------------------------
+ * A depthwise conv whose output only a pointwise (1x1, stride 1, unpadded)
+ * Conv reads runs inside that Conv's GEMM (cpu/conv.c): its outputs are
+ * written straight into the engine's B panels, as an nn_sgemm_pack_fn, so
+ * they are never stored as planes nor packed again, and the block the
+ * engine asks for is still in cache when the micro-kernels read it.  op(B)
+ * is the depthwise output of one image as K = C rows (channels) by
+ * N = OH * OW columns (pixels, row-major). */
+typedef struct nn_dwconv_panel {
+  nn_dwconv_shape s;   /* batch and mult 1 */
+  const float *x;      /* the image, [C][IH][IW]; borrowed */
+  const float *w;      /* [C][KH][KW]; borrowed */
+  nn_sgemm_epi epi;    /* the depthwise conv's own bias (BIAS_ROW) and activation */
+} nn_dwconv_panel;
+
+/* Whether nn_dwconv2d_pack has a vector path for this shape on this CPU
+ * (AVX2, 3x3, stride 1, no dilation, OW a multiple of 8, OW >= 8); other
+ * shapes are computed one output at a time (correct, slow: callers keep them
+ * as a separate depthwise conv). */
+bool nn_dwconv2d_panel_ok(const nn_dwconv_shape *s);
+
+/* nn_sgemm_pack_fn: user is a const nn_dwconv_panel *.  No allocation;
+ * safe to call concurrently on disjoint blocks. */
+void nn_dwconv2d_pack(void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb, int nr,
+                      float *dst, int64_t pstride);
+
 #endif

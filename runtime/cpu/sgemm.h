@@ -116,6 +116,11 @@ typedef struct nn_sgemm_epi {
  * slot: the product then runs on fewer workers. */
 size_t nn_sgemm_workspace(int64_t M, int64_t N, int64_t K, int threads);
 
+/* Rows of C per tile on the path in use (64 portable, 120 AVX2, 112
+ * AVX-512): a B block from a caller's packer (nn_sgemm_compute_pa_fn) is
+ * asked for once per such block of rows. */
+int64_t nn_sgemm_rows_per_tile(void);
+
 /* ---- pre-packed operands -----------------------------------------------------
  * A packed operand is an opaque, self-describing byte block in memory the
  * caller owns (e.g. inside the node's priv block, from nn_malloc: any

@@ -754,9 +754,9 @@ static nn_status load_graph(nn_graph *g, const ModelProto *mp, const nn_limits *
     n->n_out = (int)np->n_output;
     n->in = nn_malloc((np->n_input + 1) * sizeof(int));
     n->out = nn_malloc((np->n_output + 1) * sizeof(int));
-    /* two spare input slots: plan-time fusions may add a bias and a
-     * residual to a Conv (plan.c) */
-    n->x = nn_calloc(np->n_input + 2, sizeof(nn_value *));
+    /* three spare input slots: plan-time fusions may add a bias, a
+     * residual and a fused producer's input to a Conv (plan.c) */
+    n->x = nn_calloc(np->n_input + 3, sizeof(nn_value *));
     n->y = nn_calloc(np->n_output + 1, sizeof(nn_value *));
     n->attrs = nn_calloc(np->n_attribute + 1, sizeof(nn_attr));
     if (!n->in || !n->out || !n->x || !n->y || !n->attrs) {
