@@ -1502,9 +1502,12 @@ nn_status nn_sgemm_compute_fn(nn_ctx *c, int transa, int64_t M, int64_t N, int64
  * walking its columns in runs that stay in one output row and one panel:
  * with stride 1 each run is a contiguous copy of an input row segment,
  * zero-filled where the window hangs over the padding. */
-void nn_sgemm_pack_im2col(void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb, int nr,
-                          float *dst, int64_t pstride) {
-  const nn_sgemm_im2col *g = user;
+/* The gather, compiled twice: for the baseline and for AVX2, where the
+ * stride-2 copies of the first (3-channel) conv of BlazeFace and PP-OCR
+ * vectorize 8 wide instead of 4 (they were 8% of BlazeFace back-256). */
+static SG_ALWAYS_INLINE void sg_pack_im2col_body(const nn_sgemm_im2col *g, int64_t k0,
+                                                 int64_t kc, int64_t j0, int64_t nb, int nr,
+                                                 float *dst, int64_t pstride) {
   const int64_t KHW = (int64_t)g->KH * g->KW;
   const int64_t dh = g->DH > 0 ? g->DH : 1, dw = g->DW > 0 ? g->DW : 1;
   int64_t npanels = sg_ceil_div(nb, nr);
@@ -1573,4 +1576,27 @@ void nn_sgemm_pack_im2col(void *user, int64_t k0, int64_t kc, int64_t j0, int64_
     for (int64_t t = used; t < nr; t++)
       dl[t] = 0.0f;
   }
+}
+
+static void sg_pack_im2col_base(const nn_sgemm_im2col *g, int64_t k0, int64_t kc, int64_t j0,
+                                int64_t nb, int nr, float *dst, int64_t pstride) {
+  sg_pack_im2col_body(g, k0, kc, j0, nb, nr, dst, pstride);
+}
+#if SG_X86
+static SG256 void sg_pack_im2col_avx2(const nn_sgemm_im2col *g, int64_t k0, int64_t kc,
+                                      int64_t j0, int64_t nb, int nr, float *dst,
+                                      int64_t pstride) {
+  sg_pack_im2col_body(g, k0, kc, j0, nb, nr, dst, pstride);
+}
+#endif
+
+void nn_sgemm_pack_im2col(void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb, int nr,
+                          float *dst, int64_t pstride) {
+#if SG_X86
+  if (nn_cpu_isa_get() >= NN_CPU_AVX2) {
+    sg_pack_im2col_avx2(user, k0, kc, j0, nb, nr, dst, pstride);
+    return;
+  }
+#endif
+  sg_pack_im2col_base(user, k0, kc, j0, nb, nr, dst, pstride);
 }
