@@ -19,7 +19,8 @@ size_t nn_dtype_size(nn_dtype dt) {
   case NN_DTYPE_UINT32: return 4;
   case NN_DTYPE_UINT64: return 8;
   case NN_DTYPE_BFLOAT16: return 2;
-  default: return 0; /* string, complex and sub-byte types are not held */
+  case NN_DTYPE_STRING: return sizeof(nn_string); /* a view: nn_strings.h */
+  default: return 0; /* complex and sub-byte types are not held */
   }
 }
 

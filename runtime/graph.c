@@ -23,6 +23,7 @@ int nn_graph_add_value(nn_graph *g, const char *name) {
   v->producer = -1;
   v->alias_of = -1;
   v->decl_rank = -1;
+  v->outer_slot = -1;
   return g->n_values++;
 }
 
@@ -33,7 +34,19 @@ int nn_graph_find_value(const nn_graph *g, const char *name) {
   return -1;
 }
 
+nn_status nn_node_for_subgraphs(nn_node *n, nn_subgraph_fn fn, void *user) {
+  for (int k = 0; k < n->n_attrs; k++)
+    if (n->attrs[k].type == NN_ATTR_GRAPH && n->attrs[k].g) {
+      nn_status st = fn(n->attrs[k].g, user);
+      if (st != NN_OK)
+        return st;
+    }
+  return NN_OK;
+}
+
 int nn_graph_opset(const nn_graph *g, const char *domain) {
+  while (g->parent)
+    g = g->parent;
   if (!domain || strcmp(domain, "ai.onnx") == 0)
     domain = "";
   for (int i = 0; i < g->n_opsets; i++)
@@ -55,8 +68,11 @@ void nn_graph_free(nn_graph *g) {
     nn_free(n->out);
     nn_free(n->x);
     nn_free(n->y);
-    for (int k = 0; k < n->n_attrs; k++)
+    for (int k = 0; k < n->n_attrs; k++) {
+      nn_graph_free(n->attrs[k].g);
+      n->attrs[k].g = NULL;
       nn_attr_free(&n->attrs[k]);
+    }
     nn_free(n->attrs);
     nn_free(n->priv);
   }
@@ -73,6 +89,12 @@ void nn_graph_free(nn_graph *g) {
     nn_free(g->opsets[i].domain);
   nn_free(g->opsets);
   nn_free(g->base_dir);
+  nn_free(g->plan.steps);
+  nn_free(g->plan.ws_offsets);
+  for (int i = 0; i < g->plan.n_extra; i++)
+    nn_aligned_free(g->plan.extra[i].fold_data);
+  nn_free(g->plan.extra);
+  nn_aligned_free(g->scratch);
   nn_free(g);
 }
 
@@ -237,10 +259,15 @@ nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_op_lookup_fn f
       if (v < 0)
         continue;
       nn_value *val = &g->values[v];
-      if (val->producer < 0 && val->kind != NN_VAL_CONST && val->kind != NN_VAL_INPUT)
+      if (val->producer < 0 && val->kind != NN_VAL_CONST && val->kind != NN_VAL_INPUT) {
+        if (k >= n->n_in_model - n->n_implicit)
+          return nn_error_set(err, NN_ERR_INVALID_MODEL,
+                              "a subgraph of node '%s' (%s) reads '%s', which no enclosing scope "
+                              "defines", n->name, n->op_type, val->name);
         return nn_error_set(err, NN_ERR_INVALID_MODEL,
                             "input '%s' of node '%s' (%s) is neither a graph input, an initializer "
                             "nor produced by any node", val->name, n->name, n->op_type);
+      }
     }
   }
   for (int i = 0; i < g->n_outputs; i++) {
@@ -268,9 +295,25 @@ nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_op_lookup_fn f
                           "operator %s at opset %d (node '%s') is not supported: implemented "
                           "since-versions %s", n->op_type, n->opset, n->name, vs);
     }
+    /* the schema knows the ONNX inputs, not the outer-scope ones */
+    n->n_in_model -= n->n_implicit;
     nn_status ast = nn_op_check_schema(n, err);
+    n->n_in_model += n->n_implicit;
     if (ast != NN_OK)
       return ast;
+    if (n->op_type[0] && strcmp(n->op_type, "Identity") == 0 && n->domain[0] == '\0')
+      n->box_op = find_op("nn.box", n->op_type);
+    bool has_sub = false;
+    for (int k = 0; k < n->n_attrs; k++)
+      if (n->attrs[k].type == NN_ATTR_GRAPH && n->attrs[k].g) {
+        has_sub = true;
+        ast = nn_graph_finalize(n->attrs[k].g, lim, find_op, err);
+        if (ast != NN_OK)
+          return ast;
+      }
+    if (has_sub && !(n->op->flags & NN_OP_SUBGRAPH))
+      return nn_error_set(err, NN_ERR_UNSUPPORTED, "node '%s' (%s) has a graph attribute, which "
+                          "this operator does not take", n->name, n->op_type);
   }
   nn_status st = topo_sort(g, lim, err);
   if (st != NN_OK)

@@ -13,25 +13,6 @@ typedef struct nn_opset {
   int version;
 } nn_opset;
 
-typedef struct nn_graph {
-  int n_values, cap_values;
-  nn_value *values;
-  int n_nodes, cap_nodes;
-  nn_node *nodes;
-  /* graph inputs in API order (required first, then defaulted) and outputs;
-   * indices into values */
-  int n_inputs, n_outputs;
-  int *inputs, *outputs;
-  int n_opsets;
-  nn_opset *opsets;
-  int64_t ir_version;
-  char *base_dir;            /* for external data; NULL when none allowed */
-  size_t weights_bytes;      /* bytes of const_data owned by the graph */
-  unsigned fusions;          /* NN_FUSE_* plan-time fusions the executing backend's
-                                kernels implement (session.c sets it; 0 = only the
-                                ones every backend has) */
-} nn_graph;
-
 /* Fusions a backend opts into (nn_backend_iface.fusions, nn_graph.fusions). */
 #define NN_FUSE_RESIDUAL 1u  /* Add(Conv(x), r) -> Conv with r in its epilogue (res_slot) */
 #define NN_FUSE_DW_PW 2u     /* depthwise Conv -> 1x1 Conv: one node (nn_node.pre) */
@@ -49,6 +30,40 @@ typedef struct nn_plan {
                                 copies, kernels' pre-packed weights (priv_const_bytes) */
   int nodes_folded;
 } nn_plan;
+
+/* A graph: the model's main graph, or a subgraph (an If branch, a Loop or
+ * Scan body) owned by the attribute of the node holding it. */
+typedef struct nn_graph {
+  int n_values, cap_values;
+  nn_value *values;
+  int n_nodes, cap_nodes;
+  nn_node *nodes;
+  /* graph inputs in API order (required first, then defaulted) and outputs;
+   * indices into values */
+  int n_inputs, n_outputs;
+  int *inputs, *outputs;
+  int n_opsets;
+  nn_opset *opsets;
+  int64_t ir_version;
+  char *base_dir;            /* for external data; NULL when none allowed */
+  size_t weights_bytes;      /* bytes of const_data owned by the graph */
+  unsigned fusions;          /* NN_FUSE_* plan-time fusions the executing backend's
+                                kernels implement (session.c sets it; 0 = only the
+                                ones every backend has) */
+  /* subgraphs: the enclosing graph (NULL for the main graph), the nesting
+   * level (main = 0), and their own plan for the shapes their node last
+   * prepared them with (the main graph's plan is the session's).  The
+   * plan's arena is a region of the node's workspace, inside the session's
+   * arena; scratch is a grow-only block (nn_aligned_alloc) for running it at
+   * plan time, when the node is evaluated while planning. */
+  struct nn_graph *parent;
+  int depth;
+  nn_plan plan;
+  bool planned;
+  void *scratch;
+  size_t scratch_cap;
+} nn_graph;
+
 
 /* loader.c: decode an ONNX model into a graph.  *out is caller-owned, free
  * with nn_graph_free().  base_dir (may be NULL) anchors external data. */
@@ -70,7 +85,11 @@ nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_op_lookup_fn f
 nn_status nn_graph_count_uses(nn_graph *g);
 /* Resolve node->x / node->y after values were added or nodes rewired. */
 void nn_graph_resolve_pointers(nn_graph *g);
-/* Opset the model imports for a domain; 0 when not imported. */
+/* Subgraphs of a node: calls fn for each graph attribute. */
+typedef nn_status (*nn_subgraph_fn)(nn_graph *sub, void *user);
+nn_status nn_node_for_subgraphs(nn_node *n, nn_subgraph_fn fn, void *user);
+/* Opset the model imports for a domain (a subgraph asks its main graph);
+ * 0 when not imported. */
 int nn_graph_opset(const nn_graph *g, const char *domain);
 
 /* passes.c: structure-only rewrites done once at load (no shapes needed);

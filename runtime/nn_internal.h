@@ -87,6 +87,29 @@ typedef enum nn_value_kind {
   NN_VAL_OUTPUT,      /* graph output, lives in its own session buffer */
 } nn_value_kind;
 
+/* What a value holds (ONNX TypeProto): a tensor, or a boxed value -- a
+ * sequence of tensors or an optional (of a tensor or of a sequence).  A boxed
+ * value's nn_value describes its bytes as a uint8 vector (dtype UINT8, rank 1,
+ * dims[0] = nbytes: the items' data, each at a 64-byte aligned offset), and
+ * its `box` (the header: item count, each item's dtype and shape, pointers
+ * into those bytes) is owned by whoever set it: the producing node's priv,
+ * the control-flow kernel feeding a subgraph input.  Like a tensor's shape, a
+ * box's item count and item shapes are fixed for a plan. */
+typedef enum nn_vtype {
+  NN_VT_TENSOR = 0,
+  NN_VT_SEQUENCE,
+  NN_VT_OPTIONAL,
+} nn_vtype;
+
+typedef struct nn_box {
+  nn_vtype vtype;              /* NN_VT_SEQUENCE or NN_VT_OPTIONAL */
+  bool elem_is_seq;            /* optional: its element is a sequence */
+  bool none;                   /* optional: holds no element */
+  nn_dtype elem_dtype;         /* element type; NN_DTYPE_UNDEFINED when unknown */
+  int n;                       /* items (optional of a tensor: 0 or 1) */
+  nn_tensor *items;            /* n tensors; data points into the value's bytes */
+} nn_box;
+
 /* A tensor of the graph.  dtype/rank/dims are known after prepare; data is
  * valid after planning (arena + offset, const storage, io buffer). */
 typedef struct nn_value {
@@ -123,6 +146,18 @@ typedef struct nn_value {
   int first_use, last_use;     /* execution step range */
   int alias_of;                /* value whose buffer this one shares, -1 */
   size_t offset;               /* arena offset */
+  /* boxed values (nn_vtype): set by prepare (or by the kernel feeding a
+   * subgraph input); box is borrowed, valid for the plan */
+  nn_vtype vtype;
+  nn_box *box;
+  /* declared type of a subgraph input or output (loader): tensor, sequence,
+   * optional */
+  nn_vtype decl_vtype;
+  bool decl_opt_seq;           /* an optional declared to hold a sequence */
+  /* subgraphs: a value of an enclosing scope read here (kind NN_VAL_INPUT):
+   * the index of the owning node's input that carries it (its implicit
+   * inputs, nn_node.n_implicit); -1 otherwise */
+  int outer_slot;
 } nn_value;
 
 typedef enum nn_attr_type {
@@ -155,6 +190,8 @@ typedef struct nn_attr {
   int64_t *ints;
   char **strings;
   nn_tensor t;                 /* NN_ATTR_TENSOR, data owned by the graph */
+  struct nn_graph *g;          /* NN_ATTR_GRAPH: the subgraph, owned by the graph
+                                  holding the node (nn_graph_free) */
 } nn_attr;
 
 struct nn_op_def;
@@ -176,6 +213,10 @@ typedef struct nn_node {
   int n_in, n_out;
   int *in, *out;               /* value indices, -1 for an omitted optional */
   int n_in_model;              /* n_in as loaded (plan-time rewrites may add one) */
+  int n_implicit;              /* the last n_implicit of the n_in_model inputs are
+                                  outer-scope values its subgraphs read (If, Loop,
+                                  Scan bodies): ordinary inputs for ordering,
+                                  lifetimes and transfers; not ONNX inputs */
   nn_value **x, **y;           /* resolved value pointers (NULL when omitted) */
   int n_attrs;
   nn_attr *attrs;
@@ -202,6 +243,8 @@ typedef struct nn_node {
                                   (the shortcut Add of a ResNet / MobileNet block;
                                   Conv only, slot 3); 0 = none */
   bool removed;                /* dropped by a graph pass */
+  const struct nn_op_def *box_op; /* the op for boxed inputs (Identity of a
+                                  sequence), resolved at finalize; NULL = none */
 } nn_node;
 
 /* ---- kernel context ---------------------------------------------------------
@@ -215,6 +258,8 @@ typedef struct nn_ctx {
   const nn_limits *limits;
   nn_threadpool *pool;         /* NULL = run serially */
   int threads;
+  struct nn_strstore *strings; /* the session's string bytes (nn_strings.h); NULL
+                                  outside a session: string kernels then fail */
 } nn_ctx;
 
 /* A message for the log hook (nn_set_log), stderr by default. */
@@ -251,6 +296,13 @@ enum {
   NN_OP_VIEW = 1u << 1,
   /* never fold at plan time (random ops) */
   NN_OP_NO_FOLD = 1u << 2,
+  /* has subgraph attributes (If, Loop, Scan, SequenceMap): the planner asks
+   * subgraph_needs() which inputs' values its subgraphs need at plan time */
+  NN_OP_SUBGRAPH = 1u << 3,
+  /* reads or writes boxed values (sequences, optionals); a node whose input
+   * is boxed and whose op lacks this flag is refused at prepare (Identity is
+   * resolved to its boxed variant, nn_node.box_op) */
+  NN_OP_BOXES = 1u << 4,
 };
 
 #define NN_MAX_VERSIONS 8
@@ -280,6 +332,10 @@ typedef struct nn_op_def {
    * it is.  The planner then re-lays it out in place of the original, so the
    * weights are packed once and not twice in memory. */
   int64_t (*const_a_groups)(const nn_node *n);
+  /* Optional (NN_OP_SUBGRAPH): set need[k] for each input k whose value (not
+   * only its shape) the node needs at plan time, from the structure alone
+   * (no shapes yet); returns false when it needs none. */
+  bool (*subgraph_needs)(const nn_node *n, bool *need);
 } nn_op_def;
 
 /* Bytes of one group's block of a constant laid out as packed GEMM A

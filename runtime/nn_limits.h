@@ -47,4 +47,39 @@
  * a hostile file can make the reader build (file.c). */
 #define NN_LIMIT_TEXT_LINES ((size_t)1000000)
 
+/* Bytes of the strings a session's kernels make in one run (StringConcat,
+ * StringSplit, ..., and the NUL-terminated copies RegexFullMatch matches;
+ * nn_strings.h) plus those folded at plan time.  1 GiB:
+ * text models handle sentences and labels, kilobytes per run; the bound
+ * stops a hostile graph (a StringConcat of a string with itself, repeated)
+ * before it doubles its way through memory. */
+#define NN_LIMIT_STRING_BYTES ((int64_t)1 << 30)
+
+/* Bytes of a RegexFullMatch pattern, and the largest {n,m} count in it.
+ * 4096 bytes is pages of pattern; 1000 is RE2's own repeat limit (the
+ * reference engine of the op).  libc's regcomp expands counted repeats, so
+ * without these a short hostile pattern costs gigabytes to compile. */
+#define NN_LIMIT_REGEX_BYTES 4096
+#define NN_LIMIT_REGEX_REPEAT 1000
+
+/* Nesting of subgraphs (If / Loop / Scan bodies inside bodies).  16: real
+ * exports nest two or three levels (a tf2onnx while loop holding a cond);
+ * loading, planning and running recurse once per level, so the bound keeps
+ * the stack small whatever the model says.  The protobuf pre-scan's 100
+ * message levels (loader.c) would allow about 33. */
+#define NN_LIMIT_SUBGRAPH_DEPTH 16
+
+/* Iterations of one Loop run.  A million: tf2onnx writes INT64_MAX as the
+ * trip count of every while loop and relies on the condition; a real loop
+ * (a decoder's steps, a detector's boxes) runs thousands of times, and a
+ * trivial body runs a million times in about a second, so a hostile model
+ * whose condition never turns false fails in seconds, not never. */
+#define NN_LIMIT_LOOP_ITERATIONS ((int64_t)1000000)
+
+/* Items of one sequence (SequenceInsert in a loop, SplitToSequence).  A
+ * million: each item is a tensor header (about 100 bytes) besides its data,
+ * so the headers of a hostile sequence stay near 100 MiB; the items' bytes
+ * are bounded by the arena and weights limits. */
+#define NN_LIMIT_SEQUENCE_ITEMS 1000000
+
 #endif

@@ -33,8 +33,11 @@ static bool op_is(const nn_node *n, const char *op) {
 
 /* Shape and Size read only the dims of their input. */
 static bool op_needs_dims_only(const nn_node *n) {
-  return op_is(n, "Shape") || op_is(n, "Size");
+  return op_is(n, "Shape") || op_is(n, "Size") || op_is(n, "SequenceLength") ||
+         op_is(n, "OptionalHasElement");
 }
+
+static void subgraph_value_needs(const nn_node *n, bool *need);
 
 void nn_plan_value_needs(const nn_graph *g, bool *need) {
   memset(need, 0, (size_t)g->n_values * sizeof *need);
@@ -53,11 +56,73 @@ void nn_plan_value_needs(const nn_graph *g, bool *need) {
       if (shape_slot || (outs_needed && !op_needs_dims_only(n)))
         need[n->in[k]] = true;
     }
+    subgraph_value_needs(n, need);
   }
+}
+
+/* ---- subgraphs ---------------------------------------------------------------- */
+/* A control-flow node (If, Loop, Scan) reads values its subgraphs need at
+ * plan time (a Loop whose scan outputs are as long as its trip count, a
+ * body that slices by the iteration number): its op says which, from the
+ * structure alone. */
+static void subgraph_value_needs(const nn_node *n, bool *need) {
+  if (!(n->op->flags & NN_OP_SUBGRAPH) || !n->op->subgraph_needs || n->n_in <= 0)
+    return;
+  bool *k_need = nn_calloc((size_t)n->n_in, sizeof(bool));
+  if (!k_need) {
+    /* out of memory: the conservative answer, every input */
+    for (int k = 0; k < n->n_in; k++)
+      if (n->in[k] >= 0)
+        need[n->in[k]] = true;
+    return;
+  }
+  if (n->op->subgraph_needs(n, k_need))
+    for (int k = 0; k < n->n_in; k++)
+      if (k_need[k] && n->in[k] >= 0)
+        need[n->in[k]] = true;
+  nn_free(k_need);
+}
+
+static nn_status clear_one_subgraph(nn_graph *sub, void *user) {
+  (void)user;
+  nn_plan_clear(sub, &sub->plan);
+  sub->planned = false;
+  return NN_OK;
+}
+
+/* The subgraphs' plans go with their node's. */
+static void clear_subgraphs(nn_graph *g) {
+  for (int i = 0; i < g->n_nodes; i++)
+    nn_node_for_subgraphs(&g->nodes[i], clear_one_subgraph, NULL);
+  for (int v = 0; v < g->n_values; v++) {
+    nn_value *val = &g->values[v];
+    if (val->kind != NN_VAL_INPUT) {
+      val->vtype = NN_VT_TENSOR;
+      val->box = NULL;
+    }
+  }
+}
+
+/* A boxed input (a sequence, an optional) reaches only ops that take them;
+ * Identity switches to its boxed variant. */
+static nn_status check_boxed_inputs(nn_ctx *c, nn_node *n) {
+  bool boxed = false;
+  for (int k = 0; k < n->n_in; k++)
+    if (n->x[k] && n->x[k]->vtype != NN_VT_TENSOR)
+      boxed = true;
+  if (!boxed || (n->op->flags & NN_OP_BOXES))
+    return NN_OK;
+  if (n->box_op) {
+    n->op = n->box_op;
+    return NN_OK;
+  }
+  return nn_fail(c, NN_ERR_UNSUPPORTED, "takes a sequence or optional input, which this operator "
+                 "does not accept");
 }
 
 /* ---- clearing ---------------------------------------------------------------- */
 void nn_plan_clear(nn_graph *g, nn_plan *plan) {
+  clear_subgraphs(g);
   for (int i = 0; i < g->n_nodes; i++) {
     nn_node *n = &g->nodes[i];
     nn_free(n->priv);
@@ -114,6 +179,9 @@ static nn_status prepare_node(nn_ctx *c, nn_node *n, nn_error *err) {
   n->ws_bytes = 0;
   n->priv_const_bytes = 0;
   c->node = n;
+  nn_status bst = check_boxed_inputs(c, n);
+  if (bst != NN_OK)
+    return bst;
   for (int k = 0; k < n->n_in; k++) {
     nn_value *x = n->x[k];
     if (!x)
@@ -131,6 +199,8 @@ static nn_status prepare_node(nn_ctx *c, nn_node *n, nn_error *err) {
       n->y[k]->rank = 0;
       n->y[k]->numel = 0;
       n->y[k]->nbytes = 0;
+      n->y[k]->vtype = NN_VT_TENSOR;
+      n->y[k]->box = NULL;
     }
   nn_status st = n->op->prepare(c, n);
   if (st != NN_OK) {

@@ -25,6 +25,7 @@
 #include "include/nn_file.h"
 #include "knobs.h"
 #include "nn_limits.h"
+#include "nn_strings.h"
 #include "threadpool.h"
 
 typedef struct in_slot {
@@ -44,6 +45,15 @@ typedef struct in_slot {
   nn_tensor bound_t;         /* the caller's tensor when bound */
   void *snap;                /* plan-time copy of a shape-deciding input */
   size_t snap_cap, snap_bytes;
+  /* a sequence or optional input (vtype not NN_VT_TENSOR): the fed items'
+   * header (box, its items array grown to items_cap, never shrunk) and
+   * their bytes in own, in the box layout (each item 64-byte aligned) */
+  nn_vtype vtype;
+  bool opt_seq;              /* an optional declared to hold a sequence */
+  bool box_need;             /* its value decides shapes: re-plan on every feed */
+  nn_box box;
+  nn_tensor *items;
+  int items_cap;
 } in_slot;
 
 typedef struct out_slot {
@@ -123,7 +133,8 @@ static size_t session_io_bytes(const nn_session *s) {
 static void session_track_peak(nn_session *s) {
   nn_backend_stats bs;
   s->be->stats(s->be_state, &bs);
-  size_t total = s->g->weights_bytes + s->plan.folded_bytes + session_io_bytes(s) + bs.host_bytes +
+  size_t total = s->g->weights_bytes + s->plan.folded_bytes + session_io_bytes(s) +
+                 nn_strstore_bytes(s->ctx.strings) + bs.host_bytes +
                  bs.weight_bytes + bs.device_bytes + bs.staging_bytes;
   if (total > s->peak)
     s->peak = total;
@@ -242,9 +253,72 @@ static bool dims_equal(int ra, const int64_t *a, int rb, const int64_t *b) {
   return true;
 }
 
+/* ---- sequence and optional inputs ---------------------------------------------- */
+static size_t box_layout_bytes(const nn_box *b) {
+  size_t t = 0;
+  for (int i = 0; i < b->n; i++)
+    t += nn_align_up(b->items[i].nbytes, NN_ALIGN);
+  return t;
+}
+
+/* The fed items as the value of the graph input (a boxed value). */
+static void box_slot_to_value(in_slot *sl, nn_value *v) {
+  size_t total = box_layout_bytes(&sl->box);
+  v->vtype = sl->box.vtype;
+  v->box = &sl->box;
+  v->dtype = NN_DTYPE_UINT8;
+  v->rank = 1;
+  memset(v->dims, 0, sizeof v->dims);
+  v->dims[0] = (int64_t)total;
+  v->numel = (int64_t)total;
+  v->nbytes = total;
+  v->known = sl->box_need;
+  v->data = sl->own;
+}
+
 /* ---- planning ---------------------------------------------------------------- */
 static const void *in_slot_data(const in_slot *sl) {
   return sl->bound ? sl->bound_t.data : sl->own;
+}
+
+/* The snapshot of a shape-deciding input: its bytes, or for strings its
+ * views and a copy of the bytes they show (the caller may rewrite those
+ * behind the same views), compared by content. */
+static size_t snap_need(const in_slot *sl, const nn_value *v) {
+  size_t n = v->nbytes;
+  if (sl->dtype == NN_DTYPE_STRING) {
+    const nn_string *x = in_slot_data(sl);
+    for (int64_t i = 0; i < v->numel; i++)
+      n += x[i].len;
+  }
+  return n;
+}
+
+static void snap_take(in_slot *sl, const nn_value *v) {
+  memcpy(sl->snap, in_slot_data(sl), v->nbytes);
+  if (sl->dtype != NN_DTYPE_STRING)
+    return;
+  nn_string *x = sl->snap;
+  char *bytes = (char *)sl->snap + v->nbytes;
+  for (int64_t i = 0; i < v->numel; i++) {
+    if (x[i].len)
+      memcpy(bytes, x[i].data, x[i].len);
+    x[i].data = x[i].len ? bytes : NULL;
+    bytes += x[i].len;
+  }
+}
+
+static bool snap_differs(const in_slot *sl) {
+  size_t nbytes = sl->bound ? sl->bound_t.nbytes : sl->tensor.nbytes;
+  if (sl->snap_bytes != nbytes)
+    return true;
+  if (sl->dtype != NN_DTYPE_STRING)
+    return memcmp(sl->snap, in_slot_data(sl), nbytes) != 0;
+  const nn_string *a = sl->snap, *b = in_slot_data(sl);
+  for (size_t i = 0; i < nbytes / sizeof(nn_string); i++)
+    if (!nn_str_eq(&a[i], &b[i]))
+      return true;
+  return false;
 }
 
 static nn_status session_plan(nn_session *s) {
@@ -252,11 +326,19 @@ static nn_status session_plan(nn_session *s) {
   nn_status st;
   s->planned = false;
   nn_plan_clear(g, &s->plan);
+  nn_strstore_clear(s->ctx.strings); /* the strings of the old plan's folds */
   if (s->be->before_plan && (st = s->be->before_plan(s->be_state, g, &s->err)) != NN_OK)
     return st;
   for (int i = 0; i < s->n_in; i++) {
     in_slot *sl = &s->in[i];
     nn_value *v = &g->values[sl->value];
+    if (sl->vtype != NN_VT_TENSOR) {
+      if (!sl->fed)
+        return nn_error_set(&s->err, NN_ERR_MISSING_INPUT,
+                            "input '%s' was not given (nn_session_set_input_items)", v->name);
+      box_slot_to_value(sl, v);
+      continue;
+    }
     if (sl->fed) {
       v->dtype = sl->dtype;
       v->rank = sl->rank;
@@ -266,17 +348,18 @@ static nn_status session_plan(nn_session *s) {
       v->known = false;
       v->data = NULL;
       if (sl->need_value) {
-        if (v->nbytes > sl->snap_cap || !sl->snap) {
-          if ((st = io_budget(s, sl->snap_cap, v->nbytes, v->name)) != NN_OK)
+        size_t need = snap_need(sl, v);
+        if (need > sl->snap_cap || !sl->snap) {
+          if ((st = io_budget(s, sl->snap_cap, need, v->name)) != NN_OK)
             return st;
-          void *p = nn_aligned_alloc(v->nbytes ? v->nbytes : 1);
+          void *p = nn_aligned_alloc(need ? need : 1);
           if (!p)
             return nn_error_set(&s->err, NN_ERR_NOMEM, "out of memory");
           nn_aligned_free(sl->snap);
           sl->snap = p;
-          sl->snap_cap = v->nbytes;
+          sl->snap_cap = need;
         }
-        memcpy(sl->snap, in_slot_data(sl), v->nbytes);
+        snap_take(sl, v);
         sl->snap_bytes = v->nbytes;
         v->data = sl->snap;
         v->known = true;
@@ -337,6 +420,7 @@ static nn_status session_plan(nn_session *s) {
   }
   s->planned = true;
   s->need_plan = false;
+  nn_strstore_mark(s->ctx.strings); /* strings folded at plan time outlive the runs */
   session_track_peak(s);
   return NN_OK;
 
@@ -425,6 +509,10 @@ static nn_status session_create(const void *data, size_t size, const char *base_
   s->ctx.err = &s->err;
   s->ctx.limits = &s->opt.limits;
   s->ctx.threads = o.threads;
+  if (nn_strstore_create(0, &s->ctx.strings) != NN_OK) {
+    st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    goto out_free_session;
+  }
   if (nn_threadpool_create(o.threads, &s->ctx.pool) != NN_OK) {
     st = nn_error_set(err, NN_ERR_NOMEM, "cannot start %d worker threads", o.threads);
     goto out_free_session;
@@ -445,6 +533,17 @@ static nn_status session_create(const void *data, size_t size, const char *base_
     sl->value = g->inputs[i];
     sl->has_default = v->has_default;
     sl->need_value = need[sl->value];
+    if (v->decl_vtype != NN_VT_TENSOR && !v->has_default) {
+      /* a sequence or optional: fed whole by nn_session_set_input_items */
+      sl->vtype = v->decl_vtype;
+      sl->opt_seq = v->decl_opt_seq;
+      sl->box_need = sl->need_value;
+      sl->need_value = false;
+      sl->dtype = v->decl_dtype;
+      sl->rank = -1;
+      can_plan = false;
+      continue;
+    }
     sl->dtype = v->has_default ? v->dtype : v->decl_dtype;
     if (v->has_default) {
       sl->def_rank = v->rank;
@@ -593,6 +692,9 @@ nn_status nn_session_input_info(const nn_session *s, int index, nn_io_info *info
   info->rank = sl->rank;
   memcpy(info->dims, sl->dims, sizeof info->dims);
   info->has_default = sl->has_default;
+  info->kind = sl->vtype == NN_VT_SEQUENCE ? NN_IO_SEQUENCE
+               : sl->vtype == NN_VT_OPTIONAL ? NN_IO_OPTIONAL : NN_IO_TENSOR;
+  info->holds_sequence = sl->opt_seq;
   return NN_OK;
 }
 
@@ -614,6 +716,13 @@ nn_status nn_session_output_info(const nn_session *s, int index, nn_io_info *inf
     info->dtype = v->decl_dtype;
     info->rank = v->decl_rank;
     memcpy(info->dims, v->decl_dims, sizeof info->dims);
+  }
+  nn_vtype vt = s->planned && v->vtype != NN_VT_TENSOR ? v->vtype : v->decl_vtype;
+  info->kind = vt == NN_VT_SEQUENCE ? NN_IO_SEQUENCE : vt == NN_VT_OPTIONAL ? NN_IO_OPTIONAL : NN_IO_TENSOR;
+  info->holds_sequence = v->decl_opt_seq;
+  if (info->kind != NN_IO_TENSOR) {
+    info->rank = -1;
+    info->dtype = s->planned && v->box ? v->box->elem_dtype : v->decl_dtype;
   }
   return NN_OK;
 }
@@ -648,6 +757,9 @@ nn_status nn_session_set_input_shape(nn_session *s, int index, int rank, const i
   if (index < 0 || index >= s->n_in || (rank > 0 && !dims) || rank < 0 || rank > NN_MAX_RANK)
     return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "bad input index %d or rank %d", index, rank);
   in_slot *sl = &s->in[index];
+  if (sl->vtype != NN_VT_TENSOR)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "input '%s' is a sequence or optional: use "
+                        "nn_session_set_input_items", s->g->values[sl->value].name);
   const nn_value *v = &s->g->values[sl->value];
   nn_status st = check_decl_shape(s, v, rank, dims);
   if (st != NN_OK)
@@ -676,6 +788,9 @@ nn_status nn_session_input_tensor(nn_session *s, int index, nn_tensor **t) {
     return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "bad input index %d", index);
   in_slot *sl = &s->in[index];
   const nn_value *v = &s->g->values[sl->value];
+  if (sl->vtype != NN_VT_TENSOR)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "input '%s' is a sequence or optional: use "
+                        "nn_session_set_input_items", v->name);
   if (!shape_static(sl->rank, sl->dims)) {
     char got[128];
     shape_str(sl->rank, sl->dims, got, sizeof got);
@@ -706,6 +821,9 @@ nn_status nn_session_bind_input(nn_session *s, int index, const nn_tensor *t) {
     return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "bad input index %d", index);
   in_slot *sl = &s->in[index];
   const nn_value *v = &s->g->values[sl->value];
+  if (sl->vtype != NN_VT_TENSOR)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "input '%s' is a sequence or optional: use "
+                        "nn_session_set_input_items", v->name);
   if (t->dtype != sl->dtype)
     return nn_error_set(&s->err, NN_ERR_DTYPE, "input '%s' expects %s, got %s", v->name,
                         nn_dtype_name(sl->dtype), nn_dtype_name(t->dtype));
@@ -735,6 +853,8 @@ nn_status nn_session_reset_input(nn_session *s, int index) {
   if (index < 0 || index >= s->n_in)
     return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "bad input index %d", index);
   in_slot *sl = &s->in[index];
+  if (sl->vtype != NN_VT_TENSOR)
+    return NN_OK; /* the items fed last stay */
   sl->bound = false;
   if (sl->has_default) {
     if (sl->fed)
@@ -759,6 +879,9 @@ nn_status nn_session_bind_output(nn_session *s, int index, const nn_tensor *t) {
     sl->bound = false;
     return NN_OK;
   }
+  if (s->g->values[sl->value].decl_vtype != NN_VT_TENSOR)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "output '%s' is a sequence or optional: read it "
+                        "with nn_session_output_items", s->g->values[sl->value].name);
   if (t->nbytes && !t->data)
     return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "output tensor has no data");
   sl->bound_t = *t;
@@ -777,9 +900,7 @@ nn_status nn_session_run(nn_session *s) {
       return nn_error_set(&s->err, NN_ERR_MISSING_INPUT,
                           "input '%s' was neither filled (nn_session_input_tensor) nor bound",
                           g->values[sl->value].name);
-    if (sl->fed && sl->need_value && s->planned && !s->need_plan &&
-        (sl->snap_bytes != (sl->bound ? sl->bound_t.nbytes : sl->tensor.nbytes) ||
-         memcmp(sl->snap, in_slot_data(sl), sl->snap_bytes) != 0))
+    if (sl->fed && sl->need_value && s->planned && !s->need_plan && snap_differs(sl))
       s->need_plan = true;
   }
   if (s->need_plan || !s->planned) {
@@ -807,6 +928,7 @@ nn_status nn_session_run(nn_session *s) {
     if (!v->known && v->kind == NN_VAL_INTER)
       v->data = dst;
   }
+  nn_strstore_rewind(s->ctx.strings); /* the last run's strings: their bytes are reused */
   st = s->be->run(s->be_state, &s->ctx, &s->err);
   if (st != NN_OK)
     return st;
@@ -828,6 +950,104 @@ nn_status nn_session_output_tensor(nn_session *s, int index, const nn_tensor **t
   if (!s->planned)
     return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "no result yet: run the session first");
   *t = &s->out[index].tensor;
+  return NN_OK;
+}
+
+/* ---- sequence and optional I/O ------------------------------------------------ */
+nn_status nn_session_set_input_items(nn_session *s, int index, int n, const nn_tensor *items) {
+  CHECK_SESSION(s);
+  if (index < 0 || index >= s->n_in)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "bad input index %d", index);
+  in_slot *sl = &s->in[index];
+  const char *name = s->g->values[sl->value].name;
+  if (sl->vtype == NN_VT_TENSOR)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "input '%s' is a tensor", name);
+  bool none = n < 0;
+  if (none && sl->vtype != NN_VT_OPTIONAL)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "input '%s' is a sequence: n must be >= 0", name);
+  if (none)
+    n = 0;
+  if (sl->vtype == NN_VT_OPTIONAL && !sl->opt_seq && !none && n != 1)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "input '%s' is an optional tensor: one item or none",
+                        name);
+  if (n > NN_LIMIT_SEQUENCE_ITEMS || (n > 0 && !items))
+    return nn_error_set(&s->err, n > 0 && !items ? NN_ERR_INVALID_ARG : NN_ERR_LIMIT,
+                        "input '%s': %d items", name, n);
+  size_t total = 0;
+  for (int i = 0; i < n; i++) {
+    const nn_tensor *t = &items[i];
+    size_t nb;
+    if (t->rank < 0 || t->rank > s->opt.limits.max_rank)
+      return nn_error_set(&s->err, NN_ERR_SHAPE, "input '%s': item %d has rank %d", name, i, t->rank);
+    nn_status st = shape_bytes(s, name, t->dtype, t->rank, t->dims, &nb);
+    if (st != NN_OK)
+      return st;
+    if (nn_dtype_size(t->dtype) == 0 || (sl->dtype != NN_DTYPE_UNDEFINED && t->dtype != sl->dtype) ||
+        t->dtype != items[0].dtype)
+      return nn_error_set(&s->err, NN_ERR_DTYPE, "input '%s': item %d is %s, expected %s", name, i,
+                          nn_dtype_name(t->dtype),
+                          nn_dtype_name(sl->dtype != NN_DTYPE_UNDEFINED ? sl->dtype : items[0].dtype));
+    if (t->nbytes != nb || (nb && !t->data))
+      return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "input '%s': item %d has %zu bytes, its shape "
+                          "needs %zu", name, i, t->nbytes, nb);
+    total += nn_align_up(nb, NN_ALIGN);
+  }
+  if (n > sl->items_cap) {
+    nn_tensor *p = nn_realloc(sl->items, (size_t)n * sizeof *p);
+    if (!p)
+      return nn_error_set(&s->err, NN_ERR_NOMEM, "out of memory");
+    sl->items = p;
+    sl->items_cap = n;
+  }
+  if (total > sl->own_cap || !sl->own) {
+    nn_status st = io_budget(s, sl->own_cap, total, name);
+    if (st != NN_OK)
+      return st;
+    void *p = nn_aligned_alloc(total ? total : 1);
+    if (!p)
+      return nn_error_set(&s->err, NN_ERR_NOMEM, "out of memory for input '%s' (%zu bytes)", name, total);
+    nn_aligned_free(sl->own);
+    sl->own = p;
+    sl->own_cap = total;
+  }
+  /* the same layout as the last feed: no re-plan */
+  bool same = sl->fed && sl->box.none == none && sl->box.n == n;
+  for (int i = 0; same && i < n; i++)
+    same = sl->items[i].dtype == items[i].dtype && sl->items[i].rank == items[i].rank &&
+           memcmp(sl->items[i].dims, items[i].dims, sizeof(int64_t) * (size_t)items[i].rank) == 0;
+  sl->box.vtype = sl->vtype;
+  sl->box.none = none;
+  sl->box.elem_is_seq = sl->vtype == NN_VT_OPTIONAL && sl->opt_seq;
+  sl->box.elem_dtype = n > 0 ? items[0].dtype : sl->dtype;
+  sl->box.n = n;
+  sl->box.items = sl->items;
+  size_t off = 0;
+  for (int i = 0; i < n; i++) {
+    sl->items[i] = items[i];
+    sl->items[i].data = (unsigned char *)sl->own + off;
+    if (items[i].nbytes)
+      memcpy(sl->items[i].data, items[i].data, items[i].nbytes);
+    off += nn_align_up(items[i].nbytes, NN_ALIGN);
+  }
+  sl->fed = true;
+  if (!same || sl->box_need)
+    s->need_plan = true;
+  return NN_OK;
+}
+
+nn_status nn_session_output_items(nn_session *s, int index, int *n, const nn_tensor **items, int *none) {
+  CHECK_SESSION(s);
+  if (index < 0 || index >= s->n_out || !n || !items)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "bad output index %d", index);
+  if (!s->planned)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "no result yet: run the session first");
+  const nn_value *v = &s->g->values[s->out[index].value];
+  if (v->vtype == NN_VT_TENSOR || !v->box)
+    return nn_error_set(&s->err, NN_ERR_INVALID_ARG, "output '%s' is a tensor", v->name);
+  *n = v->box->n;
+  *items = v->box->items;
+  if (none)
+    *none = v->box->none;
   return NN_OK;
 }
 
@@ -862,7 +1082,7 @@ nn_status nn_session_stats(const nn_session *s, nn_stats *st) {
   st->weights_bytes = s->g->weights_bytes + s->plan.folded_bytes;
   st->arena_bytes = s->plan.arena_bytes;
   st->arena_naive_bytes = s->plan.arena_naive_bytes;
-  st->io_bytes = session_io_bytes(s);
+  st->io_bytes = session_io_bytes(s) + nn_strstore_bytes(s->ctx.strings);
   st->peak_bytes = s->peak;
   nn_backend_stats bs;
   s->be->stats(s->be_state, &bs);
@@ -897,6 +1117,7 @@ nn_status nn_session_dispose(nn_session *s) {
   for (int i = 0; s->in && i < s->n_in; i++) {
     nn_aligned_free(s->in[i].own);
     nn_aligned_free(s->in[i].snap);
+    nn_free(s->in[i].items);
   }
   for (int i = 0; s->out && i < s->n_out; i++)
     nn_aligned_free(s->out[i].own);
@@ -906,6 +1127,8 @@ nn_status nn_session_dispose(nn_session *s) {
   s->out = NULL;
   nn_threadpool_destroy(s->ctx.pool);
   s->ctx.pool = NULL;
+  nn_strstore_free(s->ctx.strings);
+  s->ctx.strings = NULL;
   s->disposed = true;
   s->planned = false;
   return NN_OK;

@@ -16,6 +16,17 @@ nn_status nn_tool_tensor_decode(const void *buf, size_t size, nn_tensor *out, ch
   return nn_tensor_decode(buf, size, out, name, err);
 }
 
+nn_status nn_tool_items_decode(const void *buf, size_t size, int optional, nn_tensor **items, int *n,
+                               int *none, int *is_seq, char **name, nn_error *err) {
+  bool b_none = false, b_seq = false;
+  nn_status st = nn_sequence_decode(buf, size, optional != 0, items, n, &b_none, &b_seq, name, err);
+  if (none)
+    *none = b_none;
+  if (is_seq)
+    *is_seq = b_seq;
+  return st;
+}
+
 nn_status nn_tool_tensor_encode(const nn_tensor *t, const char *name, void **out, size_t *len,
                                 nn_error *err) {
   OnnxSubset__TensorProto tp = ONNX_SUBSET__TENSOR_PROTO__INIT;
@@ -31,14 +42,32 @@ nn_status nn_tool_tensor_encode(const nn_tensor *t, const char *name, void **out
   tp.has_data_type = 1;
   tp.data_type = (int32_t)t->dtype;
   tp.name = (char *)(name ? name : "");
-  tp.has_raw_data = 1;
-  tp.raw_data.len = t->nbytes;
-  tp.raw_data.data = t->data;
+  ProtobufCBinaryData *strs = NULL;
+  if (t->dtype == NN_DTYPE_STRING) { /* string_data, one entry per view */
+    size_t count = t->nbytes / sizeof(nn_string);
+    strs = nn_calloc(count ? count : 1, sizeof *strs);
+    if (!strs)
+      return nn_error_set(err, NN_ERR_NOMEM, "encode: out of memory");
+    const nn_string *v = t->data;
+    for (size_t i = 0; i < count; i++) {
+      strs[i].len = v[i].len;
+      strs[i].data = (uint8_t *)(v[i].len ? v[i].data : "");
+    }
+    tp.n_string_data = count;
+    tp.string_data = strs;
+  } else {
+    tp.has_raw_data = 1;
+    tp.raw_data.len = t->nbytes;
+    tp.raw_data.data = t->data;
+  }
   size_t n = onnx_subset__tensor_proto__get_packed_size(&tp);
   uint8_t *buf = nn_malloc(n + 1);
-  if (!buf)
+  if (!buf) {
+    nn_free(strs);
     return nn_error_set(err, NN_ERR_NOMEM, "encode: out of memory (%zu bytes)", n);
+  }
   onnx_subset__tensor_proto__pack(&tp, buf);
+  nn_free(strs);
   *out = buf;
   *len = n;
   return NN_OK;

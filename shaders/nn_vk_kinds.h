@@ -94,6 +94,7 @@
 /* Resize (resize.comp). */
 #define NN_VK_RESIZE_NEAREST 0
 #define NN_VK_RESIZE_LINEAR 1
+#define NN_VK_RESIZE_CUBIC 2
 #define NN_VK_COORD_HALF_PIXEL 0
 #define NN_VK_COORD_ASYMMETRIC 1
 #define NN_VK_COORD_ALIGN_CORNERS 2
@@ -103,6 +104,44 @@
 #define NN_VK_NEAREST_ROUND_PREFER_CEIL 1
 #define NN_VK_NEAREST_FLOOR 2
 #define NN_VK_NEAREST_CEIL 3
+
+/* Element types of the typed kernels (binary_compare, binary_where, cast):
+ * tensors of any of these are read and written as 32-bit words (1- and
+ * 2-byte elements packed, 8-byte ones as word pairs, little-endian). */
+#define NN_VK_ET_F32 0
+#define NN_VK_ET_BOOL 1
+#define NN_VK_ET_I8 2
+#define NN_VK_ET_U8 3
+#define NN_VK_ET_I16 4
+#define NN_VK_ET_U16 5
+#define NN_VK_ET_I32 6
+#define NN_VK_ET_U32 7
+#define NN_VK_ET_I64 8
+#define NN_VK_ET_U64 9
+#define NN_VK_ET_F16 10
+#define NN_VK_ET_BF16 11
+#define NN_VK_ET_F64 12
+#define NN_VK_ET_COUNT 13
+
+/* Comparisons and logic (binary_compare.comp): bool outputs. */
+#define NN_VK_CMP_EQ 0
+#define NN_VK_CMP_LT 1
+#define NN_VK_CMP_GT 2
+#define NN_VK_CMP_LE 3
+#define NN_VK_CMP_GE 4
+#define NN_VK_CMP_AND 5
+#define NN_VK_CMP_OR 6
+#define NN_VK_CMP_XOR 7
+#define NN_VK_CMP_NOT 8           /* unary: b is not read */
+#define NN_VK_CMP_COUNT 9
+
+/* Where (binary_where.comp) takes up to this rank after collapsing: four
+ * operands' strides share the push-constant block. */
+#define NN_VK_WHERE_MAX_RANK 6
+
+/* Row normalizations (norm_rows.comp). */
+#define NN_VK_ROWNORM_LAYER 0     /* (x - mean) / sqrt(var + eps) */
+#define NN_VK_ROWNORM_RMS 1       /* x / sqrt(mean(x^2) + eps) */
 
 /* Largest tensor rank the strided kernels (binary, copy, pad) take: their
  * dims and strides travel in the 128-byte push-constant block. */

@@ -1,7 +1,8 @@
 /* nn-run - the runtime's command-line runner, checker and benchmark.
  *
  *   nn-run MODEL.onnx [--backend cpu|vulkan|auto] [--threads N] [--input NAME=FILE.pb ...]
- *          [--save-outputs DIR] [--bench RUNS] [--stats] [--limit-NAME N ...]
+ *          [--shape NAME=DxDx... ...] [--save-outputs DIR] [--bench RUNS] [--stats]
+ *          [--limit-NAME N ...]
  *   nn-run --check CASE_DIR [--backend ...] [--threads N] [--rtol R] [--atol A]
  *   nn-run --list-ops
  *
@@ -14,7 +15,13 @@
  * file is read through the runtime's guarded reader (nn_file.h): a FIFO,
  * a device or a directory is refused by name.
  * Running a model: 0 when it ran, 2 when it cannot be loaded or run (one
- * line "nn-run: NN_ERR_...: reason" on stderr).
+ * line "nn-run: NN_ERR_...: reason" on stderr).  Inputs not given by
+ * --input get pseudo-random data of their declared shape; --shape
+ * NAME=1x3x320x320 (repeatable) fixes the dims of one (the model's dynamic
+ * dims, which are 1 otherwise).  Each dim is a positive integer, the rank
+ * and element count within the session's limits; a name the model does
+ * not have, a rank or a fixed dim the model contradicts, an input also
+ * given by --input: one line on stderr, exit status 2.
  *
  * --limit-rank, --limit-elems, --limit-weights, --limit-arena, --limit-nodes,
  * --limit-depth, --limit-model set the nn_limits of the session (bytes for
@@ -38,6 +45,15 @@
 #define EXIT_MISMATCH 1
 #define EXIT_UNSUPPORTED 2
 
+#define MAX_SPECS 64
+
+typedef struct shape_spec {
+  const char *arg;               /* the command-line text, for messages */
+  char name[512];
+  int rank;
+  int64_t dims[NN_MAX_RANK];
+} shape_spec;
+
 typedef struct opts {
   const char *model;
   const char *check_dir;
@@ -49,18 +65,132 @@ typedef struct opts {
   const char *save_inputs_dir;
   double rtol, atol;
   int n_inputs;
-  const char *input_spec[64];
+  const char *input_spec[MAX_SPECS];
+  int n_shapes;                  /* --shape NAME=DxD...: dims of generated inputs */
+  shape_spec shapes[MAX_SPECS];
   nn_limits limits;              /* 0 = the runtime's default */
 } opts;
 
 static void usage(void) {
   fprintf(stderr,
           "usage: nn-run MODEL.onnx [--backend cpu|vulkan|auto] [--threads N] [--input NAME=FILE.pb ...]\n"
-          "              [--save-inputs DIR] [--save-outputs DIR] [--bench RUNS] [--stats]\n"
+          "              [--shape NAME=DxDx... ...] [--save-inputs DIR] [--save-outputs DIR]\n"
+          "              [--bench RUNS] [--stats]\n"
           "              [--limit-rank N] [--limit-elems N] [--limit-weights BYTES] [--limit-arena BYTES]\n"
           "              [--limit-nodes N] [--limit-depth N] [--limit-model BYTES]\n"
           "       nn-run --check CASE_DIR [--backend ...] [--threads N] [--rtol R] [--atol A]\n"
-          "       nn-run --list-ops\n");
+          "       nn-run --list-ops\n"
+          "Inputs not given by --input get deterministic pseudo-random data of their declared\n"
+          "shape, dynamic dims 1; --shape NAME=1x3x320x320 (repeatable) sets an input's dims\n"
+          "(positive integers, within the --limit-rank / --limit-elems limits).\n");
+}
+
+/* --shape NAME=DxDx...: syntax, positive dims, no overflow; the limits and
+ * the model's inputs are checked once they are known.  0 or a message in
+ * why. */
+static int parse_shape(const char *arg, shape_spec *sp, char *why, size_t why_len) {
+  memset(sp, 0, sizeof *sp);
+  sp->arg = arg;
+  const char *eq = strrchr(arg, '=');
+  if (!eq || eq == arg) {
+    snprintf(why, why_len, "expected NAME=DIMS (e.g. input=1x3x320x320)");
+    return -1;
+  }
+  size_t nl = (size_t)(eq - arg);
+  if (nl >= sizeof sp->name) {
+    snprintf(why, why_len, "the input name is longer than %zu bytes", sizeof sp->name - 1);
+    return -1;
+  }
+  memcpy(sp->name, arg, nl);
+  sp->name[nl] = '\0';
+  const char *p = eq + 1;
+  if (!*p) {
+    snprintf(why, why_len, "no dims after '=' (e.g. %s=1x3x320x320)", sp->name);
+    return -1;
+  }
+  int64_t elems = 1;
+  for (;;) {
+    if (sp->rank == NN_MAX_RANK) {
+      snprintf(why, why_len, "more than %d dims", NN_MAX_RANK);
+      return -1;
+    }
+    if (*p == '-') {
+      snprintf(why, why_len, "dim %d is negative", sp->rank);
+      return -1;
+    }
+    if (*p < '0' || *p > '9') {
+      snprintf(why, why_len, "dim %d is not a positive integer (dims are separated by 'x')",
+               sp->rank);
+      return -1;
+    }
+    char *end;
+    errno = 0;
+    long long v = strtoll(p, &end, 10);
+    if (errno == ERANGE) {
+      snprintf(why, why_len, "dim %d is too large", sp->rank);
+      return -1;
+    }
+    if (v == 0) {
+      snprintf(why, why_len, "dim %d is 0 (dims must be at least 1)", sp->rank);
+      return -1;
+    }
+    if (__builtin_mul_overflow(elems, (int64_t)v, &elems)) {
+      snprintf(why, why_len, "the element count overflows 64 bits");
+      return -1;
+    }
+    sp->dims[sp->rank++] = v;
+    if (*end == '\0')
+      break;
+    if (*end != 'x' || end[1] == '\0') {
+      snprintf(why, why_len, "unexpected '%c' after dim %d (dims are separated by 'x')", *end,
+               sp->rank - 1);
+      return -1;
+    }
+    p = end + 1;
+  }
+  return 0;
+}
+
+/* The limits a session of these options gets (defaults where 0). */
+static nn_limits effective_limits(const opts *o) {
+  nn_options opt;
+  nn_options_init(&opt);
+  nn_limits l = opt.limits;
+  const nn_limits *u = &o->limits;
+  if (u->max_rank) l.max_rank = u->max_rank;
+  if (u->max_tensor_elems) l.max_tensor_elems = u->max_tensor_elems;
+  if (u->max_arena_bytes) l.max_arena_bytes = u->max_arena_bytes;
+  return l;
+}
+
+/* Every --shape against the limits, and two specs for one name. */
+static int check_shapes(const opts *o) {
+  nn_limits l = effective_limits(o);
+  for (int k = 0; k < o->n_shapes; k++) {
+    const shape_spec *sp = &o->shapes[k];
+    int64_t elems = 1;
+    for (int d = 0; d < sp->rank; d++)
+      elems *= sp->dims[d];   /* parse_shape checked the overflow */
+    if (sp->rank > l.max_rank) {
+      fprintf(stderr, "nn-run: --shape %s: rank %d is over the limit of %d (--limit-rank)\n",
+              sp->arg, sp->rank, l.max_rank);
+      return -1;
+    }
+    if (elems > l.max_tensor_elems) {
+      fprintf(stderr,
+              "nn-run: --shape %s: %lld elements is over the limit of %lld per tensor "
+              "(--limit-elems)\n",
+              sp->arg, (long long)elems, (long long)l.max_tensor_elems);
+      return -1;
+    }
+    for (int j = 0; j < k; j++)
+      if (strcmp(o->shapes[j].name, sp->name) == 0) {
+        fprintf(stderr, "nn-run: --shape %s: input '%s' already has a --shape (%s)\n", sp->arg,
+                sp->name, o->shapes[j].arg);
+        return -1;
+      }
+  }
+  return 0;
 }
 
 /* A .pb tensor may be as large as the runtime's default model limit. */
@@ -87,6 +217,32 @@ static nn_status load_pb(const char *path, const char *inside_dir, nn_tensor *t,
   }
   nn_file_free(buf);
   return st;
+}
+
+/* Load a .pb SequenceProto / OptionalProto (a sequence or optional value of
+ * a --check case), with load_pb's guards.  Release with free_items. */
+static nn_status load_items(const char *path, const char *inside_dir, int optional, nn_tensor **items,
+                            int *n, int *none, char **name, nn_error *err) {
+  void *buf = NULL;
+  size_t size = 0;
+  nn_status st = nn_file_read_inside(inside_dir, path, PB_MAX_BYTES, &buf, &size, err);
+  if (st != NN_OK)
+    return st;
+  nn_error derr = {0};
+  int is_seq = 0;
+  st = nn_tool_items_decode(buf, size, optional, items, n, none, &is_seq, name, &derr);
+  if (st != NN_OK && err) {
+    err->status = st;
+    snprintf(err->msg, sizeof err->msg, "'%.200s': %.300s", path, derr.msg);
+  }
+  nn_file_free(buf);
+  return st;
+}
+
+static void free_items(nn_tensor *items, int n) {
+  for (int i = 0; items && i < n; i++)
+    nn_tool_tensor_free(&items[i]);
+  nn_tool_free(items);
 }
 
 /* Where does `path` resolve, against `dir` (both through realpath)?  For
@@ -156,6 +312,7 @@ static void fill_random(nn_tensor *t, uint64_t seed) {
     case NN_DTYPE_BOOL: ((uint8_t *)t->data)[i] = u < 0.5; break;
     case NN_DTYPE_INT64: ((int64_t *)t->data)[i] = (int64_t)(u * 4); break;
     case NN_DTYPE_INT32: ((int32_t *)t->data)[i] = (int32_t)(u * 4); break;
+    case NN_DTYPE_STRING: break; /* views stay empty strings */
     default: ((uint8_t *)t->data)[i * nn_dtype_size(t->dtype)] = (uint8_t)(u * 4); break;
     }
   }
@@ -212,8 +369,21 @@ static nn_status make_session(const char *model, const opts *o, nn_session **s, 
   return nn_session_create_from_file(model, &opt, s, err);
 }
 
-/* Copy t into the session input `index` (through its pre-allocated tensor). */
-static nn_status feed(nn_session *s, int index, const nn_tensor *t) {
+/* String tensors fed to a session: their elements are views on the decoded
+ * block (nn.h, nn_string), which must outlive the run, so feed() keeps the
+ * block here (and empties the caller's tensor); freed after the run. */
+static nn_tensor kept_strings[64];
+static int n_kept_strings;
+
+static void release_kept_strings(void) {
+  for (int i = 0; i < n_kept_strings; i++)
+    nn_tool_tensor_free(&kept_strings[i]);
+  n_kept_strings = 0;
+}
+
+/* Copy t into the session input `index` (through its pre-allocated tensor);
+ * a string tensor's block moves to kept_strings (t is left empty). */
+static nn_status feed(nn_session *s, int index, nn_tensor *t) {
   nn_io_info info;
   nn_status st = nn_session_input_info(s, index, &info);
   if (st != NN_OK)
@@ -236,6 +406,15 @@ static nn_status feed(nn_session *s, int index, const nn_tensor *t) {
   }
   if (t->nbytes)
     memcpy(dst->data, t->data, t->nbytes);
+  if (t->dtype == NN_DTYPE_STRING) {
+    if (n_kept_strings == (int)(sizeof kept_strings / sizeof kept_strings[0])) {
+      fprintf(stderr, "nn-run: too many string inputs\n");
+      return NN_ERR_LIMIT;
+    }
+    kept_strings[n_kept_strings++] = *t;
+    t->data = NULL;
+    t->nbytes = 0;
+  }
   return NN_OK;
 }
 
@@ -270,6 +449,17 @@ static bool compare(const nn_tensor *got, const nn_tensor *want, double rtol, do
   bool ok = true;
   bool is_float = nn_tool_dtype_is_float(want->dtype);
   for (int64_t i = 0; i < n; i++) {
+    if (want->dtype == NN_DTYPE_STRING) {
+      const nn_string *g = (const nn_string *)got->data + i, *w = (const nn_string *)want->data + i;
+      if (g->len != w->len || (w->len && memcmp(g->data, w->data, w->len) != 0)) {
+        if (ok)
+          snprintf(why, why_len, "element %lld: got \"%.*s\" (%zu bytes), expected \"%.*s\"",
+                   (long long)i, (int)(g->len < 40 ? g->len : 40), g->len ? g->data : "", g->len,
+                   (int)(w->len < 40 ? w->len : 40), w->len ? w->data : "");
+        ok = false;
+      }
+      continue;
+    }
     if (!is_float) {
       size_t es = nn_dtype_size(want->dtype);
       if (memcmp((const char *)got->data + i * es, (const char *)want->data + i * es, es) != 0) {
@@ -416,6 +606,33 @@ static int run_check(const opts *o) {
     for (int k = 0; k < ni && rc == 0; k++) {
       char p[4200];
       snprintf(p, sizeof p, "%s/%s", setdir, ins[k]);
+      nn_io_info ii;
+      if (positional < n_in && nn_session_input_info(s, positional, &ii) == NN_OK &&
+          ii.kind != NN_IO_TENSOR) {
+        /* a sequence or optional input: its .pb is a SequenceProto / OptionalProto */
+        nn_tensor *items = NULL;
+        int cnt = 0, none = 0;
+        char *iname = NULL;
+        nn_error perr = {0};
+        st = load_items(p, o->check_dir, ii.kind == NN_IO_OPTIONAL, &items, &cnt, &none, &iname, &perr);
+        if (st != NN_OK) {
+          printf("UNSUPPORTED %s\n", perr.msg);
+          rc = EXIT_UNSUPPORTED;
+          break;
+        }
+        int idx = -1;
+        if (!iname[0] || nn_session_find_input(s, iname, &idx) != NN_OK)
+          idx = positional;
+        positional = idx + 1;
+        st = nn_session_set_input_items(s, idx, none ? -1 : cnt, items);
+        if (st != NN_OK) {
+          printf("ERROR %s\n", nn_session_last_error(s));
+          rc = st == NN_ERR_UNSUPPORTED ? EXIT_UNSUPPORTED : EXIT_MISMATCH;
+        }
+        free_items(items, cnt);
+        nn_tool_free(iname);
+        continue;
+      }
       nn_tensor t;
       char *name = NULL;
       nn_error perr = {0};
@@ -457,6 +674,40 @@ static int run_check(const opts *o) {
     for (int k = 0; k < no && rc == 0; k++) {
       char p[4200];
       snprintf(p, sizeof p, "%s/%s", setdir, outs[k]);
+      nn_io_info oi;
+      if (k < n_out && nn_session_output_info(s, k, &oi) == NN_OK && oi.kind != NN_IO_TENSOR) {
+        /* a sequence or optional output: item by item */
+        nn_tensor *want_items = NULL;
+        int cnt = 0, none = 0, got_n = 0, got_none = 0;
+        const nn_tensor *got_items = NULL;
+        nn_error perr = {0};
+        st = load_items(p, o->check_dir, oi.kind == NN_IO_OPTIONAL, &want_items, &cnt, &none, NULL, &perr);
+        if (st != NN_OK) {
+          printf("UNSUPPORTED %s\n", perr.msg);
+          rc = EXIT_UNSUPPORTED;
+          break;
+        }
+        double max_err = 0;
+        char why[256] = "";
+        bool ok = nn_session_output_items(s, k, &got_n, &got_items, &got_none) == NN_OK;
+        if (ok && (got_none != none || got_n != cnt)) {
+          snprintf(why, sizeof why, "%d items%s, expected %d%s", got_n, got_none ? " (none)" : "", cnt,
+                   none ? " (none)" : "");
+          ok = false;
+        }
+        for (int i = 0; ok && i < cnt; i++) {
+          double e = 0;
+          ok = compare(&got_items[i], &want_items[i], o->rtol, o->atol, &e, why, sizeof why);
+          if (e > max_err)
+            max_err = e;
+        }
+        printf("output %s: %d items, max_abs_err=%.3g%s%s\n", oi.name, got_n, max_err, ok ? "" : " ",
+               ok ? "" : why);
+        if (!ok)
+          rc = EXIT_MISMATCH;
+        free_items(want_items, cnt);
+        continue;
+      }
       nn_tensor want;
       char *name = NULL;
       nn_error perr = {0};
@@ -484,6 +735,7 @@ static int run_check(const opts *o) {
     }
     free_list(ins, ni);
     free_list(outs, no);
+    release_kept_strings(); /* the run is over: its string inputs may go */
   }
   free_list(sets, n_sets);
   print_nodes(s, o);
@@ -514,6 +766,51 @@ static int run_model(const opts *o) {
   int n_in = 0, n_out = 0;
   nn_session_io_count(s, &n_in, &n_out);
   char *fed = calloc((size_t)n_in + 1, 1);
+  const shape_spec **shape_of = calloc((size_t)n_in + 1, sizeof *shape_of);
+  if (!fed || !shape_of) {
+    fprintf(stderr, "nn-run: out of memory\n");
+    rc = EXIT_UNSUPPORTED;
+    goto out;
+  }
+  for (int k = 0; k < o->n_shapes; k++) {
+    const shape_spec *sp = &o->shapes[k];
+    int idx = -1;
+    if (nn_session_find_input(s, sp->name, &idx) != NN_OK) {
+      char names[1024] = "";
+      size_t off = 0;
+      for (int i = 0; i < n_in && off < sizeof names; i++) {
+        nn_io_info info;
+        nn_session_input_info(s, i, &info);
+        off += (size_t)snprintf(names + off, sizeof names - off, "%s'%s'", i ? ", " : "",
+                                info.name);
+      }
+      fprintf(stderr, "nn-run: --shape %s: the model has no input '%s' (its inputs: %s)\n",
+              sp->arg, sp->name, n_in ? names : "none");
+      rc = EXIT_UNSUPPORTED;
+      goto out;
+    }
+    nn_io_info info;
+    nn_session_input_info(s, idx, &info);
+    if (info.kind != NN_IO_TENSOR) {
+      fprintf(stderr, "nn-run: --shape %s: input '%s' is not a tensor\n", sp->arg, info.name);
+      rc = EXIT_UNSUPPORTED;
+      goto out;
+    }
+    if (info.rank >= 0 && info.rank != sp->rank) {
+      fprintf(stderr, "nn-run: --shape %s: input '%s' has rank %d, the shape gives %d dims\n",
+              sp->arg, info.name, info.rank, sp->rank);
+      rc = EXIT_UNSUPPORTED;
+      goto out;
+    }
+    for (int d = 0; d < sp->rank && info.rank >= 0; d++)
+      if (info.dims[d] >= 0 && info.dims[d] != sp->dims[d]) {
+        fprintf(stderr, "nn-run: --shape %s: dim %d of input '%s' is fixed at %lld by the model\n",
+                sp->arg, d, info.name, (long long)info.dims[d]);
+        rc = EXIT_UNSUPPORTED;
+        goto out;
+      }
+    shape_of[idx] = sp;
+  }
   for (int k = 0; k < o->n_inputs; k++) {
     /* NAME=FILE.pb, or FILE.pb alone: the tensor's own name, else position */
     const char *eq = strchr(o->input_spec[k], '=');
@@ -542,6 +839,13 @@ static int run_model(const opts *o) {
       }
       idx = k;
     }
+    if (idx >= 0 && idx < n_in && shape_of[idx]) {
+      fprintf(stderr, "nn-run: --shape %s: input '%s' is given by --input as well\n",
+              shape_of[idx]->arg, shape_of[idx]->name);
+      nn_tool_tensor_free(&t);
+      rc = EXIT_UNSUPPORTED;
+      goto out;
+    }
     st = feed(s, idx, &t);
     nn_tool_tensor_free(&t);
     if (st != NN_OK) {
@@ -553,19 +857,32 @@ static int run_model(const opts *o) {
   for (int i = 0; i < n_in; i++) {
     nn_io_info info;
     nn_session_input_info(s, i, &info);
-    if (fed[i] || info.has_default)
+    const shape_spec *sp = shape_of[i];
+    /* an optional input (initializer default) is generated only when a
+     * --shape names it */
+    if (fed[i] || (info.has_default && !sp))
       continue;
     int64_t dims[NN_MAX_RANK];
+    int rank = info.rank < 0 ? 0 : info.rank;
     for (int d = 0; d < info.rank; d++)
       dims[d] = info.dims[d] < 0 ? 1 : info.dims[d];
+    if (sp) {
+      rank = sp->rank;
+      memcpy(dims, sp->dims, sizeof(int64_t) * (size_t)rank);
+    }
     nn_tensor *t;
-    if (nn_session_set_input_shape(s, i, info.rank < 0 ? 0 : info.rank, dims) != NN_OK ||
+    if (nn_session_set_input_shape(s, i, rank, dims) != NN_OK ||
         nn_session_input_tensor(s, i, &t) != NN_OK) {
-      fprintf(stderr, "nn-run: input '%s': %s\n", info.name, nn_session_last_error(s));
+      if (sp)
+        fprintf(stderr, "nn-run: --shape %s: %s\n", sp->arg, nn_session_last_error(s));
+      else
+        fprintf(stderr, "nn-run: input '%s': %s\n", info.name, nn_session_last_error(s));
       rc = EXIT_UNSUPPORTED;
       goto out;
     }
     fill_random(t, (uint64_t)i + 1);
+    if (sp)
+      fed[i] = 1;   /* an optional input: generated, saved with the others */
   }
   if (o->save_inputs_dir) {
     make_dirs(o->save_inputs_dir);
@@ -641,7 +958,9 @@ static int run_model(const opts *o) {
   }
 out:
   free(fed);
+  free(shape_of);
   nn_session_free(s);
+  release_kept_strings();
   return rc;
 }
 
@@ -686,8 +1005,20 @@ int main(int argc, char **argv) {
       o.threads = atoi(next);
       i++;
     } else if (strcmp(a, "--input") == 0 && next) {
-      if (o.n_inputs < 64)
+      if (o.n_inputs < MAX_SPECS)
         o.input_spec[o.n_inputs++] = next;
+      i++;
+    } else if (strcmp(a, "--shape") == 0 && next) {
+      if (o.n_shapes == MAX_SPECS) {
+        fprintf(stderr, "nn-run: more than %d --shape options\n", MAX_SPECS);
+        return EXIT_UNSUPPORTED;
+      }
+      char why[256];
+      if (parse_shape(next, &o.shapes[o.n_shapes], why, sizeof why) != 0) {
+        fprintf(stderr, "nn-run: --shape '%s': %s\n", next, why);
+        return EXIT_UNSUPPORTED;
+      }
+      o.n_shapes++;
       i++;
     } else if (strcmp(a, "--save-inputs") == 0 && next) {
       o.save_inputs_dir = next;
@@ -740,6 +1071,12 @@ int main(int argc, char **argv) {
       return EXIT_UNSUPPORTED;
     }
   }
+  if (o.n_shapes && o.check_dir) {
+    fprintf(stderr, "nn-run: --shape applies to a MODEL run (a --check case brings its inputs)\n");
+    return EXIT_UNSUPPORTED;
+  }
+  if (check_shapes(&o) != 0)
+    return EXIT_UNSUPPORTED;
   if (o.check_dir)
     return run_check(&o);
   if (!o.model) {

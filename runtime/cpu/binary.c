@@ -15,6 +15,7 @@
 
 #include "cpu/ew_iter.h"
 #include "cpu/ops.h"
+#include "nn_strings.h"
 
 typedef enum bin_op {
   BIN_OP_ADD = 1,
@@ -574,6 +575,47 @@ static nn_status bin_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
+/* ---- Equal on strings (opset 19+ types): byte-wise equality ------------------ */
+typedef struct bin_str_exec {
+  const nn_string *a, *b;
+  uint8_t *y;
+} bin_str_exec;
+
+static void bin_str_segment(void *ctx, const int64_t *off, const int *step, int64_t yo,
+                            int64_t len) {
+  const bin_str_exec *e = ctx;
+  const nn_string *a = e->a + off[0], *b = e->b + off[1];
+  for (int64_t i = 0; i < len; i++)
+    e->y[yo + i] = nn_str_eq(&a[step[0] ? i : 0], &b[step[1] ? i : 0]);
+}
+
+static nn_status equal_prepare(nn_ctx *c, nn_node *n) {
+  if (n->n_in < 1 || !n->x[0] || n->x[0]->dtype != NN_DTYPE_STRING)
+    return bin_prepare(c, n);
+  if (n->n_in != 2 || !n->x[1] || n->x[1]->dtype != NN_DTYPE_STRING || n->n_out != 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_DTYPE, "Equal on strings needs two string inputs and one output");
+  const nn_value *a = n->x[0], *b = n->x[1];
+  int rank;
+  int64_t dims[NN_MAX_RANK];
+  if (nn_broadcast_shape(a->rank, a->dims, b->rank, b->dims, &rank, dims) != NN_OK)
+    return bin_shape_error(c, "inputs", a, b->rank, b->dims);
+  return nn_set_output(c, n->y[0], NN_DTYPE_BOOL, rank, dims);
+}
+
+static nn_status equal_run(nn_ctx *c, nn_node *n) {
+  if (n->x[0]->dtype != NN_DTYPE_STRING)
+    return bin_run(c, n);
+  const nn_value *a = n->x[0], *b = n->x[1];
+  nn_value *y = n->y[0];
+  bin_str_exec e = {a->data, b->data, y->data};
+  const int ranks[2] = {a->rank, b->rank};
+  const int64_t *dims[2] = {a->dims, b->dims};
+  ew_iter it;
+  ew_iter_init(&it, y->rank, y->dims, 2, ranks, dims, bin_str_segment, &e);
+  ew_iter_run(c, &it);
+  return NN_OK;
+}
+
 #define BIN_OP(NAME, ...) \
   {NAME, NULL, {__VA_ARGS__}, 0, NN_OP_ELEMENTWISE, bin_prepare, bin_run}
 
@@ -588,7 +630,7 @@ const nn_op_def nn_ops_binary[] = {
   BIN_OP("Pow", 1, 7),
   BIN_OP("Mod", 10),
   BIN_OP("PRelu", 1, 7),
-  BIN_OP("Equal", 1, 7),
+  {"Equal", NULL, {1, 7}, 0, NN_OP_ELEMENTWISE, equal_prepare, equal_run},
   BIN_OP("Less", 1, 7),
   BIN_OP("Greater", 1, 7),
   BIN_OP("LessOrEqual", 12),

@@ -8,6 +8,11 @@
  * target width; NaN gives 0), anything -> bool is "nonzero" (NaN is true),
  * float -> float16/bfloat16 rounds to nearest even.  Strings, complex,
  * float8, float4 and the 2/4-bit integer types are refused as unsupported.
+ *
+ * BitCast (26) reinterprets the bytes of every element as another type of the
+ * same width (float32 <-> int32, bool <-> uint8, ...): a copy, or nothing
+ * when the planner lets the output share the input's buffer.  Strings (whose
+ * elements are views, not bytes) and types of other widths are refused.
  */
 #include <string.h>
 
@@ -133,10 +138,38 @@ static nn_status cast_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
+static nn_status bitcast_prepare(nn_ctx *c, nn_node *n) {
+  if (n->n_in != 1 || !n->x[0] || n->n_out != 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects one input and one output");
+  const nn_attr *to = nn_attr_get(n, "to");
+  if (!to || to->type != NN_ATTR_INT)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "attribute 'to' (an int) is missing");
+  const nn_value *x = n->x[0];
+  if (to->i <= 0 || to->i > 64)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "to=%lld is not a data type", (long long)to->i);
+  nn_dtype dt = (nn_dtype)to->i;
+  if (x->dtype == NN_DTYPE_STRING || dt == NN_DTYPE_STRING || !ew_dtype_ok(x->dtype) ||
+      !ew_dtype_ok(dt))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "bit-casting %s to %s is not supported",
+                   cast_type_name(x->dtype), cast_type_name(dt));
+  if (nn_dtype_size(dt) != nn_dtype_size(x->dtype))
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "%s and %s differ in bit width",
+                   cast_type_name(x->dtype), cast_type_name(dt));
+  return nn_set_output(c, n->y[0], dt, x->rank, x->dims);
+}
+
+static nn_status bitcast_run(nn_ctx *c, nn_node *n) {
+  (void)c;
+  if (n->y[0]->data != n->x[0]->data && n->y[0]->nbytes)
+    memcpy(n->y[0]->data, n->x[0]->data, n->y[0]->nbytes);
+  return NN_OK;
+}
+
 /* Cast-1 takes the target as a string, Cast-6 as an int; later revisions add
  * types (and saturate/round_mode for float8) only.  CastLike-15. */
 const nn_op_def nn_ops_cast[] = {
   {"Cast", NULL, {1, 6}, 0, NN_OP_ELEMENTWISE, cast_prepare, cast_run},
   {"CastLike", NULL, {15}, 0, NN_OP_ELEMENTWISE, castlike_prepare, cast_run},
+  {"BitCast", NULL, {26}, 0, NN_OP_ELEMENTWISE, bitcast_prepare, bitcast_run},
   {0},
 };

@@ -1,5 +1,6 @@
 /* gather.c - indexed reads and writes: Gather, GatherElements, GatherND,
- * Scatter / ScatterElements, ScatterND, OneHot.
+ * Scatter / ScatterElements, ScatterND, OneHot, TensorScatter (the KV-cache
+ * update of opset 24).
  *
  * Indices come from the data at run time, so each kernel checks every index
  * against its axis before touching memory and fails with NN_ERR_RUNTIME on
@@ -635,6 +636,96 @@ static nn_status onehot_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
+/* ---- TensorScatter (24): present = past with update written at
+ * write_indices[b] + s along `axis` (default -2) of every batch b, in mode
+ * linear (the window must fit: an index past the end is an error) or
+ * circular (positions wrap modulo the cache length).  write_indices is
+ * optional (zeros) and must be [batch] with 0 <= index < cache length. */
+typedef struct tsc_params {
+  int64_t B, outer, L, U, inner; /* outer: dims between batch and axis */
+  size_t es;
+  bool circular;
+} tsc_params;
+
+static nn_status tsc_prepare(nn_ctx *c, nn_node *n) {
+  if (n->n_in < 2 || n->n_in > 3 || !n->x[0] || !n->x[1] || n->n_out != 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects past_cache, update [, write_indices] and one "
+                   "output");
+  const nn_value *past = n->x[0], *upd = n->x[1], *wi = n->n_in > 2 ? n->x[2] : NULL;
+  if (upd->dtype != past->dtype)
+    return nn_fail(c, NN_ERR_DTYPE, "update is %s, past_cache %s", nn_dtype_name(upd->dtype),
+                   nn_dtype_name(past->dtype));
+  if (nn_dtype_size(past->dtype) == 0)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "data type %s is not supported",
+                   nn_dtype_name(past->dtype));
+  int r = past->rank, ax;
+  if (r < 2 || upd->rank != r)
+    return nn_fail(c, NN_ERR_SHAPE, "past_cache and update must have the same rank >= 2");
+  if (!nn_norm_axis(nn_attr_int(n, "axis", -2), r, &ax) || ax == 0)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis must be in [1, %d) or negative, not the batch "
+                   "axis", r);
+  for (int i = 0; i < r; i++)
+    if (i != ax && upd->dims[i] != past->dims[i])
+      return nn_fail(c, NN_ERR_SHAPE, "update dim %d is %lld, past_cache's %lld", i,
+                     (long long)upd->dims[i], (long long)past->dims[i]);
+  if (upd->dims[ax] > past->dims[ax])
+    return nn_fail(c, NN_ERR_SHAPE, "update has %lld positions on axis %d, the cache %lld",
+                   (long long)upd->dims[ax], ax, (long long)past->dims[ax]);
+  if (wi && (!(wi->dtype == NN_DTYPE_INT64 || wi->dtype == NN_DTYPE_INT32) || wi->rank != 1 ||
+             wi->dims[0] != past->dims[0]))
+    return nn_fail(c, NN_ERR_SHAPE, "write_indices must be int32/int64 of shape [%lld]",
+                   (long long)past->dims[0]);
+  const char *mode = nn_attr_string(n, "mode", "linear");
+  if (strcmp(mode, "linear") != 0 && strcmp(mode, "circular") != 0)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "mode '%s' (expected linear or circular)", mode);
+  tsc_params p = {
+    .B = past->dims[0], .outer = nn_dims_numel(ax - 1, past->dims + 1), .L = past->dims[ax],
+    .U = upd->dims[ax], .inner = nn_dims_numel(r - ax - 1, past->dims + ax + 1),
+    .es = nn_dtype_size(past->dtype), .circular = mode[0] == 'c',
+  };
+  nn_status st = nn_set_output(c, n->y[0], past->dtype, r, past->dims);
+  if (st != NN_OK)
+    return st;
+  tsc_params *pp = nn_malloc(sizeof *pp);
+  if (!pp)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *pp = p;
+  n->priv = pp;
+  return NN_OK;
+}
+
+static nn_status tsc_run(nn_ctx *c, nn_node *n) {
+  const tsc_params *p = n->priv;
+  const nn_value *past = n->x[0], *upd = n->x[1], *wi = n->n_in > 2 ? n->x[2] : NULL;
+  nn_value *y = n->y[0];
+  /* every index first, so a bad one leaves nothing half-written */
+  for (int64_t b = 0; wi && b < p->B; b++) {
+    int64_t k = shp_index_at(wi, b);
+    if (k < 0 || k >= p->L || (!p->circular && k + p->U > p->L))
+      return nn_fail(c, NN_ERR_RUNTIME, "write_indices[%lld] = %lld: %s", (long long)b,
+                     (long long)k, k < 0 || k >= p->L ? "out of range for the cache length"
+                                                      : "the update runs past the cache end "
+                                                        "(mode linear)");
+  }
+  if (y->data != past->data && y->nbytes)
+    memcpy(y->data, past->data, y->nbytes);
+  const size_t row = (size_t)p->inner * p->es;
+  unsigned char *yd = y->data;
+  const unsigned char *ud = upd->data;
+  for (int64_t b = 0; b < p->B; b++) {
+    int64_t k0 = wi ? shp_index_at(wi, b) : 0;
+    for (int64_t o = 0; o < p->outer; o++) {
+      int64_t base = b * p->outer + o;
+      for (int64_t s = 0; s < p->U; s++) {
+        int64_t pos = p->circular ? (k0 + s) % p->L : k0 + s;
+        memcpy(yd + ((size_t)(base * p->L + pos)) * row, ud + ((size_t)(base * p->U + s)) * row,
+               row);
+      }
+    }
+  }
+  return NN_OK;
+}
+
 const nn_op_def nn_ops_gather[] = {
   {.name = "Gather", .versions = {1, 11}, .prepare = gather_prepare, .run = gather_run},
   {.name = "GatherElements", .versions = {11}, .prepare = gel_prepare, .run = gel_run},
@@ -644,5 +735,7 @@ const nn_op_def nn_ops_gather[] = {
   {.name = "ScatterND", .versions = {11, 16, 18}, .prepare = snd_prepare, .run = snd_run},
   {.name = "OneHot", .versions = {9, 11}, .shape_inputs = 1u << 1,
    .prepare = onehot_prepare, .run = onehot_run},
+  {.name = "TensorScatter", .versions = {24}, .prepare = tsc_prepare,
+   .run = tsc_run},
   {0},
 };

@@ -1,5 +1,6 @@
 /* quant.c - CPU kernels of the linear quantizers: QuantizeLinear,
- * DequantizeLinear (10/13/19/21/23/25) and DynamicQuantizeLinear (11).
+ * DequantizeLinear (10/13/19/21/23/25), DynamicQuantizeLinear (11) and
+ * QLinearMatMul (10/21: float32 or, since 21, float16/bfloat16 scales).
  *
  * Scale and zero point come per tensor (one element), per axis (1-D of the
  * axis length) or blocked (the input's rank, the axis dim divided into
@@ -228,9 +229,165 @@ static nn_status dynq_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
+/* ---- QLinearMatMul: y = sat(rint((a - a_zp)(b - b_zp) * a_s * b_s / y_s) + y_zp) --
+ * numpy matmul broadcasting of the batch dims (1-D operands promoted and the
+ * promoted dim dropped); exact int32 accumulation (int64 here, so no
+ * overflow for any K), one rounding of the scaled sum.  Scales and zero
+ * points: per tensor (one element), a's per row (M elements), b's and y's
+ * per column (N elements); other layouts are refused. */
+
+typedef struct qlmm_params {
+  int64_t M, K, N, batch;
+  int brank;                   /* rank of the broadcast batch dims */
+  int64_t bdims[NN_MAX_RANK], astr[NN_MAX_RANK], bstr[NN_MAX_RANK];
+  bool a_row, b_col, y_col;    /* per-row / per-column parameters */
+  double qmin, qmax;
+} qlmm_params;
+
+static bool qlmm_int8(nn_dtype dt) { return dt == NN_DTYPE_INT8 || dt == NN_DTYPE_UINT8; }
+
+/* Check one scale/zero-point pair: n elements (1 or `along`). */
+static nn_status qlmm_param(nn_ctx *c, const nn_node *n, int si, const nn_value *q, int64_t along,
+                            bool *per) {
+  const nn_value *s = n->x[si], *zp = n->x[si + 1];
+  static const char *const names[] = {"", "a_scale", "", "", "b_scale", "", "y_scale"};
+  if (!ku_is_real(s->dtype) || s->dtype == NN_DTYPE_DOUBLE ||
+      (n->version < 21 && s->dtype != NN_DTYPE_FLOAT))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "%s of type %s is not supported", names[si],
+                   nn_dtype_name(s->dtype));
+  if (zp->dtype != q->dtype)
+    return nn_fail(c, NN_ERR_DTYPE, "the zero point of %s is %s, its tensor %s", names[si],
+                   nn_dtype_name(zp->dtype), nn_dtype_name(q->dtype));
+  if (zp->numel != s->numel)
+    return nn_fail(c, NN_ERR_SHAPE, "%s and its zero point differ in size", names[si]);
+  if (s->numel == 1)
+    *per = false;
+  else if (s->numel == along)
+    *per = true;
+  else
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "%s has %lld elements: only per tensor (1) or %lld is "
+                   "supported", names[si], (long long)s->numel, (long long)along);
+  return NN_OK;
+}
+
+static nn_status qlmm_prepare(nn_ctx *c, nn_node *n) {
+  if (n->n_in != 8 || n->n_out != 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects 8 inputs and 1 output");
+  for (int i = 0; i < 8; i++)
+    if (!n->x[i])
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "input %d is missing", i);
+  const nn_value *a = n->x[0], *b = n->x[3], *yzp = n->x[7];
+  if (!qlmm_int8(a->dtype) || !qlmm_int8(b->dtype) || !qlmm_int8(yzp->dtype))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "a, b and y must be int8 or uint8 (got %s, %s, %s)",
+                   nn_dtype_name(a->dtype), nn_dtype_name(b->dtype), nn_dtype_name(yzp->dtype));
+  if (a->rank < 1 || b->rank < 1)
+    return nn_fail(c, NN_ERR_SHAPE, "a and b must have rank >= 1");
+  qlmm_params p = {0};
+  int ra = a->rank, rb = b->rank;
+  int64_t da[NN_MAX_RANK + 1], db[NN_MAX_RANK + 1];
+  if (ra == 1) {
+    da[0] = 1, da[1] = a->dims[0], ra = 2;
+  } else {
+    memcpy(da, a->dims, sizeof(int64_t) * (size_t)ra);
+  }
+  if (rb == 1) {
+    db[0] = b->dims[0], db[1] = 1, rb = 2;
+  } else {
+    memcpy(db, b->dims, sizeof(int64_t) * (size_t)rb);
+  }
+  p.M = da[ra - 2], p.K = da[ra - 1], p.N = db[rb - 1];
+  if (db[rb - 2] != p.K)
+    return nn_fail(c, NN_ERR_SHAPE, "inner dimensions differ (%lld and %lld)", (long long)p.K,
+                   (long long)db[rb - 2]);
+  int br;
+  int64_t bd[NN_MAX_RANK];
+  if (nn_broadcast_shape(ra - 2, da, rb - 2, db, &br, bd) != NN_OK)
+    return nn_fail(c, NN_ERR_SHAPE, "batch dimensions do not broadcast");
+  p.brank = br;
+  memcpy(p.bdims, bd, sizeof(int64_t) * (size_t)br);
+  nn_broadcast_strides(ra - 2, da, br, bd, p.astr);
+  nn_broadcast_strides(rb - 2, db, br, bd, p.bstr);
+  p.batch = nn_dims_numel(br, bd);
+  nn_status st;
+  if ((st = qlmm_param(c, n, 1, a, p.M, &p.a_row)) != NN_OK ||
+      (st = qlmm_param(c, n, 4, b, p.N, &p.b_col)) != NN_OK ||
+      (st = qlmm_param(c, n, 6, yzp, p.N, &p.y_col)) != NN_OK)
+    return st;
+  if (!quant_int_type(yzp->dtype, &p.qmin, &p.qmax))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported output type");
+  int64_t yd[NN_MAX_RANK];
+  int yr = br;
+  memcpy(yd, bd, sizeof(int64_t) * (size_t)br);
+  if (a->rank > 1)
+    yd[yr++] = p.M;
+  if (b->rank > 1)
+    yd[yr++] = p.N;
+  if (yr > NN_MAX_RANK)
+    return nn_fail(c, NN_ERR_SHAPE, "output rank too large");
+  if ((st = nn_set_output(c, n->y[0], yzp->dtype, yr, yd)) != NN_OK)
+    return st;
+  qlmm_params *pp = nn_malloc(sizeof *pp);
+  if (!pp)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *pp = p;
+  n->priv = pp;
+  return NN_OK;
+}
+
+static inline int32_t qlmm_ld(const void *p, nn_dtype dt, int64_t i) {
+  return dt == NN_DTYPE_INT8 ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
+}
+
+/* The multiplier a_s * b_s / y_s in the scales' own precision, as the
+ * reference computes it (float16 scales round after each operation). */
+static float qlmm_mult(const nn_node *n, int64_t ia, int64_t ib, int64_t iy) {
+  const nn_value *as = n->x[1], *bs = n->x[4], *ys = n->x[6];
+  float fa = ku_ldf(as->data, as->dtype, ia), fb = ku_ldf(bs->data, bs->dtype, ib);
+  float fy = ku_ldf(ys->data, ys->dtype, iy);
+  if (as->dtype == NN_DTYPE_FLOAT16 && bs->dtype == NN_DTYPE_FLOAT16 &&
+      ys->dtype == NN_DTYPE_FLOAT16)
+    return nn_f16_to_f32(nn_f32_to_f16(nn_f16_to_f32(nn_f32_to_f16(fa * fb)) / fy));
+  return fa * fb / fy;
+}
+
+static nn_status qlmm_run(nn_ctx *c, nn_node *n) {
+  (void)c;
+  const qlmm_params *p = n->priv;
+  const nn_value *a = n->x[0], *azp = n->x[2], *b = n->x[3], *bzp = n->x[5], *yzp = n->x[7];
+  nn_value *y = n->y[0];
+  const int64_t M = p->M, K = p->K, N = p->N;
+  for (int64_t t = 0; t < p->batch; t++) {
+    int64_t oa = 0, ob = 0, rem = t;
+    for (int d = p->brank - 1; d >= 0; d--) {
+      int64_t i = rem % p->bdims[d];
+      rem /= p->bdims[d];
+      oa += i * p->astr[d];
+      ob += i * p->bstr[d];
+    }
+    oa *= M * K;
+    ob *= K * N;
+    for (int64_t m = 0; m < M; m++) {
+      int32_t za = qlmm_ld(azp->data, azp->dtype, p->a_row ? m : 0);
+      for (int64_t j = 0; j < N; j++) {
+        int32_t zb = qlmm_ld(bzp->data, bzp->dtype, p->b_col ? j : 0);
+        int64_t acc = 0;
+        for (int64_t k = 0; k < K; k++)
+          acc += (int64_t)(qlmm_ld(a->data, a->dtype, oa + m * K + k) - za) *
+                 (qlmm_ld(b->data, b->dtype, ob + k * N + j) - zb);
+        int64_t iy = p->y_col ? j : 0;
+        double v = quant_rint((double)acc * qlmm_mult(n, p->a_row ? m : 0, p->b_col ? j : 0, iy)) +
+                   qlmm_ld(yzp->data, yzp->dtype, iy);
+        ku_std(y->data, y->dtype, (t * M + m) * N + j, ku_clampd(v, p->qmin, p->qmax));
+      }
+    }
+  }
+  return NN_OK;
+}
+
 const nn_op_def nn_ops_quant[] = {
   {"DequantizeLinear", NULL, {10, 13, 19, 21, 23, 25}, 0, 0, dequant_prepare, dequant_run},
   {"QuantizeLinear", NULL, {10, 13, 19, 21, 23, 25}, 0, 0, quant_prepare, quant_run},
   {"DynamicQuantizeLinear", NULL, {11}, 0, 0, dynq_prepare, dynq_run},
+  {"QLinearMatMul", NULL, {10, 21}, 0, 0, qlmm_prepare, qlmm_run},
   {0},
 };

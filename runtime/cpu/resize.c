@@ -352,6 +352,8 @@ static nn_status resize_prepare(nn_ctx *c, nn_node *n) {
   nn_status st = shp_elem_size(c, x, &es);
   if (st != NN_OK)
     return st;
+  if (x->dtype == NN_DTYPE_STRING) /* views are not numbers to interpolate */
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "data type string is not supported");
   rsz_cfg g;
   if ((st = nn_resize_params_init(c, n, &g)) != NN_OK)
     return st;

@@ -289,11 +289,31 @@ typedef struct constant_priv {
   float fval;             /* value_float */
 } constant_priv;
 
+/* value_string(s): views on the graph-owned attribute strings, kept after
+ * the priv header (nn_strings.h) */
+static nn_status constant_strings(nn_ctx *c, nn_node *n, const nn_attr *one, const nn_attr *many) {
+  int cnt = one ? 1 : many->n;
+  constant_priv *p = nn_calloc(1, sizeof *p + (size_t)cnt * sizeof(nn_string));
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  n->priv = p;
+  nn_string *v = (nn_string *)(p + 1);
+  for (int i = 0; i < cnt; i++) {
+    v[i].data = one ? one->s : many->strings[i];
+    v[i].len = one ? one->s_len : strlen(many->strings[i]);
+  }
+  p->src = v;
+  p->nbytes = (size_t)cnt * sizeof(nn_string);
+  int64_t d = cnt;
+  return nn_set_output(c, n->y[0], NN_DTYPE_STRING, one ? 0 : 1, &d);
+}
+
 static nn_status constant_prepare(nn_ctx *c, nn_node *n) {
-  static const char *const unsupported[] = {"sparse_value", "value_string", "value_strings"};
-  for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++)
-    if (nn_attr_get(n, unsupported[i]))
-      return nn_fail(c, NN_ERR_UNSUPPORTED, "attribute '%s' is not supported", unsupported[i]);
+  if (nn_attr_get(n, "sparse_value"))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "attribute 'sparse_value' is not supported");
+  const nn_attr *vs = nn_attr_get(n, "value_string"), *vss = nn_attr_get(n, "value_strings");
+  if ((vs && vs->type == NN_ATTR_STRING) || (vss && vss->type == NN_ATTR_STRINGS))
+    return constant_strings(c, n, vs && vs->type == NN_ATTR_STRING ? vs : NULL, vss);
   constant_priv *p = nn_calloc(1, sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");

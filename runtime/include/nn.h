@@ -70,7 +70,21 @@ typedef enum nn_dtype {
   NN_DTYPE_BFLOAT16 = 16,
 } nn_dtype;
 
-/* Size in bytes of one element; 0 for types the runtime cannot hold. */
+/* An element of an NN_DTYPE_STRING tensor: len bytes of UTF-8 at data, not
+ * NUL-terminated (data may be NULL when len is 0; a zeroed tensor holds empty
+ * strings).  A view: the bytes are not the tensor's.  Inputs: the caller's
+ * bytes, which must stay valid until nn_session_run returns.  Outputs: bytes
+ * the session made (valid until the next run, re-plan or dispose, like the
+ * output tensors themselves), the model's constants, or, for a string the
+ * graph passes through unchanged (Identity, Gather, ...), the input's own
+ * bytes: copy what must outlive the inputs. */
+typedef struct nn_string {
+  const char *data;
+  size_t len;
+} nn_string;
+
+/* Size in bytes of one element (sizeof(nn_string) for NN_DTYPE_STRING); 0
+ * for types the runtime cannot hold. */
 size_t nn_dtype_size(nn_dtype dt);
 /* Static lower-case name, e.g. "float32"; "undefined" for unknown values. */
 const char *nn_dtype_name(nn_dtype dt);
@@ -178,12 +192,25 @@ const char *nn_session_last_error(const nn_session *s);
 
 /* Description of one input or output.  `name` is session-owned, valid until
  * dispose.  dims[i] == -1 marks a dynamic dimension not yet fixed. */
+/* What an input or output holds: a tensor, a sequence of tensors, or an
+ * optional (a tensor, a sequence of tensors, or no value).  Sequences and
+ * optionals go in through nn_session_set_input_items and come out through
+ * nn_session_output_items; their dtype is the items' (UNDEFINED when the
+ * model does not say) and their rank -1. */
+typedef enum nn_io_kind {
+  NN_IO_TENSOR = 0,
+  NN_IO_SEQUENCE = 1,
+  NN_IO_OPTIONAL = 2,
+} nn_io_kind;
+
 typedef struct nn_io_info {
   const char *name;
   nn_dtype dtype;
   int rank;
   int64_t dims[NN_MAX_RANK];
   int has_default;               /* input backed by an initializer: optional */
+  nn_io_kind kind;               /* NN_IO_TENSOR for every tensor */
+  int holds_sequence;            /* NN_IO_OPTIONAL: declared to hold a sequence */
 } nn_io_info;
 
 /* Inputs are numbered with the required ones first (graph order), then the
@@ -228,6 +255,18 @@ nn_status nn_session_run(nn_session *s);
  * caller's memory. */
 nn_status nn_session_output_tensor(nn_session *s, int index, const nn_tensor **t);
 
+/* A sequence or optional input (nn_io_info.kind): the session copies the n
+ * tensors, data included (the caller's stay the caller's).  An optional
+ * takes n = 0 for no value, or its value: one tensor, or (holds_sequence) a
+ * sequence of n.  A different item count or item shape than the last run's
+ * re-plans at the next run, as a new input shape does. */
+nn_status nn_session_set_input_items(nn_session *s, int index, int n, const nn_tensor *items);
+/* A sequence or optional output of the last run: *n items, session-owned,
+ * valid until the next run, re-plan or dispose; *none (may be NULL) is set
+ * for an optional without a value (then *n is 0). */
+nn_status nn_session_output_items(nn_session *s, int index, int *n, const nn_tensor **items,
+                                  int *none);
+
 /* Work on the session's worker threads (the CPU kernels' pool), e.g. the
  * pixel conversion in front of a run (nn_image.h).  fn(arg, begin, end) is
  * called over chunks covering [0, n), each at least `grain` items, and this
@@ -247,7 +286,8 @@ typedef struct nn_stats {
   size_t weights_bytes;          /* constants owned by the session (after folding) */
   size_t arena_bytes;            /* planned intermediate arena */
   size_t arena_naive_bytes;      /* sum of all intermediates, as if none were reused */
-  size_t io_bytes;               /* pre-allocated input and output tensors */
+  size_t io_bytes;               /* pre-allocated input and output tensors (and the
+                                    bytes held for string outputs) */
   size_t device_bytes;           /* GPU memory (Vulkan backend) */
   size_t staging_bytes;          /* host-visible staging memory (Vulkan backend) */
   size_t peak_bytes;             /* peak of weights+arena+io+device+staging */

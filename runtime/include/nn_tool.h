@@ -23,11 +23,21 @@ void nn_op_list(nn_op_list_fn fn, void *user);
 
 /* Decode a serialized TensorProto (an ONNX test .pb file).  On success
  * out->data is the caller's (nn_tool_tensor_free) and so is *name when name
- * is not NULL (nn_tool_free; "" when the proto has none). */
+ * is not NULL (nn_tool_free; "" when the proto has none).  A string tensor's
+ * data is its nn_string views followed by the bytes they point into, one
+ * block: the views are valid until it is freed. */
 nn_status nn_tool_tensor_decode(const void *buf, size_t size, nn_tensor *out, char **name,
                                 nn_error *err);
-/* Encode t (raw data) as a TensorProto named name (may be NULL).  *out is the
- * caller's (nn_tool_free), *len its size. */
+/* Decode a serialized SequenceProto (optional 0) or OptionalProto (optional
+ * 1): the ONNX test .pb of a sequence or optional value.  *items (n of them)
+ * are the caller's: nn_tool_tensor_free each, nn_tool_free the array; *none
+ * is set for an optional without a value, *is_seq for one holding a
+ * sequence; *name as for nn_tool_tensor_decode. */
+nn_status nn_tool_items_decode(const void *buf, size_t size, int optional, nn_tensor **items, int *n,
+                               int *none, int *is_seq, char **name, nn_error *err);
+/* Encode t (raw data; string_data for a string tensor) as a TensorProto
+ * named name (may be NULL).  *out is the caller's (nn_tool_free), *len its
+ * size. */
 nn_status nn_tool_tensor_encode(const nn_tensor *t, const char *name, void **out, size_t *len,
                                 nn_error *err);
 /* A tensor with data for dtype/rank/dims, zero-filled, 64-byte aligned

@@ -197,11 +197,22 @@ static void name_map_put(name_map *m, const nn_graph *g, int idx) {
   m->slots[i] = idx + 1;
 }
 
-/* Value index for a name, creating it when absent; -1 on OOM. */
+/* Value index for a name, creating it when absent; -1 on OOM.  The map
+ * doubles when half full (a subgraph may add names its graph did not
+ * count). */
 static int value_get_or_add(nn_graph *g, name_map *m, const char *name) {
   int idx = name_map_get(m, g, name);
   if (idx >= 0)
     return idx;
+  if ((size_t)g->n_values + 1 > m->cap / 2) {
+    name_map bigger;
+    if (!name_map_init(&bigger, (size_t)g->n_values + 1))
+      return -1;
+    for (int v = 0; v < g->n_values; v++)
+      name_map_put(&bigger, g, v);
+    nn_free(m->slots);
+    *m = bigger;
+  }
   idx = nn_graph_add_value(g, name);
   if (idx >= 0)
     name_map_put(m, g, idx);
@@ -306,6 +317,43 @@ static bool parse_i64(const char *v, int64_t *out) {
   return true;
 }
 
+/* A string tensor (string_data; never raw or external): one block of numel
+ * nn_string views followed by their bytes, which the views point into, so
+ * the block is freed like any tensor's data (nn_aligned_free) and a copy of
+ * the views stays valid while the block lives (nn_strings.h).  nbytes counts
+ * the views; views and bytes together are held to weights_left. */
+static nn_status string_tensor_from_proto(const TensorProto *tp, int64_t numel, int64_t weights_left,
+                                          nn_tensor *out, nn_error *err) {
+  const char *tname = tp->name ? tp->name : "";
+  if (tp->data_location == ONNX_SUBSET__TENSOR_PROTO__DATA_LOCATION__EXTERNAL || tp->has_raw_data)
+    return nn_error_set(err, NN_ERR_INVALID_MODEL, "string tensor '%s' must use string_data", tname);
+  if (tp->n_string_data != (size_t)numel)
+    return nn_error_set(err, NN_ERR_INVALID_MODEL, "tensor '%s' holds %zu strings, its shape needs %lld",
+                        tname, tp->n_string_data, (long long)numel);
+  size_t views = (size_t)numel * sizeof(nn_string), total = views;
+  for (size_t i = 0; i < tp->n_string_data; i++)
+    total += tp->string_data[i].len; /* each within the decoded message: no overflow */
+  if (weights_left >= 0 && total > (uint64_t)weights_left)
+    return nn_error_set(err, NN_ERR_LIMIT, "string tensor '%s' (%zu bytes): model weights exceed the "
+                        "limit", tname, total);
+  unsigned char *data = nn_aligned_alloc(total ? total : 1);
+  if (!data)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory for tensor '%s' (%zu bytes)", tname, total);
+  nn_string *v = (nn_string *)data;
+  unsigned char *bytes = data + views;
+  for (size_t i = 0; i < tp->n_string_data; i++) {
+    size_t len = tp->string_data[i].len;
+    if (len)
+      memcpy(bytes, tp->string_data[i].data, len);
+    v[i].data = len ? (const char *)bytes : NULL;
+    v[i].len = len;
+    bytes += len;
+  }
+  out->data = data;
+  out->nbytes = views;
+  return NN_OK;
+}
+
 /* weights_left: bytes this tensor may still take (-1: no budget).  Every size
  * and range is validated before the data is allocated, so a tensor that
  * claims 4 GiB and holds 10 bytes costs nothing. */
@@ -346,6 +394,8 @@ static nn_status tensor_from_proto(const TensorProto *tp, const char *base_dir, 
   out->rank = (int)tp->n_dims;
   out->dtype = dt;
   out->nbytes = nbytes;
+  if (dt == NN_DTYPE_STRING)
+    return string_tensor_from_proto(tp, numel, weights_left, out, err);
 
   /* where the bytes come from, checked against nbytes before allocating */
   FILE *ext = NULL;
@@ -470,12 +520,170 @@ nn_status nn_tensor_decode(const void *buf, size_t size, nn_tensor *out, char **
   return st;
 }
 
+/* ---- sequences and optionals (test data) --------------------------------- */
+static nn_status seq_tensors(const OnnxSubset__SequenceProto *sp, nn_tensor **items, int *n,
+                             nn_error *err) {
+  if (sp->n_sequence_values || sp->n_optional_values)
+    return nn_error_set(err, NN_ERR_UNSUPPORTED, "sequences of sequences or optionals are not supported");
+  if (sp->n_tensor_values > NN_LIMIT_SEQUENCE_ITEMS)
+    return nn_error_set(err, NN_ERR_LIMIT, "a sequence of %zu items, more than the limit %d",
+                        sp->n_tensor_values, NN_LIMIT_SEQUENCE_ITEMS);
+  nn_tensor *t = nn_calloc(sp->n_tensor_values + 1, sizeof *t);
+  if (!t)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < sp->n_tensor_values; i++) {
+    nn_status st = nn_tensor_from_proto(sp->tensor_values[i], NULL, NULL, &t[i], err);
+    if (st != NN_OK) {
+      for (size_t j = 0; j < i; j++)
+        nn_aligned_free(t[j].data);
+      nn_free(t);
+      return st;
+    }
+  }
+  *items = t;
+  *n = (int)sp->n_tensor_values;
+  return NN_OK;
+}
+
+nn_status nn_sequence_decode(const void *buf, size_t size, bool optional, nn_tensor **items, int *n,
+                             bool *none, bool *is_seq, char **name, nn_error *err) {
+  *items = NULL;
+  *n = 0;
+  *none = false;
+  *is_seq = !optional;
+  if (name)
+    *name = NULL;
+  static const char bad[] = "not a SequenceProto / OptionalProto (protobuf does not decode)";
+  const ProtobufCMessageDescriptor *desc = optional ? &onnx_subset__optional_proto__descriptor
+                                                    : &onnx_subset__sequence_proto__descriptor;
+  nn_status st = pb_check(buf, size, desc, "the value", bad, err);
+  if (st != NN_OK)
+    return st;
+  pb_budget budget = {0, pb_budget_for(size, 0), false};
+  ProtobufCAllocator pb_allocator = {pb_alloc, pb_free, &budget};
+  ProtobufCMessage *m = protobuf_c_message_unpack(desc, &pb_allocator, size, buf);
+  if (!m)
+    return nn_error_set(err, budget.exceeded ? NN_ERR_LIMIT : NN_ERR_PARSE, "%s", bad);
+  const char *nm = "";
+  if (optional) {
+    const OnnxSubset__OptionalProto *op = (const OnnxSubset__OptionalProto *)m;
+    nm = op->name ? op->name : "";
+    if (op->optional_value) {
+      st = nn_error_set(err, NN_ERR_UNSUPPORTED, "optionals of optionals are not supported");
+    } else if (op->sequence_value) {
+      *is_seq = true;
+      st = seq_tensors(op->sequence_value, items, n, err);
+    } else if (op->tensor_value) {
+      nn_tensor *t = nn_calloc(1, sizeof *t);
+      st = t ? nn_tensor_from_proto(op->tensor_value, NULL, NULL, t, err)
+             : nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+      if (st == NN_OK) {
+        *items = t;
+        *n = 1;
+      } else {
+        nn_free(t);
+      }
+    } else {
+      *none = true;
+    }
+  } else {
+    const OnnxSubset__SequenceProto *sp = (const OnnxSubset__SequenceProto *)m;
+    nm = sp->name ? sp->name : "";
+    st = seq_tensors(sp, items, n, err);
+  }
+  if (st == NN_OK && name && !(*name = nn_strdup(nm)))
+    st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  if (st != NN_OK) {
+    for (int i = 0; *items && i < *n; i++)
+      nn_aligned_free((*items)[i].data);
+    nn_free(*items);
+    *items = NULL;
+    *n = 0;
+  }
+  protobuf_c_message_free_unpacked(m, &pb_allocator);
+  return st;
+}
+
+/* ---- scopes ---------------------------------------------------------------
+ * A subgraph reads values of its enclosing graphs by name.  While a graph is
+ * loaded its scope holds its name map and, for the node being loaded, the
+ * enclosing-graph values its subgraphs read (its implicit inputs). */
+typedef struct load_scope {
+  nn_graph *g;
+  name_map *map;
+  struct load_scope *parent;
+  int n_explicit;            /* ONNX inputs of the node being loaded */
+  int *implicit;             /* value indices in g, n_implicit of them */
+  int n_implicit, cap_implicit;
+  size_t *nodes_total;       /* nodes of the whole model, every graph */
+} load_scope;
+
+static nn_status load_graph(nn_graph *g, const GraphProto *gp, load_scope *parent, const nn_limits *lim,
+                            size_t *nodes_total, nn_error *err);
+
+/* The slot of the current node's input carrying parent value pidx. */
+static int scope_implicit_slot(load_scope *sc, int pidx) {
+  for (int i = 0; i < sc->n_implicit; i++)
+    if (sc->implicit[i] == pidx)
+      return sc->n_explicit + i;
+  if (sc->n_implicit == sc->cap_implicit) {
+    int cap = sc->cap_implicit ? sc->cap_implicit * 2 : 8;
+    int *p = nn_realloc(sc->implicit, (size_t)cap * sizeof(int));
+    if (!p)
+      return -1;
+    sc->implicit = p;
+    sc->cap_implicit = cap;
+  }
+  sc->implicit[sc->n_implicit++] = pidx;
+  return sc->n_explicit + sc->n_implicit - 1;
+}
+
+/* A graph attribute: the subgraph, loaded in a scope under sc; the names it
+ * reads but does not define become implicit inputs of the node. */
+static nn_status subgraph_load(nn_attr *a, const GraphProto *gp, const char *node_name, load_scope *sc,
+                               const nn_limits *lim, nn_error *err) {
+  if (!sc)
+    return nn_error_set(err, NN_ERR_UNSUPPORTED, "node '%s': graph attribute '%s' outside a graph",
+                        node_name, a->name);
+  if (!gp)
+    return nn_error_set(err, NN_ERR_INVALID_MODEL, "node '%s': graph attribute '%s' is empty", node_name,
+                        a->name);
+  if (sc->g->depth + 1 > NN_LIMIT_SUBGRAPH_DEPTH)
+    return nn_error_set(err, NN_ERR_LIMIT, "node '%s': subgraphs nest more than %d levels deep",
+                        node_name, NN_LIMIT_SUBGRAPH_DEPTH);
+  nn_graph *sub = nn_calloc(1, sizeof *sub);
+  if (!sub)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  a->g = sub;
+  sub->parent = sc->g;
+  sub->depth = sc->g->depth + 1;
+  sub->ir_version = sc->g->ir_version;
+  if (sc->g->base_dir && !(sub->base_dir = nn_strdup(sc->g->base_dir)))
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  nn_status st = load_graph(sub, gp, sc, lim, sc->nodes_total, err);
+  if (st != NN_OK)
+    return st;
+  /* what the subgraph reads and nobody in it defines comes from outside */
+  for (int v = 0; v < sub->n_values; v++) {
+    nn_value *val = &sub->values[v];
+    if (val->kind != NN_VAL_INTER || val->producer >= 0)
+      continue;
+    int pidx = value_get_or_add(sc->g, sc->map, val->name);
+    int slot = pidx >= 0 ? scope_implicit_slot(sc, pidx) : -1;
+    if (slot < 0)
+      return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+    val->kind = NN_VAL_INPUT;
+    val->outer_slot = slot;
+  }
+  return NN_OK;
+}
+
 /* ---- attributes ---------------------------------------------------------- */
 /* base_dir anchors a tensor attribute's external data (a Constant's value,
  * as onnx.external_data_helper writes with convert_attribute=True), with the
  * confinement rules of initializers; NULL forbids it. */
 static nn_status attr_copy(nn_attr *a, const AttributeProto *ap, const char *node_name,
-                           const char *base_dir, const nn_limits *lim, nn_error *err) {
+                           const char *base_dir, const nn_limits *lim, load_scope *sc, nn_error *err) {
   a->name = nn_strdup(ap->name ? ap->name : "");
   if (!a->name)
     return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
@@ -542,6 +750,8 @@ static nn_status attr_copy(nn_attr *a, const AttributeProto *ap, const char *nod
       return nn_error_set(err, NN_ERR_INVALID_MODEL, "node '%s': tensor attribute '%s' is empty",
                           node_name, a->name);
     return nn_tensor_from_proto(ap->t, base_dir, lim, &a->t, err);
+  case NN_ATTR_GRAPH:
+    return subgraph_load(a, ap->g, node_name, sc, lim, err);
   default:
     /* graphs, sparse tensors, type protos: kept as typed but empty; ops
      * needing them are not implemented and fail at lookup */
@@ -579,6 +789,25 @@ static nn_status attrs_check_unique(const nn_node *n, nn_error *err) {
 static void decl_from_value_info(nn_value *v, const ValueInfoProto *vi) {
   v->decl_rank = -1;
   v->decl_dtype = NN_DTYPE_UNDEFINED;
+  v->decl_vtype = NN_VT_TENSOR;
+  if (vi->type && vi->type->value_case == ONNX_SUBSET__TYPE_PROTO__VALUE_SEQUENCE_TYPE) {
+    v->decl_vtype = NN_VT_SEQUENCE;
+    const OnnxSubset__TypeProto *et = vi->type->sequence_type->elem_type;
+    if (et && et->value_case == ONNX_SUBSET__TYPE_PROTO__VALUE_TENSOR_TYPE)
+      v->decl_dtype = (nn_dtype)et->tensor_type->elem_type;
+    return;
+  }
+  if (vi->type && vi->type->value_case == ONNX_SUBSET__TYPE_PROTO__VALUE_OPTIONAL_TYPE) {
+    v->decl_vtype = NN_VT_OPTIONAL;
+    const OnnxSubset__TypeProto *et = vi->type->optional_type->elem_type;
+    if (et && et->value_case == ONNX_SUBSET__TYPE_PROTO__VALUE_SEQUENCE_TYPE) {
+      v->decl_opt_seq = true;
+      et = et->sequence_type->elem_type;
+    }
+    if (et && et->value_case == ONNX_SUBSET__TYPE_PROTO__VALUE_TENSOR_TYPE)
+      v->decl_dtype = (nn_dtype)et->tensor_type->elem_type;
+    return;
+  }
   if (!vi->type || vi->type->value_case != ONNX_SUBSET__TYPE_PROTO__VALUE_TENSOR_TYPE)
     return;
   const OnnxSubset__TypeProto__Tensor *tt = vi->type->tensor_type;
@@ -600,15 +829,32 @@ static bool value_info_is_tensor(const ValueInfoProto *vi) {
          vi->type->value_case == ONNX_SUBSET__TYPE_PROTO__VALUE__NOT_SET;
 }
 
-static nn_status load_graph(nn_graph *g, const ModelProto *mp, const nn_limits *lim, nn_error *err) {
-  const GraphProto *gp = mp->graph;
+/* A sequence of tensors, or an optional of a tensor or of such a sequence. */
+static bool value_info_is_boxed(const ValueInfoProto *vi) {
+  const OnnxSubset__TypeProto *t = vi->type;
+  if (!t)
+    return false;
+  if (t->value_case == ONNX_SUBSET__TYPE_PROTO__VALUE_OPTIONAL_TYPE)
+    t = t->optional_type->elem_type;
+  else if (t->value_case != ONNX_SUBSET__TYPE_PROTO__VALUE_SEQUENCE_TYPE)
+    return false;
+  if (t && t->value_case == ONNX_SUBSET__TYPE_PROTO__VALUE_SEQUENCE_TYPE)
+    t = t->sequence_type->elem_type;
+  return t && t->value_case == ONNX_SUBSET__TYPE_PROTO__VALUE_TENSOR_TYPE;
+}
+
+static nn_status load_graph(nn_graph *g, const GraphProto *gp, load_scope *parent, const nn_limits *lim,
+                            size_t *nodes_total, nn_error *err) {
   nn_status st = NN_OK;
   name_map map = {0};
   int *order = NULL;
+  bool is_sub = parent != NULL;
+  load_scope sc = {g, &map, parent, 0, NULL, 0, 0, nodes_total};
   int max_nodes = lim && lim->max_nodes ? lim->max_nodes : NN_LIMIT_NODES;
-  if (gp->n_node > (size_t)max_nodes)
-    return nn_error_set(err, NN_ERR_LIMIT, "model has %zu nodes, more than the limit %d", gp->n_node,
-                        max_nodes);
+  if (gp->n_node > (size_t)max_nodes - *nodes_total)
+    return nn_error_set(err, NN_ERR_LIMIT, "model has %zu nodes, more than the limit %d%s",
+                        gp->n_node + *nodes_total, max_nodes, is_sub ? " (counting its subgraphs)" : "");
+  *nodes_total += gp->n_node;
   size_t expected = gp->n_initializer + gp->n_input + gp->n_output;
   for (size_t i = 0; i < gp->n_node; i++)
     expected += gp->node[i]->n_output + gp->node[i]->n_input;
@@ -671,10 +917,10 @@ static nn_status load_graph(nn_graph *g, const ModelProto *mp, const nn_limits *
       bool has_default = idx >= 0 && g->values[idx].kind == NN_VAL_CONST;
       if (has_default != (pass == 1))
         continue;
-      if (!value_info_is_tensor(vi)) {
+      if (!is_sub && !value_info_is_tensor(vi) && !value_info_is_boxed(vi)) {
         st = nn_error_set(err, NN_ERR_UNSUPPORTED,
-                          "graph input '%s' is not a tensor (sequences, maps and optionals are not "
-                          "supported)", vi->name);
+                          "graph input '%s' is not a tensor, a sequence of tensors or an optional (maps "
+                          "are not supported)", vi->name);
         goto out;
       }
       if (idx >= 0 && !has_default) {
@@ -705,7 +951,7 @@ static nn_status load_graph(nn_graph *g, const ModelProto *mp, const nn_limits *
         v->has_default = true;
         if (v->decl_dtype == NN_DTYPE_UNDEFINED)
           v->decl_dtype = v->dtype;
-      } else if (nn_dtype_size(v->decl_dtype) == 0) {
+      } else if (!is_sub && v->decl_vtype == NN_VT_TENSOR && nn_dtype_size(v->decl_dtype) == 0) {
         st = nn_error_set(err, NN_ERR_UNSUPPORTED, "graph input '%s' has data type %d (%s), not supported",
                           vi->name, (int)v->decl_dtype, nn_dtype_name(v->decl_dtype));
         goto out;
@@ -788,11 +1034,34 @@ static nn_status load_graph(nn_graph *g, const ModelProto *mp, const nn_limits *
         v->producer = g->n_nodes - 1;
       }
     }
+    sc.n_explicit = n->n_in;
+    sc.n_implicit = 0;
     for (size_t k = 0; k < np->n_attribute; k++) {
-      st = attr_copy(&n->attrs[k], np->attribute[k], n->name, g->base_dir, lim, err);
+      st = attr_copy(&n->attrs[k], np->attribute[k], n->name, g->base_dir, lim, &sc, err);
       n->n_attrs = (int)k + 1;
       if (st != NN_OK)
         goto out;
+    }
+    if (sc.n_implicit > 0) {
+      /* the outer-scope values its subgraphs read: inputs after the ONNX ones */
+      size_t tot = (size_t)n->n_in + (size_t)sc.n_implicit;
+      int *in = nn_realloc(n->in, (tot + 1) * sizeof(int));
+      if (in)
+        n->in = in;
+      nn_value **x = in ? nn_realloc(n->x, (tot + 1) * sizeof(nn_value *)) : NULL;
+      if (x)
+        n->x = x;
+      if (!in || !x) {
+        st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+        goto out;
+      }
+      for (int k = 0; k < sc.n_implicit; k++) {
+        n->in[n->n_in + k] = sc.implicit[k];
+        n->x[n->n_in + k] = NULL;
+      }
+      n->n_in = (int)tot;
+      n->n_in_model = n->n_in;
+      n->n_implicit = sc.n_implicit;
     }
     st = attrs_check_unique(n, err);
     if (st != NN_OK)
@@ -806,19 +1075,25 @@ static nn_status load_graph(nn_graph *g, const ModelProto *mp, const nn_limits *
       st = nn_error_set(err, NN_ERR_INVALID_MODEL, "graph output %zu has no name", i);
       goto out;
     }
-    if (!value_info_is_tensor(vi)) {
+    if (!is_sub && !value_info_is_tensor(vi) && !value_info_is_boxed(vi)) {
       st = nn_error_set(err, NN_ERR_UNSUPPORTED,
-                        "graph output '%s' is not a tensor (sequences, maps and optionals are not "
-                        "supported)", vi->name);
+                        "graph output '%s' is not a tensor, a sequence of tensors or an optional (maps "
+                        "are not supported)", vi->name);
       goto out;
     }
     int idx = name_map_get(&map, g, vi->name);
+    if (idx < 0 && is_sub) /* a subgraph may return an enclosing scope's value */
+      idx = value_get_or_add(g, &map, vi->name);
+    if (idx < 0 && is_sub) {
+      st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+      goto out;
+    }
     if (idx < 0) {
       st = nn_error_set(err, NN_ERR_INVALID_MODEL, "graph output '%s' is never produced", vi->name);
       goto out;
     }
     nn_value *v = &g->values[idx];
-    if (v->is_graph_output) {
+    if (v->is_graph_output && !is_sub) {
       st = nn_error_set(err, NN_ERR_INVALID_MODEL, "graph output '%s' is listed twice", vi->name);
       goto out;
     }
@@ -833,6 +1108,7 @@ static nn_status load_graph(nn_graph *g, const ModelProto *mp, const nn_limits *
 out:
   nn_free(map.slots);
   nn_free(order);
+  nn_free(sc.implicit);
   return st;
 }
 
@@ -908,7 +1184,8 @@ nn_status nn_graph_load(const void *data, size_t size, const char *base_dir, con
       goto out_free_graph;
     }
   }
-  st = load_graph(g, mp, lim, err);
+  size_t nodes_total = 0;
+  st = load_graph(g, mp->graph, NULL, lim, &nodes_total, err);
   if (st != NN_OK)
     goto out_free_graph;
   onnx_subset__model_proto__free_unpacked(mp, &pb_allocator);

@@ -16,4 +16,12 @@ nn_status nn_tensor_from_proto(const void *proto, const char *base_dir, const nn
 nn_status nn_tensor_decode(const void *buf, size_t size, nn_tensor *out, char **name,
                            nn_error *err);
 
+/* Decode a serialized SequenceProto (optional false) or OptionalProto (an
+ * ONNX test .pb of a sequence or optional value): *n tensors in *items
+ * (nn_malloc'd array, each data nn_aligned_alloc'd: the caller frees both),
+ * *none for an optional without a value, *is_seq for an optional holding a
+ * sequence, *name (nn_free) when name is not NULL. */
+nn_status nn_sequence_decode(const void *buf, size_t size, bool optional, nn_tensor **items, int *n,
+                             bool *none, bool *is_seq, char **name, nn_error *err);
+
 #endif

@@ -52,6 +52,17 @@ nn_status nn_conv_attr_ints(nn_ctx *c, const nn_node *n, const char *name, int w
 nn_status nn_conv_geom_init(nn_ctx *c, const nn_node *n, int nsp, const int64_t *in,
                             const int64_t *kern, bool dil_ok, bool ceil_mode, nn_conv_geom *g);
 
+/* ConvTranspose: the window attributes (strides, dilations, pads,
+ * output_padding, output_shape, auto_pad) for an input of spatial sizes
+ * in[0..nsp) and a kernel kern[0..nsp) (the weights' trailing dims).  g->in
+ * holds the input (X) sizes, g->out the output (Y) sizes, g->pb / g->pe the
+ * pads cropped from the begin / end of the full (unpadded) output, whose
+ * size is s*(in-1) + output_padding + (k-1)*d + 1; a negative pe is the
+ * zeros output_shape asks beyond the kernel's reach.  Errors through
+ * nn_fail(c) (c may have no err to only test).  Both backends' geometry. */
+nn_status nn_convt_geom_init(nn_ctx *c, const nn_node *n, int nsp, const int64_t *in,
+                             const int64_t *kern, nn_conv_geom *g);
+
 /* Range [*lo, *hi) of kernel taps t (0 <= t < k) for which o*s - pb + t*d
  * falls inside [0, in).  Inline: kernels call it per output position. */
 static inline void nn_conv_geom_taps(int64_t o, int64_t s, int64_t pb, int64_t d, int64_t k,

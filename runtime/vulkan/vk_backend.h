@@ -42,7 +42,11 @@
  *
  * Element type: the compute kernels work on float32.  The copy kernels
  * (copy, pad) move 32-bit words, so they serve int32 too; 64-bit types are
- * copied as pairs of words by the op layer.
+ * copied as pairs of words by the op layer.  The typed kernels (comparisons
+ * and logic, Where, Cast, integer arithmetic, ArgMax/ArgMin) read and write
+ * any numeric type and bool as 32-bit words (shaders/elem.glsl): narrow
+ * elements packed, a word written whole, which the 64-byte granules of
+ * every allocation and arena offset make safe.
  */
 #ifndef NN_VK_BACKEND_H
 #define NN_VK_BACKEND_H

@@ -1,8 +1,10 @@
-/* vk_conv.c - Conv on the Vulkan backend: supports/record and the conv2d
- * kernel (shaders conv2d: implicit GEMM tiled in shared memory;
- * conv2d_direct: depthwise and other narrow groups).  The CPU side is
- * cpu/conv.c; the geometry (pads, auto_pad, output size) is the op layer's
- * nn_conv_geom (ops/conv_geom.h), the same for both. */
+/* vk_conv.c - Conv and ConvTranspose on the Vulkan backend: supports/record
+ * and the kernels conv2d (shaders conv2d: implicit GEMM tiled in shared
+ * memory; conv2d_direct: depthwise and other narrow groups) and
+ * conv_transpose (shader conv_transpose: a gather per output element, 1-D
+ * to 3-D).  The CPU side is cpu/conv.c; the geometry (pads, auto_pad,
+ * output_padding, output_shape, output size) is the op layer's nn_conv_geom
+ * (ops/conv_geom.h), the same for both. */
 #include "ops/conv_geom.h"
 #include "vk_op_util.h"
 #include "vulkan/nn_vk_spirv.h"
@@ -58,6 +60,74 @@ static nn_status conv_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
     TRY(in_t(r, n, 2, &tb, err));
   TRY(out_t(r, n, 0, &ty, err));
   return nn_vk_k_conv2d(nn_vk_rec_exec(r), &p, &tx, &tw, bias ? &tb : NULL, &ty, err);
+}
+
+/* ---- ConvTranspose ------------------------------------------------------------------ */
+
+static bool convt_geometry(const nn_node *n, nn_conv_geom *g) {
+  const nn_value *x = n->x[0], *w = n->x[1];
+  if (x->rank < 3 || x->rank > 2 + NN_CONV_SP || w->rank != x->rank)
+    return false;
+  int nsp = x->rank - 2, cnt = 0;
+  const int64_t *ks = nn_attr_ints(n, "kernel_shape", &cnt);
+  if (ks && cnt != nsp)
+    return false;
+  for (int i = 0; ks && i < nsp; i++)
+    if (ks[i] != w->dims[2 + i])
+      return false;
+  nn_ctx c = {0};
+  return nn_convt_geom_init(&c, n, nsp, x->dims + 2, w->dims + 2, g) == NN_OK;
+}
+
+static bool convt_supports(const nn_vk_ctx *ctx, const nn_node *n) {
+  bool bias = n->n_in > 2 && n->x[2];
+  if (n->n_in < 2 || !f32_io(ctx, n, 2) || (bias && (!is_f32(n->x[2]) || !fits(ctx, n->x[2]))))
+    return false;
+  const nn_value *x = n->x[0], *w = n->x[1], *y = n->y[0];
+  int64_t group = nn_attr_int(n, "group", 1);
+  if (group < 1 || x->numel == 0 || x->rank != y->rank || x->dims[1] % group || w->dims[0] != x->dims[1] ||
+      y->dims[0] != x->dims[0] || y->dims[1] != w->dims[1] * group ||
+      (bias && n->x[2]->numel != y->dims[1]))
+    return false;
+  nn_conv_geom g;
+  nn_vk_act a;
+  if (!convt_geometry(n, &g) || !nn_vk_fused_act(n, &a))
+    return false;
+  int off = NN_CONV_SP - g.nsp;
+  for (int i = 0; i < NN_CONV_SP; i++) {
+    /* the kernel loops over taps (specialized) and indexes with 32 bits */
+    if (g.k[i] > 64 || g.s[i] > 64 || g.d[i] > 64 || g.pb[i] > INT32_MAX / 4 ||
+        g.out[i] + g.pb[i] > INT32_MAX / 4)
+      return false;
+    if (i >= off && y->dims[2 + i - off] != g.out[i])
+      return false;
+  }
+  return true;
+}
+
+static nn_status convt_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
+  const nn_value *x = n->x[0], *w = n->x[1];
+  nn_conv_geom g;
+  convt_geometry(n, &g);
+  int64_t group = nn_attr_int(n, "group", 1);
+  nn_vk_convt p = {.N = x->dims[0], .C = x->dims[1], .M = w->dims[1] * group, .group = (int)group};
+  for (int i = 0; i < NN_CONV_SP; i++) {
+    p.in[i] = g.in[i];
+    p.out[i] = g.out[i];
+    p.k[i] = (int)g.k[i];
+    p.s[i] = (int)g.s[i];
+    p.d[i] = (int)g.d[i];
+    p.pb[i] = (int)g.pb[i];
+  }
+  nn_vk_fused_act(n, &p.act);
+  nn_vk_tensor tx, tw, tb, ty;
+  bool bias = n->n_in > 2 && n->x[2];
+  TRY(in_t(r, n, 0, &tx, err));
+  TRY(in_t(r, n, 1, &tw, err));
+  if (bias)
+    TRY(in_t(r, n, 2, &tb, err));
+  TRY(out_t(r, n, 0, &ty, err));
+  return nn_vk_k_convt(nn_vk_rec_exec(r), &p, &tx, &tw, bias ? &tb : NULL, &ty, err);
 }
 
 /* ---- kernels ---------------------------------------------------------------------- */
@@ -160,9 +230,67 @@ nn_status nn_vk_k_conv2d(nn_vk_exec *e, const nn_vk_conv2d *p, const nn_vk_tenso
   return nn_vk_exec_dispatch(e, &d, err);
 }
 
+nn_status nn_vk_k_convt(nn_vk_exec *e, const nn_vk_convt *p, const nn_vk_tensor *x,
+                        const nn_vk_tensor *w, const nn_vk_tensor *bias, const nn_vk_tensor *y,
+                        nn_error *err) {
+  if (p->group <= 0 || p->C % p->group || p->M % p->group || p->N < 0)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "vulkan convtranspose: bad parameters");
+  int64_t isz = 1, osz = 1, ksz = 1;
+  for (int i = 0; i < 3; i++) {
+    if (p->k[i] <= 0 || p->s[i] <= 0 || p->d[i] <= 0 || p->pb[i] < 0 || p->in[i] < 0 ||
+        p->out[i] < 0)
+      return nn_error_set(err, NN_ERR_INVALID_ARG, "vulkan convtranspose: bad geometry");
+    isz *= p->in[i];
+    osz *= p->out[i];
+    ksz *= p->k[i];
+  }
+  int64_t G = p->group, Cg = p->C / G, Mg = p->M / G;
+  int64_t nx = p->N * p->C * isz, nw = p->C * Mg * ksz, ny = p->N * p->M * osz;
+  if (ny == 0)
+    return NN_OK;
+  nn_status st;
+  if ((st = need(x, (uint64_t)(nx ? nx : 1), "convtranspose x", err)) ||
+      (st = need(w, (uint64_t)nw, "convtranspose w", err)) ||
+      (st = need(y, (uint64_t)ny, "convtranspose y", err)) ||
+      (bias && (st = need(bias, (uint64_t)p->M, "convtranspose bias", err))))
+    return st;
+  nn_vk_dispatch d;
+  nn_vk_dispatch_init(&d, NN_VK_SHADER_CONV_TRANSPOSE);
+  d.n_spec = 12;
+  d.spec[0] = local_1d(e);
+  d.spec[1] = (uint32_t)p->act.kind;
+  d.spec[2] = bias ? 1 : 0;
+  for (int i = 0; i < 3; i++) {
+    d.spec[3 + i] = (uint32_t)p->k[i];
+    d.spec[6 + i] = (uint32_t)p->s[i];
+    d.spec[9 + i] = (uint32_t)p->d[i];
+  }
+  push_u(&d, 0, (uint64_t)ny);
+  push_u(&d, 1, (uint64_t)Cg);
+  for (int i = 0; i < 3; i++) {
+    push_u(&d, 2 + i, (uint64_t)p->in[i]);
+    push_u(&d, 7 + i, (uint64_t)p->out[i]);
+    push_i(&d, 10 + i, p->pb[i]);
+  }
+  push_u(&d, 5, (uint64_t)p->M);
+  push_u(&d, 6, (uint64_t)Mg);
+  /* an empty input (C == 0 is refused; spatial 0 is not possible with
+   * outputs) still binds a word */
+  push_u(&d, 13, bind_n(e, &d, 0, x, (uint64_t)(nx ? nx : 1), false));
+  push_u(&d, 14, bind_n(e, &d, 1, w, (uint64_t)nw, false));
+  push_u(&d, 15, bias ? bind_n(e, &d, 2, bias, (uint64_t)p->M, false)
+                      : bind_n(e, &d, 2, w, 1, false));
+  push_u(&d, 16, bind_n(e, &d, 3, y, (uint64_t)ny, true));
+  push_f(&d, 17, p->act.a);
+  push_f(&d, 18, p->act.b);
+  d.groups[0] = groups_for((uint64_t)ny, local_1d(e));
+  return nn_vk_exec_dispatch(e, &d, err);
+}
+
 /* ---- the table -------------------------------------------------------------------- */
 
 const nn_vk_op nn_vk_ops_conv[] = {
     {"Conv", conv_supports, conv_record},
+    {"ConvTranspose", convt_supports, convt_record},
     {0},
 };

@@ -62,6 +62,42 @@ static inline bool f32_io(const nn_vk_ctx *ctx, const nn_node *n, int n_in) {
   return true;
 }
 
+/* The element type code of the typed kernels (NN_VK_ET_*, shaders/elem.glsl)
+ * for a dtype, -1 for the types they do not hold (strings, complex). */
+static inline int vk_et(nn_dtype dt) {
+  switch (dt) {
+  case NN_DTYPE_FLOAT: return NN_VK_ET_F32;
+  case NN_DTYPE_BOOL: return NN_VK_ET_BOOL;
+  case NN_DTYPE_INT8: return NN_VK_ET_I8;
+  case NN_DTYPE_UINT8: return NN_VK_ET_U8;
+  case NN_DTYPE_INT16: return NN_VK_ET_I16;
+  case NN_DTYPE_UINT16: return NN_VK_ET_U16;
+  case NN_DTYPE_INT32: return NN_VK_ET_I32;
+  case NN_DTYPE_UINT32: return NN_VK_ET_U32;
+  case NN_DTYPE_INT64: return NN_VK_ET_I64;
+  case NN_DTYPE_UINT64: return NN_VK_ET_U64;
+  case NN_DTYPE_FLOAT16: return NN_VK_ET_F16;
+  case NN_DTYPE_BFLOAT16: return NN_VK_ET_BF16;
+  case NN_DTYPE_DOUBLE: return NN_VK_ET_F64;
+  default: return -1;
+  }
+}
+
+/* Bytes of one element of an NN_VK_ET_* type. */
+static inline uint64_t vk_et_size(int et) {
+  switch (et) {
+  case NN_VK_ET_BOOL: case NN_VK_ET_I8: case NN_VK_ET_U8: return 1;
+  case NN_VK_ET_I16: case NN_VK_ET_U16: case NN_VK_ET_F16: case NN_VK_ET_BF16: return 2;
+  case NN_VK_ET_I64: case NN_VK_ET_U64: case NN_VK_ET_F64: return 8;
+  default: return 4;
+  }
+}
+
+/* Value v is present, of a typed-kernel type and bindable. */
+static inline bool typed_ok(const nn_vk_ctx *ctx, const nn_value *v) {
+  return v && vk_et(v->dtype) >= 0 && fits(ctx, v);
+}
+
 static inline bool known_value(const nn_value *v) { return v && v->known && v->data; }
 
 static inline int64_t prod(const int64_t *d, int from, int to) {
@@ -172,6 +208,33 @@ static inline nn_status need(const nn_vk_tensor *t, uint64_t elems, const char *
 static inline uint32_t bind_n(const nn_vk_exec *e, nn_vk_dispatch *d, int slot,
                               const nn_vk_tensor *t, uint64_t elems, bool write) {
   nn_vk_tensor v = {t->buffer, t->offset, elems * 4};
+  return nn_vk_dispatch_bind(e, d, slot, &v, write);
+}
+
+/* A typed tensor view of `elems` elements of `es` bytes, read and written
+ * as whole 32-bit words: the view starts on a word and holds the elements'
+ * bytes; the binding (bind_bytes) covers them rounded up to a word, which
+ * every allocation's padding provides (64-byte granules). */
+static inline nn_status need_typed(const nn_vk_tensor *t, uint64_t elems, uint64_t es,
+                                   const char *what, nn_error *err) {
+  if (!t || t->buffer == VK_NULL_HANDLE)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "vulkan kernel: %s: no buffer", what);
+  if (t->offset % 4)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "vulkan kernel: %s: offset not 4-aligned", what);
+  if (elems > UINT32_MAX / 8)
+    return nn_error_set(err, NN_ERR_UNSUPPORTED, "vulkan kernel: %s: %llu elements is too many",
+                        what, (unsigned long long)elems);
+  if (t->size < elems * es)
+    return nn_error_set(err, NN_ERR_INVALID_ARG,
+                        "vulkan kernel: %s: view of %llu bytes, need %llu", what,
+                        (unsigned long long)t->size, (unsigned long long)(elems * es));
+  return NN_OK;
+}
+
+/* Bind the words holding `bytes` bytes of a view (rounded up to a word). */
+static inline uint32_t bind_bytes(const nn_vk_exec *e, nn_vk_dispatch *d, int slot,
+                                  const nn_vk_tensor *t, uint64_t bytes, bool write) {
+  nn_vk_tensor v = {t->buffer, t->offset, (bytes + 3) / 4 * 4};
   return nn_vk_dispatch_bind(e, d, slot, &v, write);
 }
 

@@ -1,6 +1,7 @@
 /* vk_reduce.c - the Reduce* ops on the Vulkan backend: their
  * supports/record and the reduce kernel (shader reduce), which global
- * pooling (vk_pool.c) uses too.  The CPU side is cpu/reduce.c. */
+ * pooling (vk_pool.c) uses too; ArgMax/ArgMin (shader reduce_arg).  The CPU
+ * side is cpu/reduce.c. */
 #include "vk_op_util.h"
 #include "vulkan/nn_vk_spirv.h"
 
@@ -114,6 +115,34 @@ static nn_status reduce_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
   return nn_vk_k_reduce(nn_vk_rec_exec(r), kind, outer, rr, inner, &tx, &ty, err);
 }
 
+/* ---- ArgMax / ArgMin ------------------------------------------------------------------ */
+
+static bool arg_supports(const nn_vk_ctx *ctx, const nn_node *n) {
+  if (n->n_in != 1 || n->n_out != 1 || !typed_ok(ctx, n->x[0]) || !n->y[0] ||
+      n->y[0]->dtype != NN_DTYPE_INT64 || !fits(ctx, n->y[0]) || n->x[0]->rank < 1 ||
+      n->x[0]->dtype == NN_DTYPE_BOOL)
+    return false;
+  const nn_value *x = n->x[0];
+  int64_t axis = nn_attr_int(n, "axis", 0);
+  if (axis < 0)
+    axis += x->rank;
+  return axis >= 0 && axis < x->rank && (x->dims[axis] > 0 || n->y[0]->numel == 0);
+}
+
+static nn_status arg_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
+  const nn_value *x = n->x[0];
+  int64_t axis = nn_attr_int(n, "axis", 0);
+  if (axis < 0)
+    axis += x->rank;
+  nn_vk_tensor tx, ty;
+  TRY(in_t(r, n, 0, &tx, err));
+  TRY(out_t(r, n, 0, &ty, err));
+  return nn_vk_k_argminmax(nn_vk_rec_exec(r), vk_et(x->dtype), op_is(n, "ArgMax"),
+                           nn_attr_int(n, "select_last_index", 0) != 0,
+                           prod(x->dims, 0, (int)axis), x->dims[axis],
+                           prod(x->dims, (int)axis + 1, x->rank), &tx, &ty, err);
+}
+
 /* ---- kernels ---------------------------------------------------------------------- */
 
 nn_status nn_vk_k_reduce(nn_vk_exec *e, int kind, int64_t outer, int64_t r, int64_t inner,
@@ -145,6 +174,37 @@ nn_status nn_vk_k_reduce(nn_vk_exec *e, int kind, int64_t outer, int64_t r, int6
   return nn_vk_exec_dispatch(e, &d, err);
 }
 
+nn_status nn_vk_k_argminmax(nn_vk_exec *e, int et, bool is_max, bool last, int64_t outer,
+                            int64_t len, int64_t inner, const nn_vk_tensor *x,
+                            const nn_vk_tensor *y, nn_error *err) {
+  if (et < 0 || et >= NN_VK_ET_COUNT || outer < 0 || len < 0 || inner < 0)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "vulkan argminmax: bad parameters");
+  int64_t n = outer * inner;
+  if (n == 0)
+    return NN_OK;
+  if (len < 1)
+    return nn_error_set(err, NN_ERR_INVALID_ARG, "vulkan argminmax: empty axis");
+  uint64_t es = vk_et_size(et), nx = (uint64_t)(outer * len * inner);
+  nn_status st;
+  if ((st = need_typed(x, nx, es, "argminmax x", err)) ||
+      (st = need_typed(y, (uint64_t)n, 8, "argminmax y", err)))
+    return st;
+  nn_vk_dispatch d;
+  nn_vk_dispatch_init(&d, NN_VK_SHADER_REDUCE_ARG);
+  d.n_spec = 4;
+  d.spec[0] = local_1d(e);
+  d.spec[1] = (uint32_t)et;
+  d.spec[2] = is_max ? 1 : 0;
+  d.spec[3] = last ? 1 : 0;
+  push_u(&d, 0, (uint64_t)n);
+  push_u(&d, 1, (uint64_t)len);
+  push_u(&d, 2, (uint64_t)inner);
+  push_u(&d, 3, bind_bytes(e, &d, 0, x, nx * es, false));
+  push_u(&d, 4, bind_bytes(e, &d, 1, y, (uint64_t)n * 8, true));
+  d.groups[0] = groups_for((uint64_t)n, local_1d(e));
+  return nn_vk_exec_dispatch(e, &d, err);
+}
+
 /* ---- the table -------------------------------------------------------------------- */
 
 const nn_vk_op nn_vk_ops_reduce[] = {
@@ -158,5 +218,7 @@ const nn_vk_op nn_vk_ops_reduce[] = {
     {"ReduceLogSum", reduce_supports, reduce_record},
     {"ReduceLogSumExp", reduce_supports, reduce_record},
     {"ReduceSumSquare", reduce_supports, reduce_record},
+    {"ArgMax", arg_supports, arg_record},
+    {"ArgMin", arg_supports, arg_record},
     {0},
 };

@@ -1,6 +1,6 @@
 /* vk_resize.c - Resize and Upsample on the Vulkan backend: supports/record
- * and the resize kernel (shader resize; nearest and bilinear over the last
- * two dims).  The CPU side is cpu/resize.c; both read the node through
+ * and the resize kernel (shader resize; nearest, bilinear and bicubic over
+ * the last two dims).  The CPU side is cpu/resize.c; both read the node through
  * ops/resize.h. */
 #include <string.h>
 
@@ -34,8 +34,12 @@ static bool resize_params(const nn_node *n, nn_vk_resize *p) {
     p->mode = NN_VK_RESIZE_NEAREST;
   else if (rp.mode == NN_RESIZE_LINEAR)
     p->mode = NN_VK_RESIZE_LINEAR;
+  else if (rp.mode == NN_RESIZE_CUBIC)
+    p->mode = NN_VK_RESIZE_CUBIC;
   else
     return false;
+  p->cubic_a = (float)rp.cubic_a;
+  p->exclude_outside = rp.exclude_outside;
   switch (rp.coord) {
   case NN_RESIZE_HALF_PIXEL: p->coord = NN_VK_COORD_HALF_PIXEL; break;
   case NN_RESIZE_ASYMMETRIC: p->coord = NN_VK_COORD_ASYMMETRIC; break;
@@ -55,7 +59,9 @@ static bool resize_params(const nn_node *n, nn_vk_resize *p) {
   case NN_RESIZE_NEAREST_LEGACY: p->nearest = NN_VK_NEAREST_FLOOR; break;
   default: return false;
   }
-  if (rp.antialias || rp.exclude_outside || rp.axes_given || rp.policy != NN_RESIZE_STRETCH)
+  /* axes and keep_aspect_ratio_policy only change the sizes and scales
+   * (rp.out, rp.scale: what the CPU kernel uses too) */
+  if (rp.antialias || (rp.exclude_outside && p->mode != NN_VK_RESIZE_CUBIC))
     return false;
   /* sizes over an empty batch or channel axis: left to the CPU */
   if (rp.from_sizes && (x->dims[0] == 0 || x->dims[1] == 0))
@@ -101,11 +107,12 @@ nn_status nn_vk_k_resize(nn_vk_exec *e, const nn_vk_resize *p, const nn_vk_tenso
     return st;
   nn_vk_dispatch d;
   nn_vk_dispatch_init(&d, NN_VK_SHADER_RESIZE);
-  d.n_spec = 4;
+  d.n_spec = 5;
   d.spec[0] = local_1d(e);
   d.spec[1] = (uint32_t)p->mode;
   d.spec[2] = (uint32_t)p->coord;
   d.spec[3] = (uint32_t)p->nearest;
+  d.spec[4] = p->exclude_outside ? 1 : 0;
   push_u(&d, 0, (uint64_t)ny);
   push_u(&d, 1, (uint64_t)p->H);
   push_u(&d, 2, (uint64_t)p->W);
@@ -115,6 +122,7 @@ nn_status nn_vk_k_resize(nn_vk_exec *e, const nn_vk_resize *p, const nn_vk_tenso
   push_f(&d, 6, p->scale_w);
   push_u(&d, 7, bind_n(e, &d, 0, x, (uint64_t)nx, false));
   push_u(&d, 8, bind_n(e, &d, 1, y, (uint64_t)ny, true));
+  push_f(&d, 9, p->cubic_a);
   d.groups[0] = groups_for((uint64_t)ny, local_1d(e));
   return nn_vk_exec_dispatch(e, &d, err);
 }

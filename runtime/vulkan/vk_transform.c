@@ -1,7 +1,7 @@
 /* vk_transform.c - data movement ops on the Vulkan backend (Transpose,
- * Concat, Split, Slice, Expand, Tile, Pad): their supports/record and the
- * strided copy (shader copy) and pad (shader pad) kernels.  The CPU side is
- * cpu/transform.c. */
+ * Concat, Split, Slice, Expand, Tile, Pad, DepthToSpace, SpaceToDepth):
+ * their supports/record and the strided copy (shader copy) and pad (shader
+ * pad) kernels.  The CPU side is cpu/transform.c. */
 #include <string.h>
 
 #include "vk_op_util.h"
@@ -461,6 +461,65 @@ nn_status nn_vk_k_pad(nn_vk_exec *e, int mode, uint32_t value, int rank, const i
   return nn_vk_exec_dispatch(e, &d, err);
 }
 
+/* ---- DepthToSpace / SpaceToDepth: a 6-D strided copy ----------------------------------- */
+
+/* The copy's dims (over y, viewed as 6-D) and x's strides; false when the
+ * node is not one the copy takes (as cpu/transform.c plans it). */
+static bool d2s_plan(const nn_node *n, int64_t *d6, int64_t *s6) {
+  const nn_value *x = n->x[0];
+  if (x->rank != 4)
+    return false;
+  int64_t b = nn_attr_int(n, "blocksize", 0);
+  int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+  if (b <= 0 || b > 4096)
+    return false;
+  if (op_is(n, "DepthToSpace")) {
+    const char *mode = n->version >= 11 ? nn_attr_string(n, "mode", "DCR") : "DCR";
+    bool crd = strcmp(mode, "CRD") == 0;
+    if ((!crd && strcmp(mode, "DCR") != 0) || C % (b * b))
+      return false;
+    int64_t Cp = C / (b * b);
+    /* output viewed as [N, C', H, b1, W, b2] */
+    int64_t d[6] = {N, Cp, H, b, W, b};
+    memcpy(d6, d, sizeof d);
+    if (crd) {
+      /* input viewed as [N, C', b1, b2, H, W] */
+      int64_t t[6] = {C * H * W, b * b * H * W, W, b * H * W, 1, H * W};
+      memcpy(s6, t, sizeof t);
+    } else {
+      /* input viewed as [N, b1, b2, C', H, W] */
+      int64_t t[6] = {C * H * W, H * W, W, b * Cp * H * W, 1, Cp * H * W};
+      memcpy(s6, t, sizeof t);
+    }
+  } else {
+    if (H % b || W % b)
+      return false;
+    /* input viewed as [N, C, H', b1, W', b2]; output as [N, b1, b2, C, H', W'] */
+    int64_t d[6] = {N, b, b, C, H / b, W / b};
+    int64_t t[6] = {C * H * W, W, 1, H * W, b * W, b};
+    memcpy(d6, d, sizeof d);
+    memcpy(s6, t, sizeof t);
+  }
+  return true;
+}
+
+static bool d2s_supports(const nn_vk_ctx *ctx, const nn_node *n) {
+  int64_t d6[6], s6[6];
+  return copy_io_ok(ctx, n) && n->n_out == 1 && n->y[0]->rank == 4 && d2s_plan(n, d6, s6) &&
+         prod(d6, 0, 6) == n->y[0]->numel;
+}
+
+static nn_status d2s_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
+  int64_t d6[6], s6[6], ys[6];
+  d2s_plan(n, d6, s6);
+  dense_strides(6, d6, ys);
+  nn_vk_tensor tx, ty;
+  TRY(in_t(r, n, 0, &tx, err));
+  TRY(out_t(r, n, 0, &ty, err));
+  return copy_elems(nn_vk_rec_exec(r), nn_dtype_size(n->x[0]->dtype), 6, d6, s6, 0, ys, 0, &tx,
+                    &ty, err);
+}
+
 /* ---- the table -------------------------------------------------------------------- */
 
 const nn_vk_op nn_vk_ops_transform[] = {
@@ -471,5 +530,7 @@ const nn_vk_op nn_vk_ops_transform[] = {
     {"Expand", expand_supports, expand_record},
     {"Tile", tile_supports, tile_record},
     {"Pad", pad_supports, pad_record},
+    {"DepthToSpace", d2s_supports, d2s_record},
+    {"SpaceToDepth", d2s_supports, d2s_record},
     {0},
 };

@@ -185,6 +185,81 @@ def gen_structure():
     case("nested-graph-attrs-20", deep_nesting(20), msg="has no op_type")
 
 
+def gen_controlflow():
+    """If / Loop / Scan: nesting, iteration and size limits, bodies that do
+    not fit their node, values no scope defines."""
+    B = TensorProto.BOOL
+    x4 = vi("x", F, [1, 4])
+    y4 = vi("y", F, [1, 4])
+
+    def nested_if(levels):
+        # only the then branches nest (both would double the file per level)
+        g = helper.make_graph([helper.make_node("Neg", ["x"], ["o0"])], "leaf", [], [vi("o0", F, [1, 4])])
+        for i in range(1, levels + 1):
+            other = helper.make_graph([helper.make_node("Abs", ["x"], [f"e{i}"])], f"e{i}", [], [vi(f"e{i}", F, [1, 4])])
+            g = helper.make_graph([helper.make_node("If", ["c"], [f"o{i}"], then_branch=g, else_branch=other)],
+                                  f"l{i}", [], [vi(f"o{i}", F, [1, 4])])
+        return g
+    inner = nested_if(20)
+    case("subgraph-nesting-20", model([helper.make_node("If", ["c"], ["y"], then_branch=inner, else_branch=inner)],
+                                      [vi("c", B, []), x4], [y4]), msg="subgraphs nest more than 16 levels deep")
+    ok = nested_if(3)
+    case("subgraph-nesting-3-ok", model([helper.make_node("If", ["c"], ["y"], then_branch=ok, else_branch=ok)],
+                                        [vi("c", B, []), x4], [y4]), expect=0)
+    # a while loop whose condition never turns false: INT64_MAX trips
+    big = numpy_helper.from_array(np.array(2**63 - 1, np.int64), "m")
+    body = helper.make_graph(
+        [helper.make_node("Constant", [], ["cond_out"], value=helper.make_tensor("t", B, [], [True])),
+         helper.make_node("Identity", ["v_in"], ["v_out"])],
+        "body", [vi("i", I64, []), vi("cond_in", B, []), vi("v_in", F, [1, 4])],
+        [vi("cond_out", B, []), vi("v_out", F, [1, 4])])
+    case("loop-never-ends", model([helper.make_node("Loop", ["m", "", "x"], ["y"], body=body)], [x4], [y4], [big]),
+         msg="ran 1000000 iterations, the limit")
+    # scan outputs as long as a trip count of 2^40
+    body_s = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), helper.make_node("Identity", ["v_in"], ["v_out"]),
+         helper.make_node("Identity", ["v_in"], ["s_out"])],
+        "body", [vi("i", I64, []), vi("cond_in", B, []), vi("v_in", F, [1, 4])],
+        [vi("cond_out", B, []), vi("v_out", F, [1, 4]), vi("s_out", F, [1, 4])])
+    huge = numpy_helper.from_array(np.array(2**40, np.int64), "m")
+    case("loop-scan-2^40", model([helper.make_node("Loop", ["m", "", "x"], ["y", "ys"], body=body_s)], [x4],
+                                 [y4, vi("ys", F, None)], [huge]), msg="more than the limit")
+    # bodies that do not fit their node
+    short = helper.make_graph([helper.make_node("Identity", ["cond_in"], ["cond_out"])], "body",
+                              [vi("i", I64, []), vi("cond_in", B, []), vi("v_in", F, [1, 4])], [vi("cond_out", B, [])])
+    three = numpy_helper.from_array(np.array(3, np.int64), "m")
+    case("loop-body-outputs-mismatch", model([helper.make_node("Loop", ["m", "", "x"], ["y"], body=short)], [x4],
+                                             [y4], [three]), msg="its body takes 3 inputs and returns 1 values")
+    two = helper.make_graph([helper.make_node("Neg", ["x"], ["a"]), helper.make_node("Abs", ["x"], ["b"])], "two", [],
+                            [vi("a", F, [1, 4]), vi("b", F, [1, 4])])
+    one = helper.make_graph([helper.make_node("Neg", ["x"], ["a"])], "one", [], [vi("a", F, [1, 4])])
+    case("if-branch-outputs-mismatch", model([helper.make_node("If", ["c"], ["y"], then_branch=two, else_branch=one)],
+                                             [vi("c", B, []), x4], [y4]), msg="branch returns 2 values, the node has 1")
+    scan_body = helper.make_graph([helper.make_node("Add", ["s_in", "xt"], ["s_out"])], "body",
+                                  [vi("s_in", F, [4]), vi("xt", F, [4])], [vi("s_out", F, [4])])
+    case("scan-body-mismatch", model([helper.make_node("Scan", ["s0", "xs"], ["s", "ys"], body=scan_body,
+                                                       num_scan_inputs=1)],
+                                     [vi("s0", F, [4]), vi("xs", F, [3, 4])], [vi("s", F, [4]), vi("ys", F, [3, 4])]),
+         msg="its body takes 2 inputs and returns 1 values")
+    # a Loop body reading a name that is nowhere, two levels down
+    deep_ghost = helper.make_graph([helper.make_node("Add", ["v_in", "ghost"], ["t"])], "then", [], [vi("t", F, [1, 4])])
+    body_g = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("If", ["cond_in"], ["v_out"], then_branch=deep_ghost, else_branch=deep_ghost)],
+        "body", [vi("i", I64, []), vi("cond_in", B, []), vi("v_in", F, [1, 4])],
+        [vi("cond_out", B, []), vi("v_out", F, [1, 4])])
+    case("loop-outer-value-missing", model([helper.make_node("Loop", ["m", "", "x"], ["y"], body=body_g)], [x4], [y4],
+                                           [three]), msg="reads 'ghost', which no enclosing scope defines")
+    # a graph attribute on an op that takes none
+    case("graph-attr-on-relu", model([helper.make_node("Relu", ["x"], ["y"], body=one)], [x4], [y4]),
+         msg="attribute 'body' is not defined")
+    # a sequence position out of range
+    pos = numpy_helper.from_array(np.array(5, np.int64), "p")
+    case("sequence-at-out-of-range", model([helper.make_node("SequenceConstruct", ["x", "x"], ["s"]),
+                                            helper.make_node("SequenceAt", ["s", "p"], ["y"])], [x4], [y4], [pos]),
+         msg="out of the sequence")
+
+
 def gen_dims():
     x4 = vi("x", F, [1, 4])
     y4 = vi("y", F, [1, 4])
@@ -201,8 +276,14 @@ def gen_dims():
     case("init-typed-count-mismatch", add_model_with_init(t, [1, 4]),
          msg="holds 2 values, its shape needs 1000000")
     case("init-rank-100", add_model_with_init(raw_tensor("w", F, [1] * 100, b"\0" * 4), [1, 4]), msg="rank 100")
+    # strings load (nn_strings.h); Add refuses them next to a float
     case("init-string-dtype", add_model_with_init(helper.make_tensor("w", TensorProto.STRING, [1], [b"a"]), [1, 4]),
-         msg="data type 8 \\(string\\)|not supported")
+         msg="input 1 is string but input 0 is float32")
+    case("init-string-raw", add_model_with_init(raw_tensor("w", TensorProto.STRING, [1], b"\0" * 16), [1, 4]),
+         msg="must use string_data")
+    t = helper.make_tensor("w", TensorProto.STRING, [2], [b"a", b"b"])
+    t.dims[0] = 1000000
+    case("init-string-count-mismatch", add_model_with_init(t, [1, 4]), msg="holds 2 strings, its shape needs 1000000")
     case("init-dtype-999", add_model_with_init(raw_tensor("w", 999, [1], b"\0"), [1, 4]), msg="data type 999")
     case("input-huge-dims", model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", F, [1 << 40, 1 << 40])], [y4]),
          msg="overflows|more than the limit")
@@ -349,10 +430,10 @@ def gen_ops():
     case("ir-version-999", model([helper.make_node("Relu", ["x"], ["y"])], [x4], [y4], ir=999),
          msg="IR version 999 is not supported")
     case("no-op-type", model([helper.make_node("", ["x"], ["y"])], [x4], [y4]), msg="has no op_type")
-    # subgraph ops are not implemented: refused by name
+    # a branch reading a value no enclosing scope defines (x is no input here)
     sub = helper.make_graph([helper.make_node("Identity", ["x"], ["z"])], "sub", [], [vi("z", F, [1, 4])])
     case("if-subgraph", model([helper.make_node("If", ["c"], ["y"], then_branch=sub, else_branch=sub)],
-                              [vi("c", TensorProto.BOOL, [])], [y4]), msg="unsupported operator If")
+                              [vi("c", TensorProto.BOOL, [])], [y4]), msg="reads 'x', which no enclosing scope defines")
     # wrong attribute types
     case("attr-perm-float", model([helper.make_node("Transpose", ["x"], ["y"], perm=[1.0, 0.0])], [x4], [vi("y", F, [4, 1])]),
          msg="attribute 'perm' has type FLOATS, the operator declares INTS")
@@ -392,12 +473,14 @@ def gen_ops():
             tp.optional_type.elem_type.CopyFrom(tensor)
         return helper.make_value_info(name, tp)
     case("sequence-input", model([helper.make_node("SequenceAt", ["s", "i"], ["y"])],
-                                 [typed("s", "seq"), vi("i", I64, [])], [y4]), msg="not a tensor")
+                                 [typed("s", "seq"), vi("i", I64, [])], [y4]), msg="is a sequence or optional")
     case("map-input", model([helper.make_node("Identity", ["m"], ["y"])], [typed("m", "map")], [y4]), msg="not a tensor")
+    # sequences and optionals are fed through nn_session_set_input_items,
+    # which nn-run's random fill does not do: refused by name
     case("optional-input", model([helper.make_node("Identity", ["o"], ["y"])], [typed("o", "opt")], [y4]),
-         msg="not a tensor")
+         msg="is a sequence or optional")
     case("sequence-output", model([helper.make_node("SequenceConstruct", ["x"], ["s"])], [x4], [typed("s", "seq")]),
-         msg="not a tensor")
+         expect=0)
     # hostile names: the error stays one line
     case("name-with-newlines", model([helper.make_node("Frobnicate", ["x"], ["y"], name="a\nb\r\x1b[2Jc")], [x4], [y4]),
          msg="unsupported operator Frobnicate at node 'a\\?b\\?\\?\\[2Jc'")
@@ -739,6 +822,7 @@ def main():
     with open(os.path.join(OUT, "secret", "outside.bin"), "wb") as f:
         f.write(np.full(64, 7, np.float32).tobytes())   # the attacker's target: 256 bytes
     gen_structure()
+    gen_controlflow()
     gen_dims()
     gen_external()
     gen_ops()

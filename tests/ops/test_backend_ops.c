@@ -454,6 +454,9 @@ static void fill_any(rng *r, nn_dtype dt, void *p, int64_t n) {
     case NN_DTYPE_UINT64: ((uint64_t *)p)[i] = rnext(r) >> 8; break;
     case NN_DTYPE_BOOL: ((uint8_t *)p)[i] = (uint8_t)(rnext(r) & 1); break;
     case NN_DTYPE_FLOAT16: ((uint16_t *)p)[i] = rand_f16(r); break;
+    case NN_DTYPE_BFLOAT16:   /* finite, |v| < 2^13 */
+      ((uint16_t *)p)[i] = (uint16_t)((rnext(r) & 1) << 15 | ri(r, 100, 139) << 7 | (rnext(r) & 0x7f));
+      break;
     default: break;
     }
   }
@@ -664,6 +667,29 @@ static void gen_mod_int(gcase *c, rng *r) {
   output(c, "y");
 }
 
+/* Integer Add, Sub, Mul, Max, Min: every integer width, values that wrap
+ * (64-bit products and sums overflow too), broadcasting. */
+static void gen_int_binary(gcase *c, rng *r) {
+  int64_t y[NN_MAX_RANK], d[NN_MAX_RANK];
+  int yr = shape_any(r, 4, 10, 4096, y);
+  static const nn_dtype k[] = {NN_DTYPE_INT32, NN_DTYPE_INT64, NN_DTYPE_UINT8,  NN_DTYPE_INT8,
+                               NN_DTYPE_INT16, NN_DTYPE_UINT16, NN_DTYPE_UINT32, NN_DTYPE_UINT64};
+  nn_dtype dt = PICK(r, k);
+  size_t es = nn_dtype_size(dt);
+  bool wide = rb(r, 0.5);
+  for (int j = 0; j < 2; j++) {
+    int rk = j == 0 ? yr : bcast_of(r, yr, y, d);
+    const int64_t *dims = j == 0 ? y : d;
+    uint8_t *p = input(c, j ? "b" : "a", dt, rk, dims);
+    for (int64_t i = 0; i < numel(rk, dims); i++) {
+      uint64_t v = wide ? rnext(r) : (uint64_t)(int64_t)ri(r, -100, 100);
+      memcpy(p + i * es, &v, es);   /* little-endian: the low bytes */
+    }
+  }
+  node(c, OPT(c), rb(r, 0.5) ? "a,b" : "b,a", "y");
+  output(c, "y");
+}
+
 /* Comparisons: values on a 0.5 grid (ties happen), float or integer. */
 static void gen_compare(gcase *c, rng *r) {
   int64_t y[NN_MAX_RANK], d[2][NN_MAX_RANK];
@@ -796,6 +822,17 @@ static const cast_pair k_casts[] = {
     {NN_DTYPE_INT64, NN_DTYPE_INT32},   {NN_DTYPE_INT32, NN_DTYPE_INT64},
     {NN_DTYPE_BOOL, NN_DTYPE_INT64},    {NN_DTYPE_INT32, NN_DTYPE_BOOL},
     {NN_DTYPE_UINT8, NN_DTYPE_INT32},   {NN_DTYPE_FLOAT16, NN_DTYPE_INT32},
+    {NN_DTYPE_INT64, NN_DTYPE_UINT8},   {NN_DTYPE_INT16, NN_DTYPE_INT64},
+    {NN_DTYPE_BOOL, NN_DTYPE_INT32},    {NN_DTYPE_INT64, NN_DTYPE_BOOL},
+    {NN_DTYPE_UINT16, NN_DTYPE_FLOAT},  {NN_DTYPE_INT16, NN_DTYPE_FLOAT},
+    {NN_DTYPE_UINT32, NN_DTYPE_INT64},  {NN_DTYPE_FLOAT, NN_DTYPE_UINT32},
+    {NN_DTYPE_FLOAT, NN_DTYPE_UINT64},  {NN_DTYPE_UINT64, NN_DTYPE_FLOAT},
+    {NN_DTYPE_INT32, NN_DTYPE_INT8},    {NN_DTYPE_INT8, NN_DTYPE_UINT16},
+    {NN_DTYPE_FLOAT, NN_DTYPE_BFLOAT16}, {NN_DTYPE_BFLOAT16, NN_DTYPE_FLOAT},
+    {NN_DTYPE_DOUBLE, NN_DTYPE_FLOAT16}, {NN_DTYPE_FLOAT16, NN_DTYPE_DOUBLE},
+    {NN_DTYPE_DOUBLE, NN_DTYPE_INT64},  {NN_DTYPE_INT64, NN_DTYPE_DOUBLE},
+    {NN_DTYPE_DOUBLE, NN_DTYPE_UINT8},  {NN_DTYPE_INT32, NN_DTYPE_FLOAT16},
+    {NN_DTYPE_FLOAT16, NN_DTYPE_BOOL},  {NN_DTYPE_DOUBLE, NN_DTYPE_BOOL},
 };
 
 /* A float in the range the target type holds exactly after truncation. */
@@ -805,20 +842,26 @@ static float cast_src_float(rng *r, nn_dtype to) {
   case NN_DTYPE_INT8: return rf(r, -128.9f, 127.9f);
   case NN_DTYPE_UINT16: return rf(r, 0, 65535);
   case NN_DTYPE_INT16: return rf(r, -32768.9f, 32767.9f);
-  case NN_DTYPE_INT32: case NN_DTYPE_INT64: return rf(r, -1e6f, 1e6f);
+  case NN_DTYPE_INT32: return rf(r, -1e6f, 1e6f);
+  /* the whole int64 range (and past it: saturation) now and then */
+  case NN_DTYPE_INT64: return rb(r, 0.7) ? rf(r, -1e6f, 1e6f) : rf(r, -1.2e19f, 1.2e19f);
+  case NN_DTYPE_UINT32: return rf(r, 0, 4e9f);
+  case NN_DTYPE_UINT64: return rb(r, 0.5) ? rf(r, -100, 100) : rf(r, 0, 2e19f);
   case NN_DTYPE_BOOL: return rb(r, 0.3) ? 0.0f : rf(r, -2, 2);
   case NN_DTYPE_FLOAT16: return rb(r, 0.5) ? rf(r, -1, 1) : rf(r, -60000, 60000);
   default: return rf(r, -100, 100);
   }
 }
 
+/* Types the Vulkan cast kernel converts between (strings stay on the CPU). */
+static bool cast_vk_type(nn_dtype dt) { return dt != NN_DTYPE_STRING; }
+
 static void gen_cast(gcase *c, rng *r) {
-  /* the Vulkan backend casts a type to itself only (a copy) */
   cast_pair p = rb(r, 0.25) ? k_casts[ri(r, 0, 1)] : PICK(r, k_casts);
   bool like = op_is(c, "CastLike");
   if (like && p.from == p.to)
     p = k_casts[2];
-  c->vk = like ? VK_CPU : p.from == p.to ? VK_DEV : VK_MAY;
+  c->vk = p.from == p.to || (cast_vk_type(p.from) && cast_vk_type(p.to)) ? VK_DEV : VK_MAY;
   int64_t d[NN_MAX_RANK];
   int rank = shape_any(r, 4, 12, 4096, d);
   int64_t n = numel(rank, d);
@@ -827,6 +870,10 @@ static void gen_cast(gcase *c, rng *r) {
   if (p.from == NN_DTYPE_FLOAT)
     for (int64_t i = 0; i < n; i++)
       ((float *)x)[i] = cast_src_float(r, p.to);
+  /* doubles with more bits than a float holds: the rounding */
+  if (p.from == NN_DTYPE_DOUBLE)
+    for (int64_t i = 0; i < n; i++)
+      ((double *)x)[i] = (double)cast_src_float(r, p.to) * (1.0 + (ru(r) - 0.5) * 1e-6);
   if (p.from == NN_DTYPE_INT32 && p.to == NN_DTYPE_BOOL)
     for (int64_t i = 0; i < n; i++)
       if (rb(r, 0.3))
@@ -834,6 +881,15 @@ static void gen_cast(gcase *c, rng *r) {
   if (p.from == NN_DTYPE_INT64 && p.to == NN_DTYPE_INT32)
     for (int64_t i = 0; i < n; i++)
       ((int64_t *)x)[i] = (int64_t)(rnext(r) % 4000000000ull) - 2000000000;
+  /* wide integers: int64 -> float rounds (to nearest even) */
+  if (p.from == NN_DTYPE_INT64 && p.to == NN_DTYPE_FLOAT && rb(r, 0.5))
+    for (int64_t i = 0; i < n; i++)
+      ((int64_t *)x)[i] = (int64_t)(rnext(r) >> ri(r, 1, 40)) * (rb(r, 0.5) ? -1 : 1);
+  /* NaN and infinities: 0 / saturation into integers, true into bool */
+  if (p.from == NN_DTYPE_FLOAT && p.to != NN_DTYPE_FLOAT && rb(r, 0.3))
+    for (int64_t i = 0; i < n; i++)
+      if (rb(r, 0.05))
+        ((float *)x)[i] = rb(r, 0.3) ? NAN : rb(r, 0.5) ? INFINITY : -INFINITY;
   if (like) {
     input_any(c, r, "t", p.to, 1, (int64_t[]){1});
     node(c, "CastLike", "x,t", "y");
@@ -1347,14 +1403,16 @@ static void gen_conv(gcase *c, rng *r) {
   output(c, "y");
 }
 
+/* ConvTranspose, 1-D to 3-D: groups, strides, dilations, pads,
+ * output_padding, output_shape (also past the kernel's reach), auto_pad. */
 static void gen_convtranspose(gcase *c, rng *r) {
-  int nsp = rb(r, 0.2) ? 1 : 2;
+  int nsp = rb(r, 0.2) ? 1 : rb(r, 0.15) ? 3 : 2;
   int64_t n = ri(r, 1, 2), group = rb(r, 0.3) ? ri(r, 2, 3) : 1;
   int64_t cin = group * ri(r, 1, 6), mg = ri(r, 1, 6);
-  int64_t xd[4] = {n, cin}, wd[4] = {cin, mg}, k[2], s[2], dl[2], pads[4], op[2];
+  int64_t xd[5] = {n, cin}, wd[5] = {cin, mg}, k[3], s[3], dl[3], pads[6], op[3], full[3];
   bool any_op = false;
   for (int i = 0; i < nsp; i++) {
-    xd[2 + i] = ri(r, 1, 10);
+    xd[2 + i] = ri(r, 1, nsp == 3 ? 5 : 10);
     k[i] = ri(r, 1, 5);
     s[i] = ri(r, 1, 3);
     dl[i] = rb(r, 0.7) ? 1 : 2;
@@ -1362,9 +1420,9 @@ static void gen_convtranspose(gcase *c, rng *r) {
     int64_t ke = (k[i] - 1) * dl[i] + 1;
     op[i] = rb(r, 0.3) ? ri(r, 0, (int)(s[i] > dl[i] ? s[i] : dl[i]) - 1) : 0;
     any_op = any_op || op[i];
-    int64_t full = s[i] * (xd[2 + i] - 1) + op[i] + ke;
+    full[i] = s[i] * (xd[2 + i] - 1) + op[i] + ke;
     /* keep at least one output element */
-    int64_t pmax = (full - 1) / 2;
+    int64_t pmax = (full[i] - 1) / 2;
     pads[i] = ri(r, 0, (int)(pmax < 3 ? pmax : 3));
     pads[nsp + i] = ri(r, 0, (int)(pmax < 3 ? pmax : 3));
   }
@@ -1378,8 +1436,18 @@ static void gen_convtranspose(gcase *c, rng *r) {
     a_is(c, nd, "kernel_shape", nsp, k);
   a_is(c, nd, "strides", nsp, s);
   a_is(c, nd, "dilations", nsp, dl);
-  if (rb(r, 0.15)) {
+  double u = ru(r);
+  if (u < 0.15) {
     a_s(c, nd, "auto_pad", rb(r, 0.5) ? "SAME_UPPER" : "SAME_LOWER");
+  } else if (u < 0.3) {
+    /* the output size given: pads follow (more than the kernel reaches:
+     * zeros plus bias at the end) */
+    int64_t os[3];
+    for (int i = 0; i < nsp; i++)
+      os[i] = full[i] - ri(r, -2, (int)(full[i] - 1 < 4 ? full[i] - 1 : 4));
+    a_is(c, nd, "output_shape", nsp, os);
+    if (any_op)
+      a_is(c, nd, "output_padding", nsp, op);
   } else {
     a_is(c, nd, "pads", 2 * nsp, pads);
     if (any_op)
@@ -1660,13 +1728,35 @@ static void gen_argmax(gcase *c, rng *r) {
   int64_t d[NN_MAX_RANK];
   int rank = ri(r, 1, 4);
   rand_dims(r, rank, 1, 10, 4096, d);
-  float *x = input_f32(c, r, "x", rank, d, -1, 1);
   bool ties = rb(r, 0.3);
-  if (ties)
-    for (int64_t i = 0; i < numel(rank, d); i++)
-      x[i] = (float)ri(r, -3, 3);
-  else
-    fill_distinct(r, x, numel(rank, d), 0.01f);
+  if (rb(r, 0.25)) {
+    /* integers: small values, ties throughout */
+    static const nn_dtype k[] = {NN_DTYPE_INT32, NN_DTYPE_INT64, NN_DTYPE_UINT8, NN_DTYPE_INT8};
+    nn_dtype dt = PICK(r, k);
+    void *x = input(c, "x", dt, rank, d);
+    for (int64_t i = 0; i < numel(rank, d); i++) {
+      int v = ri(r, -3, 3);
+      switch (dt) {
+      case NN_DTYPE_INT32: ((int32_t *)x)[i] = v; break;
+      case NN_DTYPE_INT64: ((int64_t *)x)[i] = v * 1000000007LL; break;
+      case NN_DTYPE_UINT8: ((uint8_t *)x)[i] = (uint8_t)(v + 3); break;
+      default: ((int8_t *)x)[i] = (int8_t)v; break;
+      }
+    }
+    ties = true;
+  } else {
+    float *x = input_f32(c, r, "x", rank, d, -1, 1);
+    if (ties)
+      for (int64_t i = 0; i < numel(rank, d); i++)
+        x[i] = (float)ri(r, -3, 3);
+    else
+      fill_distinct(r, x, numel(rank, d), 0.01f);
+    /* a NaN wins, the first one (numpy) */
+    if (rb(r, 0.15))
+      for (int64_t i = 0; i < numel(rank, d); i++)
+        if (rb(r, 0.1))
+          x[i] = NAN;
+  }
   OnnxSubset__NodeProto *nd = node(c, OPT(c), "x", "y");
   a_i(c, nd, "axis", ri(r, -rank, rank - 1));
   if (rb(r, 0.5))
@@ -1780,19 +1870,39 @@ static void gen_layernorm(gcase *c, rng *r) {
   int sr = rank - axis;
   int64_t sd[NN_MAX_RANK];
   copy_bytes(sd, d + axis, sizeof(int64_t) * (size_t)sr);
-  if (rb(r, 0.8))
-    init_rand(c, r, "scale", sr, sd, 0.5f, 1.5f);
+  /* the parameters: the normalized shape, or a constant broadcast to it
+   * (fewer dims, 1s, a scalar) */
+  int64_t bd[NN_MAX_RANK];
+  int br = sr;
+  copy_bytes(bd, sd, sizeof(int64_t) * (size_t)sr);
+  bool bcast = rb(r, 0.25);
+  if (bcast) {
+    br = ri(r, 0, sr);
+    for (int i = 0; i < br; i++)
+      bd[i] = rb(r, 0.5) ? 1 : sd[sr - br + i];
+  }
+  if (bcast || rb(r, 0.8))
+    init_rand(c, r, "scale", br, bd, 0.5f, 1.5f);
   else
     input_f32(c, r, "scale", sr, sd, 0.5f, 1.5f);
   bool bias = !rms && rb(r, 0.7);
-  if (bias)
-    init_rand(c, r, "bias", sr, sd, -0.5f, 0.5f);
-  OnnxSubset__NodeProto *nd = node(c, OPT(c), bias ? "x,scale,bias" : "x,scale", "y");
+  if (bias) {
+    bool bb = bcast && rb(r, 0.5);
+    init_rand(c, r, "bias", bb ? br : sr, bb ? bd : sd, -0.5f, 0.5f);
+  }
+  /* the saved statistics, sometimes */
+  bool stats = !rms && rb(r, 0.3);
+  OnnxSubset__NodeProto *nd = node(c, OPT(c), bias ? "x,scale,bias" : "x,scale",
+                                   stats ? "y,mean,inv" : "y");
   if (axis != rank - 1 || rb(r, 0.3))
     a_i(c, nd, "axis", rb(r, 0.5) ? axis - rank : axis);
   if (rb(r, 0.5))
     a_f(c, nd, "epsilon", rf(r, 1e-6f, 1e-2f));
   output(c, "y");
+  if (stats) {
+    output(c, "mean");
+    output(c, "inv");
+  }
 }
 
 static void gen_instnorm(gcase *c, rng *r) {
@@ -1849,7 +1959,7 @@ static void gen_lpnorm(gcase *c, rng *r) {
 static void gen_resize(gcase *c, rng *r) {
   int64_t d[4] = {ri(r, 1, 2), ri(r, 1, 4), ri(r, 1, 12), ri(r, 1, 12)};
   static const char *const modes[] = {"nearest", "nearest", "nearest", "linear",
-                                      "linear",  "linear",  "linear",  "cubic"};
+                                      "linear",  "linear",  "cubic",   "cubic"};
   static const char *const coords[] = {"half_pixel", "asymmetric", "align_corners",
                                        "pytorch_half_pixel", "half_pixel_symmetric",
                                        "tf_crop_and_resize"};
@@ -1857,7 +1967,8 @@ static void gen_resize(gcase *c, rng *r) {
   static const float k_scales[] = {0.5f, 0.75f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 0.0f};
   const char *mode = PICK(r, modes);
   const char *coord = rb(r, 0.92) ? coords[ri(r, 0, 4)] : coords[5];
-  bool vk_ok = strcmp(mode, "cubic") != 0 && strcmp(coord, "tf_crop_and_resize") != 0;
+  /* the Vulkan kernel: no tf_crop_and_resize, no antialias */
+  bool vk_ok = strcmp(coord, "tf_crop_and_resize") != 0;
   bool use_sizes = rb(r, 0.35);
   float sc[4] = {1, 1, 1, 1};
   int64_t sz[4] = {d[0], d[1], 0, 0};
@@ -1876,7 +1987,8 @@ static void gen_resize(gcase *c, rng *r) {
   bool antialias = strcmp(mode, "nearest") != 0 && rb(r, 0.08);
   bool keep_aspect = use_sizes && rb(r, 0.1);
   bool axes = rb(r, 0.05);
-  if (antialias || keep_aspect || axes)
+  /* keep_aspect_ratio_policy over all four axes scales N and C too: CPU */
+  if (antialias || (keep_aspect && !axes))
     vk_ok = false;
   if (!vk_ok)
     c->vk = VK_MAY;
@@ -2113,7 +2225,8 @@ static void gen_depth_space(gcase *c, rng *r) {
     d[2] *= b;
     d[3] *= b;
   }
-  input_f32(c, r, "x", 4, d, -4, 4);
+  nn_dtype dt = pick_copy_dtype(c, r);
+  input_any(c, r, "x", dt, 4, d);
   OnnxSubset__NodeProto *nd = node(c, OPT(c), "x", "y");
   a_i(c, nd, "blocksize", b);
   if (d2s && rb(r, 0.6))
@@ -2368,20 +2481,35 @@ static const opdesc k_ops[] = {
     VKOP("LRN", gen_lrn, TRANS),
     VKOP("Resize", gen_resize, TRANS),
     VKOP("Upsample", gen_upsample, TRANS),
+    VKOP("Equal", gen_compare, EXACT),
+    VKOP("Greater", gen_compare, EXACT),
+    VKOP("GreaterOrEqual", gen_compare, EXACT),
+    VKOP("Less", gen_compare, EXACT),
+    VKOP("LessOrEqual", gen_compare, EXACT),
+    VKOP("And", gen_logic, EXACT),
+    VKOP("Or", gen_logic, EXACT),
+    VKOP("Xor", gen_logic, EXACT),
+    VKOP("Not", gen_logic, EXACT),
+    VKOP("Where", gen_where, EXACT),
+    VKOP("CastLike", gen_cast, EXACT),
+    VKOP("ConvTranspose", gen_convtranspose, ACCUM),
+    VKOP("LayerNormalization", gen_layernorm, ACCUM),
+    VKOP("RMSNormalization", gen_layernorm, ACCUM),
+    VKOP("InstanceNormalization", gen_instnorm, ACCUM),
+    VKOP("GroupNormalization", gen_instnorm, ACCUM),
+    VKOP("ArgMax", gen_argmax, EXACT),
+    VKOP("ArgMin", gen_argmax, EXACT),
+    VKOP("DepthToSpace", gen_depth_space, EXACT),
+    VKOP("SpaceToDepth", gen_depth_space, EXACT),
+    FUSED("Add-int", "Add", gen_int_binary, EXACT),
+    FUSED("Sub-int", "Sub", gen_int_binary, EXACT),
+    FUSED("Mul-int", "Mul", gen_int_binary, EXACT),
+    FUSED("Max-int", "Max", gen_int_binary, EXACT),
+    FUSED("Min-int", "Min", gen_int_binary, EXACT),
     /* ---- CPU-only ops (in a Vulkan session they run on the CPU next to the
      * device: the fallback transfers) ---- */
     CPUOP("Swish", gen_unary, TRANS),
     CPUOP("Mod-int", gen_mod_int, EXACT),
-    CPUOP("Equal", gen_compare, EXACT),
-    CPUOP("Greater", gen_compare, EXACT),
-    CPUOP("GreaterOrEqual", gen_compare, EXACT),
-    CPUOP("Less", gen_compare, EXACT),
-    CPUOP("LessOrEqual", gen_compare, EXACT),
-    CPUOP("And", gen_logic, EXACT),
-    CPUOP("Or", gen_logic, EXACT),
-    CPUOP("Xor", gen_logic, EXACT),
-    CPUOP("Not", gen_logic, EXACT),
-    CPUOP("Where", gen_where, EXACT),
     CPUOP("BitShift", gen_bitshift, EXACT),
     CPUOP("BitwiseAnd", gen_bitwise, EXACT),
     CPUOP("BitwiseOr", gen_bitwise, EXACT),
@@ -2389,20 +2517,12 @@ static const opdesc k_ops[] = {
     CPUOP("BitwiseNot", gen_bitwise, EXACT),
     CPUOP("IsNaN", gen_isnan, EXACT),
     CPUOP("IsInf", gen_isnan, EXACT),
-    CPUOP("CastLike", gen_cast, EXACT),
-    CPUOP("ConvTranspose", gen_convtranspose, ACCUM),
     CPUOP("LpPool", gen_pool, ACCUM),
     CPUOP("GlobalLpPool", gen_global_pool, ACCUM),
     CPUOP("Hardmax", gen_softmax, EXACT),
-    CPUOP("ArgMax", gen_argmax, EXACT),
-    CPUOP("ArgMin", gen_argmax, EXACT),
     CPUOP("TopK", gen_topk, EXACT),
     CPUOP("CumSum", gen_cumsum, ACCUM),
     CPUOP("CumProd", gen_cumsum, ACCUM),
-    CPUOP("LayerNormalization", gen_layernorm, ACCUM),
-    CPUOP("RMSNormalization", gen_layernorm, ACCUM),
-    CPUOP("InstanceNormalization", gen_instnorm, ACCUM),
-    CPUOP("GroupNormalization", gen_instnorm, ACCUM),
     CPUOP("MeanVarianceNormalization", gen_mvn, ACCUM),
     CPUOP("LpNormalization", gen_lpnorm, ACCUM),
     CPUOP("Gather", gen_gather, EXACT),
@@ -2411,8 +2531,6 @@ static const opdesc k_ops[] = {
     CPUOP("ScatterElements", gen_scatter_elements, ARITH),
     CPUOP("ScatterND", gen_scatter_nd, ARITH),
     CPUOP("OneHot", gen_onehot, EXACT),
-    CPUOP("DepthToSpace", gen_depth_space, EXACT),
-    CPUOP("SpaceToDepth", gen_depth_space, EXACT),
     CPUOP("Trilu", gen_trilu, EXACT),
     CPUOP("Shape", gen_shape, EXACT),
     CPUOP("Size", gen_shape, EXACT),

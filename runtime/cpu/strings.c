@@ -1,0 +1,418 @@
+/* strings.c - the string operators: StringConcat (20), StringSplit (20),
+ * RegexFullMatch (20), StringNormalizer (10).  (Equal on strings is in
+ * binary.c, LabelEncoder in ml.c, the string elements in nn_strings.h.)
+ *
+ * The bytes an op makes come from the session's string store
+ * (nn_str_alloc), sized first and taken in one piece per run; views into
+ * an input's bytes are never handed out as outputs, since the input's
+ * bytes are the caller's and outputs must outlive the run.  Every kernel
+ * treats the input as bytes: invalid UTF-8 is carried through unchanged
+ * (StringNormalizer changes the case of ASCII letters only; StringSplit's
+ * default splits on ASCII whitespace, as Python's str.split on ASCII text,
+ * the reference of the op).  StringSplit's and StringNormalizer's output
+ * shapes depend on the values: input 0 is a shape input (the session
+ * re-plans when its strings change), and run checks that the strings still
+ * fit the plan. */
+#include "cpu/kernel_util.h"
+#include "nn_strings.h"
+#include "ops/regex.h"
+
+static bool str_all_string(nn_ctx *c, const nn_node *n, int count, nn_status *st) {
+  for (int i = 0; i < count; i++)
+    if (i >= n->n_in || !n->x[i] || n->x[i]->dtype != NN_DTYPE_STRING) {
+      *st = nn_fail(c, NN_ERR_DTYPE, "input %d must be a string tensor", i);
+      return false;
+    }
+  return true;
+}
+
+
+/* ---- StringConcat: y = a + b, numpy broadcasting --------------------------- */
+typedef struct strcat_params {
+  int rank;
+  int64_t dims[NN_MAX_RANK], sa[NN_MAX_RANK], sb[NN_MAX_RANK];
+} strcat_params;
+
+static nn_status strcat_prepare(nn_ctx *c, nn_node *n) {
+  nn_status st = NN_OK;
+  if (n->n_in != 2 || n->n_out != 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects 2 inputs and 1 output");
+  if (!str_all_string(c, n, 2, &st))
+    return st;
+  const nn_value *a = n->x[0], *b = n->x[1];
+  strcat_params p;
+  if (nn_broadcast_shape(a->rank, a->dims, b->rank, b->dims, &p.rank, p.dims) != NN_OK)
+    return nn_fail(c, NN_ERR_SHAPE, "the inputs do not broadcast");
+  nn_broadcast_strides(a->rank, a->dims, p.rank, p.dims, p.sa);
+  nn_broadcast_strides(b->rank, b->dims, p.rank, p.dims, p.sb);
+  if ((st = nn_set_output(c, n->y[0], NN_DTYPE_STRING, p.rank, p.dims)) != NN_OK)
+    return st;
+  strcat_params *pp = nn_malloc(sizeof *pp);
+  if (!pp)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *pp = p;
+  n->priv = pp;
+  return NN_OK;
+}
+
+static nn_status strcat_run(nn_ctx *c, nn_node *n) {
+  const strcat_params *p = n->priv;
+  const nn_string *a = n->x[0]->data, *b = n->x[1]->data;
+  nn_string *y = n->y[0]->data;
+  const int64_t total = n->y[0]->numel;
+  /* pass 0 sizes the bytes, pass 1 writes them */
+  size_t need = 0;
+  char *out = NULL;
+  for (int pass = 0; pass < 2; pass++) {
+    int64_t idx[NN_MAX_RANK] = {0}, oa = 0, ob = 0;
+    for (int64_t i = 0; i < total; i++) {
+      const nn_string *sa = &a[oa], *sb = &b[ob];
+      if (pass == 0) {
+        if (sa->len > SIZE_MAX - need || sb->len > SIZE_MAX - need - sa->len)
+          return nn_fail(c, NN_ERR_LIMIT, "the result's size overflows");
+        need += sa->len + sb->len;
+      } else {
+        size_t la = sa->len, lb = sb->len;
+        if (la)
+          memcpy(out, sa->data, la);
+        if (lb)
+          memcpy(out + la, sb->data, lb);
+        y[i].data = la + lb ? out : NULL;
+        y[i].len = la + lb;
+        out += la + lb;
+      }
+      for (int d = p->rank - 1; d >= 0; d--) { /* next index, offsets follow */
+        oa += p->sa[d], ob += p->sb[d];
+        if (++idx[d] < p->dims[d])
+          break;
+        oa -= p->sa[d] * idx[d], ob -= p->sb[d] * idx[d];
+        idx[d] = 0;
+      }
+    }
+    nn_status st;
+    if (pass == 0 && (st = nn_str_alloc(c, need, &out)) != NN_OK)
+      return st;
+  }
+  return NN_OK;
+}
+
+/* ---- StringSplit ------------------------------------------------------------- */
+typedef struct strsplit_params {
+  const char *delim; /* NULL: runs of whitespace */
+  size_t dlen;
+  int64_t maxsplit; /* < 0: no limit */
+  int64_t width;    /* the planned last dim of substrings */
+} strsplit_params;
+
+/* Python's ASCII whitespace (str.split without a separator) */
+static bool str_space(unsigned char ch) {
+  return ch == ' ' || (ch >= '\t' && ch <= '\r') || (ch >= 0x1c && ch <= 0x1f);
+}
+
+/* Split s; fn(arg, piece, len) for every piece; the count. */
+typedef void (*str_piece_fn)(void *arg, int64_t k, const char *p, size_t len);
+static int64_t str_split(const strsplit_params *p, const nn_string *s, str_piece_fn fn, void *arg) {
+  if (s->len == 0) { /* "".split() is [], "".split(sep) is [""] */
+    if (p->delim && fn)
+      fn(arg, 0, "", 0);
+    return p->delim ? 1 : 0;
+  }
+  const char *b = s->data, *e = s->data + s->len;
+  int64_t k = 0;
+  if (!p->delim) {
+    while (b < e) {
+      while (b < e && str_space((unsigned char)*b))
+        b++;
+      if (b == e)
+        break;
+      const char *q = b;
+      if (p->maxsplit >= 0 && k == p->maxsplit) {
+        q = e; /* the rest, its trailing space included (Python's rule) */
+      } else {
+        while (q < e && !str_space((unsigned char)*q))
+          q++;
+      }
+      if (fn)
+        fn(arg, k, b, (size_t)(q - b));
+      k++;
+      b = q;
+    }
+    return k;
+  }
+  for (;;) {
+    const char *q = NULL;
+    if (p->maxsplit < 0 || k < p->maxsplit)
+      for (const char *t = b; (size_t)(e - t) >= p->dlen; t++)
+        if (memcmp(t, p->delim, p->dlen) == 0) {
+          q = t;
+          break;
+        }
+    if (!q) {
+      if (fn)
+        fn(arg, k, b, (size_t)(e - b));
+      return k + 1;
+    }
+    if (fn)
+      fn(arg, k, b, (size_t)(q - b));
+    k++;
+    b = q + p->dlen;
+  }
+}
+
+static nn_status strsplit_prepare(nn_ctx *c, nn_node *n) {
+  nn_status st = NN_OK;
+  if (n->n_in != 1 || n->n_out != 2 || !n->y[0] || !n->y[1])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects 1 input and 2 outputs");
+  if (!str_all_string(c, n, 1, &st))
+    return st;
+  const nn_value *x = n->x[0];
+  if (x->rank + 1 > NN_MAX_RANK)
+    return nn_fail(c, NN_ERR_SHAPE, "rank %d is too large", x->rank);
+  strsplit_params p = {0};
+  const nn_attr *d = nn_attr_get(n, "delimiter");
+  if (d && d->type == NN_ATTR_STRING && d->s_len > 0) {
+    p.delim = d->s;
+    p.dlen = d->s_len;
+  }
+  p.maxsplit = nn_attr_int(n, "maxsplit", -1); /* absent or negative: every split */
+  const nn_string *xs = x->data;
+  for (int64_t i = 0; i < x->numel; i++) {
+    int64_t k = str_split(&p, &xs[i], NULL, NULL);
+    if (k > p.width)
+      p.width = k;
+  }
+  int64_t dims[NN_MAX_RANK];
+  memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+  dims[x->rank] = p.width;
+  if ((st = nn_set_output(c, n->y[0], NN_DTYPE_STRING, x->rank + 1, dims)) != NN_OK ||
+      (st = nn_set_output(c, n->y[1], NN_DTYPE_INT64, x->rank, x->dims)) != NN_OK)
+    return st;
+  strsplit_params *pp = nn_malloc(sizeof *pp);
+  if (!pp)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *pp = p;
+  n->priv = pp;
+  return NN_OK;
+}
+
+typedef struct strsplit_fill {
+  nn_string *row;
+  char **bytes;
+  size_t *need;
+} strsplit_fill;
+
+static void strsplit_count(void *arg, int64_t k, const char *p, size_t len) {
+  (void)k, (void)p;
+  *((strsplit_fill *)arg)->need += len;
+}
+
+static void strsplit_put(void *arg, int64_t k, const char *p, size_t len) {
+  strsplit_fill *f = arg;
+  if (len)
+    memcpy(*f->bytes, p, len);
+  f->row[k].data = len ? *f->bytes : NULL;
+  f->row[k].len = len;
+  *f->bytes += len;
+}
+
+static nn_status strsplit_run(nn_ctx *c, nn_node *n) {
+  const strsplit_params *p = n->priv;
+  const nn_value *x = n->x[0];
+  const nn_string *xs = x->data;
+  nn_string *y = n->y[0]->data;
+  int64_t *lens = n->y[1]->data;
+  size_t need = 0;
+  strsplit_fill f = {NULL, NULL, &need};
+  for (int64_t i = 0; i < x->numel; i++) {
+    int64_t k = str_split(p, &xs[i], strsplit_count, &f);
+    if (k > p->width) /* the bytes behind the views changed after planning */
+      return nn_fail(c, NN_ERR_RUNTIME,
+                     "string %lld splits into %lld pieces, the plan has room "
+                     "for %lld (its bytes changed since the plan)",
+                     (long long)i, (long long)k, (long long)p->width);
+  }
+  char *bytes;
+  nn_status st = nn_str_alloc(c, need, &bytes);
+  if (st != NN_OK)
+    return st;
+  memset(y, 0, n->y[0]->nbytes); /* the padding: empty strings */
+  f.bytes = &bytes;
+  for (int64_t i = 0; i < x->numel; i++) {
+    f.row = y + i * p->width;
+    lens[i] = str_split(p, &xs[i], strsplit_put, &f);
+  }
+  return NN_OK;
+}
+
+/* ---- RegexFullMatch ---------------------------------------------------------- */
+static nn_status regex_prepare(nn_ctx *c, nn_node *n) {
+  nn_status st = NN_OK;
+  if (n->n_in != 1 || n->n_out != 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects 1 input and 1 output");
+  if (!str_all_string(c, n, 1, &st))
+    return st;
+  const nn_attr *a = nn_attr_get(n, "pattern");
+  if (!a || a->type != NN_ATTR_STRING)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "attribute 'pattern' (a string) is missing");
+  if (!c->strings)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "RegexFullMatch needs a session (no string store here)");
+  /* compiled once per session, kept by the string store (freed at dispose) */
+  nn_regex *re = nn_strstore_find(c->strings, "regex", a->s);
+  if (!re) {
+    char why[200];
+    if (strlen(a->s) != a->s_len)
+      return nn_fail(c, NN_ERR_UNSUPPORTED, "the pattern holds a NUL byte");
+    re = nn_regex_compile(a->s, a->s_len, why, sizeof why);
+    if (!re)
+      return nn_fail(c, NN_ERR_UNSUPPORTED, "pattern '%.200s' is not supported: %s", a->s, why);
+    if (nn_strstore_attach(c->strings, "regex", a->s, re, nn_regex_free) != NN_OK)
+      return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  }
+  n->priv = NULL;
+  return nn_set_output(c, n->y[0], NN_DTYPE_BOOL, n->x[0]->rank, n->x[0]->dims);
+}
+
+static nn_status regex_run(nn_ctx *c, nn_node *n) {
+  const nn_attr *a = nn_attr_get(n, "pattern");
+  const nn_regex *re = nn_strstore_find(c->strings, "regex", a->s);
+  if (!re)
+    return nn_fail(c, NN_ERR_RUNTIME, "the compiled pattern is gone");
+  const nn_string *xs = n->x[0]->data;
+  uint8_t *y = n->y[0]->data;
+  /* the matcher wants each subject NUL-terminated (regex.h): copies in the
+   * store, which the next run reuses */
+  size_t need = 0;
+  for (int64_t i = 0; i < n->x[0]->numel; i++) {
+    if (xs[i].len > (size_t)INT32_MAX || xs[i].len + 1 > SIZE_MAX - need)
+      return nn_fail(c, NN_ERR_LIMIT, "string %lld has %zu bytes; the matcher takes 2 GiB at most",
+                     (long long)i, xs[i].len);
+    need += xs[i].len + 1;
+  }
+  char *buf;
+  nn_status st = nn_str_alloc(c, need, &buf);
+  if (st != NN_OK)
+    return st;
+  for (int64_t i = 0; i < n->x[0]->numel; i++) {
+    if (xs[i].len)
+      memcpy(buf, xs[i].data, xs[i].len);
+    buf[xs[i].len] = '\0';
+    y[i] = nn_regex_full_match(re, buf, xs[i].len);
+    buf += xs[i].len + 1;
+  }
+  return NN_OK;
+}
+
+/* ---- StringNormalizer: drop the stop words, change the case ----------------- */
+enum { NORM_NONE, NORM_LOWER, NORM_UPPER };
+
+typedef struct strnorm_params {
+  int action;
+  bool case_sensitive;
+  int64_t kept; /* planned output count */
+} strnorm_params;
+
+static bool strnorm_is_stop(const nn_node *n, const strnorm_params *p, const nn_string *s) {
+  const nn_attr *sw = nn_attr_get(n, "stopwords");
+  if (!sw || sw->type != NN_ATTR_STRINGS)
+    return false;
+  for (int k = 0; k < sw->n; k++) {
+    const char *w = sw->strings[k];
+    size_t len = strlen(w);
+    if (len != s->len)
+      continue;
+    bool eq = true;
+    for (size_t i = 0; eq && i < len; i++) {
+      unsigned char a = (unsigned char)w[i], b = (unsigned char)s->data[i];
+      if (!p->case_sensitive) {
+        a = (unsigned char)(a >= 'A' && a <= 'Z' ? a + 32 : a);
+        b = (unsigned char)(b >= 'A' && b <= 'Z' ? b + 32 : b);
+      }
+      eq = a == b;
+    }
+    if (eq)
+      return true;
+  }
+  return false;
+}
+
+static nn_status strnorm_prepare(nn_ctx *c, nn_node *n) {
+  nn_status st = NN_OK;
+  if (n->n_in != 1 || n->n_out != 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects 1 input and 1 output");
+  if (!str_all_string(c, n, 1, &st))
+    return st;
+  const nn_value *x = n->x[0];
+  if (!(x->rank == 1 || (x->rank == 2 && x->dims[0] == 1)))
+    return nn_fail(c, NN_ERR_SHAPE, "input must be [C] or [1, C]");
+  static const char *const actions[] = {"NONE", "LOWER", "UPPER", NULL};
+  strnorm_params p = {0};
+  if ((st = ku_attr_choice(c, n, "case_change_action", "NONE", actions, &p.action)) != NN_OK)
+    return st;
+  p.case_sensitive = nn_attr_int(n, "is_case_sensitive", 0) != 0;
+  const nn_string *xs = x->data;
+  for (int64_t i = 0; i < x->numel; i++)
+    p.kept += !strnorm_is_stop(n, &p, &xs[i]);
+  int64_t dims[2] = {1, 1};
+  if (x->rank == 1)
+    dims[0] = p.kept ? p.kept : 1;
+  else
+    dims[1] = p.kept ? p.kept : 1;
+  if ((st = nn_set_output(c, n->y[0], NN_DTYPE_STRING, x->rank, dims)) != NN_OK)
+    return st;
+  strnorm_params *pp = nn_malloc(sizeof *pp);
+  if (!pp)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *pp = p;
+  n->priv = pp;
+  return NN_OK;
+}
+
+static nn_status strnorm_run(nn_ctx *c, nn_node *n) {
+  const strnorm_params *p = n->priv;
+  const nn_string *xs = n->x[0]->data;
+  nn_string *y = n->y[0]->data;
+  int64_t kept = 0;
+  size_t need = 0;
+  for (int64_t i = 0; i < n->x[0]->numel; i++)
+    if (!strnorm_is_stop(n, p, &xs[i]))
+      kept++, need += xs[i].len;
+  if (kept != p->kept)
+    return nn_fail(c, NN_ERR_RUNTIME,
+                   "%lld strings are kept, the plan has %lld (the bytes changed "
+                   "since the plan)",
+                   (long long)kept, (long long)p->kept);
+  memset(y, 0, n->y[0]->nbytes); /* nothing kept: one empty string */
+  char *out;
+  nn_status st = nn_str_alloc(c, need, &out);
+  if (st != NN_OK)
+    return st;
+  int64_t k = 0;
+  for (int64_t i = 0; i < n->x[0]->numel; i++) {
+    if (strnorm_is_stop(n, p, &xs[i]))
+      continue;
+    size_t len = xs[i].len;
+    for (size_t j = 0; j < len; j++) {
+      unsigned char ch = (unsigned char)xs[i].data[j];
+      if (p->action == NORM_LOWER && ch >= 'A' && ch <= 'Z')
+        ch = (unsigned char)(ch + 32);
+      else if (p->action == NORM_UPPER && ch >= 'a' && ch <= 'z')
+        ch = (unsigned char)(ch - 32);
+      out[j] = (char)ch;
+    }
+    y[k].data = len ? out : NULL;
+    y[k].len = len;
+    out += len;
+    k++;
+  }
+  return NN_OK;
+}
+
+/* Folding at plan time is fine: a folded value's views point into the
+ * store's marked part (or into constants), valid for the plan's life. */
+const nn_op_def nn_ops_strings[] = {
+  {"StringConcat", NULL, {20}, 0, 0, strcat_prepare, strcat_run},
+  {"StringSplit", NULL, {20}, 1u << 0, 0, strsplit_prepare, strsplit_run},
+  {"RegexFullMatch", NULL, {20}, 0, 0, regex_prepare, regex_run},
+  {"StringNormalizer", NULL, {10}, 1u << 0, 0, strnorm_prepare, strnorm_run},
+  {0},
+};
