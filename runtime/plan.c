@@ -608,6 +608,28 @@ static nn_status fuse_affine(nn_ctx *c, nn_graph *g, nn_plan *plan, nn_error *er
   return st;
 }
 
+/* The node producing each value in this plan (-1 none): the executed
+ * nodes' outputs, so a node that absorbed another produces its output.
+ * Caller-owned (nn_free); NULL when out of memory. */
+static int *plan_producers(const nn_graph *g) {
+  int *prod = nn_malloc(((size_t)g->n_values + 1) * sizeof(int));
+  if (!prod)
+    return NULL;
+  for (int v = 0; v < g->n_values; v++)
+    prod[v] = -1;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const nn_node *n = &g->nodes[i];
+    if (n->removed || n->folded || n->fused)
+      continue;
+    for (int k = 0; k < n->n_out; k++) {
+      int vi = n->y[k] ? vidx(g, n->y[k]) : -1;
+      if (vi >= 0)
+        prod[vi] = i;
+    }
+  }
+  return prod;
+}
+
 /* ---- residual fusion -------------------------------------------------------- */
 /* Add(Conv(x), r) where the Add alone reads the Conv's output and r has the
  * output's shape (no broadcast): the Conv adds r in its epilogue, while the
@@ -626,21 +648,9 @@ static bool res_same_shape(const nn_value *a, const nn_value *b) {
 }
 
 static nn_status fuse_residuals(nn_ctx *c, nn_graph *g, nn_error *err) {
-  int *prod = nn_malloc(((size_t)g->n_values + 1) * sizeof(int));
+  int *prod = plan_producers(g);
   if (!prod)
     return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
-  for (int v = 0; v < g->n_values; v++)
-    prod[v] = -1;
-  for (int i = 0; i < g->n_nodes; i++) {
-    nn_node *n = &g->nodes[i];
-    if (n->removed || n->folded || n->fused)
-      continue;
-    for (int k = 0; k < n->n_out; k++) {
-      int vi = n->y[k] ? vidx(g, n->y[k]) : -1;
-      if (vi >= 0)
-        prod[vi] = i;
-    }
-  }
   nn_status st = NN_OK;
   for (int i = 0; i < g->n_nodes && st == NN_OK; i++) {
     nn_node *add = &g->nodes[i];
@@ -718,21 +728,9 @@ static bool conv_is_depthwise(const nn_node *n) {
 }
 
 static nn_status fuse_dw_pw(nn_ctx *c, nn_graph *g, nn_error *err) {
-  int *prod = nn_malloc(((size_t)g->n_values + 1) * sizeof(int));
+  int *prod = plan_producers(g);
   if (!prod)
     return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
-  for (int v = 0; v < g->n_values; v++)
-    prod[v] = -1;
-  for (int i = 0; i < g->n_nodes; i++) {
-    nn_node *n = &g->nodes[i];
-    if (n->removed || n->folded || n->fused)
-      continue;
-    for (int k = 0; k < n->n_out; k++) {
-      int vi = n->y[k] ? vidx(g, n->y[k]) : -1;
-      if (vi >= 0)
-        prod[vi] = i;
-    }
-  }
   nn_status st = NN_OK;
   for (int i = 0; i < g->n_nodes && st == NN_OK; i++) {
     nn_node *pw = &g->nodes[i];
@@ -770,21 +768,9 @@ static bool op_is_fusable_producer(const nn_node *n) {
 }
 
 static nn_status fuse_activations(nn_ctx *c, nn_graph *g, nn_error *err) {
-  int *prod = nn_malloc(((size_t)g->n_values + 1) * sizeof(int));
+  int *prod = plan_producers(g);
   if (!prod)
     return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
-  for (int v = 0; v < g->n_values; v++)
-    prod[v] = -1;
-  for (int i = 0; i < g->n_nodes; i++) {
-    nn_node *n = &g->nodes[i];
-    if (n->removed || n->folded || n->fused)
-      continue;
-    for (int k = 0; k < n->n_out; k++) {
-      int vi = n->y[k] ? vidx(g, n->y[k]) : -1;
-      if (vi >= 0)
-        prod[vi] = i;
-    }
-  }
   nn_status st = NN_OK;
   for (int i = 0; i < g->n_nodes && st == NN_OK; i++) {
     nn_node *act = &g->nodes[i];
