@@ -9,7 +9,7 @@ that list that does not pass is a failure (exit 1).  The list only grows:
 --update adds the new passes and never removes a line.
 
     conformance.py --nn-run build/tools/nn-run [--backend cpu] [--jobs N]
-                   [--filter REGEX] [--exclude REGEX] [--update] [--results FILE]
+                   [--filter REGEX] [--exclude REGEX] [--skip-list SUITE:FILE] [--update] [--results FILE]
 
 The test data location is ONNX_TESTS (default ../shared/onnx-tests next to the
 repository).
@@ -84,6 +84,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--filter", default=None, help="only cases matching this regex")
     ap.add_argument("--exclude", default=None, help="leave out cases matching this regex")
+    ap.add_argument("--skip-list", action="append", default=[], metavar="SUITE:FILE",
+                    help="leave out the cases of SUITE named in FILE (one per line, # comments): "
+                         "cases another test already runs")
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-5)
     ap.add_argument("--timeout", type=float, default=120)
@@ -110,6 +113,11 @@ def main():
     if args.exclude:
         rx = re.compile(args.exclude)
         cases = [c for c in cases if not rx.search(c)]
+    for spec in args.skip_list:
+        suite, _, path = spec.partition(":")
+        with open(path) as f:
+            names = {l.split("#")[0].strip() for l in f}
+        cases = [c for c in cases if not (c.startswith(suite + "/") and c[len(suite) + 1:] in names)]
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
         futs = [ex.submit(run_case, args.nn_run, args.tests, c, args.backend, args.rtol, args.atol,

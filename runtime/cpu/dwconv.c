@@ -195,20 +195,20 @@ static SG_ALWAYS_INLINE SG256 void dw2_block(const int KW, const int S, const in
                                              int64_t ldy, int kh0, int kh1, int64_t ow,
                                              float bias, int tail) {
   __m256 acc[4][8];
-#pragma GCC unroll 4
+SG_UNROLL(4)
   for (int r = 0; r < R; r++)
-#pragma GCC unroll 8
+SG_UNROLL(8)
     for (int v = 0; v < V; v++)
       acc[r][v] = _mm256_set1_ps(bias);
   for (int kh = kh0; kh < kh1; kh++) {
     const float *wr = wc + kh * KW;
-#pragma GCC unroll 5
+SG_UNROLL(5)
     for (int kw = 0; kw < KW; kw++) {
       __m256 wv = _mm256_broadcast_ss(wr + kw);
-#pragma GCC unroll 4
+SG_UNROLL(4)
       for (int r = 0; r < R; r++) {
         const float *p = rows[r][kh] + ow + (S == 1 ? kw : (kw & 1) * half + kw / 2);
-#pragma GCC unroll 8
+SG_UNROLL(8)
         for (int v = 0; v < V; v++)
           acc[r][v] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 8 * v), acc[r][v]);
       }
@@ -216,9 +216,9 @@ static SG_ALWAYS_INLINE SG256 void dw2_block(const int KW, const int S, const in
   }
   const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail),
                                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-#pragma GCC unroll 4
+SG_UNROLL(4)
   for (int r = 0; r < R; r++)
-#pragma GCC unroll 8
+SG_UNROLL(8)
     for (int v = 0; v < V; v++) {
       __m256 o = acc[r][v];
       const bool part = v == V - 1 && tail < 8;
@@ -368,40 +368,40 @@ static SG_ALWAYS_INLINE SG256 void dw2_k3s1_block(const int R, const int V, cons
   const nn_dwconv_shape *s = j->s;
   const int64_t OW = s->OW;
   __m256 acc[DW_K3_MAXR][4];
-#pragma GCC unroll 4
+SG_UNROLL(4)
   for (int r = 0; r < R; r++)
-#pragma GCC unroll 4
+SG_UNROLL(4)
     for (int v = 0; v < V; v++)
       acc[r][v] = _mm256_set1_ps(bias);
   /* plain blocks address every load as row pointer + constant */
   const float *px[DW_K3_MAXR + 2];
-#pragma GCC unroll 6
+SG_UNROLL(6)
   for (int k = 0; k < R + 2; k++)
     px[k] = EK == DW_EDGE ? xr[k] : xr[k] + (ow - s->PL);
-#pragma GCC unroll 6
+SG_UNROLL(6)
   for (int k = 0; k < R + 2; k++)
-#pragma GCC unroll 3
+SG_UNROLL(3)
     for (int kw = 0; kw < 3; kw++) {
       __m256 wv[DW_K3_MAXR];
-#pragma GCC unroll 4
+SG_UNROLL(4)
       for (int r = 0; r < R; r++)
         if (k - r >= 0 && k - r <= 2)
           wv[r] = _mm256_broadcast_ss(wc + (k - r) * 3 + kw);
-#pragma GCC unroll 4
+SG_UNROLL(4)
       for (int v = 0; v < V; v++) {
         __m256 x = dw2_k3_load(EK, s, px[k], ow, kw, v);
-#pragma GCC unroll 4
+SG_UNROLL(4)
         for (int r = 0; r < R; r++)
           if (k - r >= 0 && k - r <= 2)
             acc[r][v] = _mm256_fmadd_ps(wv[r], x, acc[r][v]);
       }
     }
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-#pragma GCC unroll 4
+SG_UNROLL(4)
   for (int r = 0; r < R; r++) {
     if (r >= nrows)
       break;
-#pragma GCC unroll 4
+SG_UNROLL(4)
     for (int v = 0; v < V; v++) {
       __m256 o = acc[r][v];
       float *dst = dw_out_at(j, yc, oh + r, ow + 8 * v);

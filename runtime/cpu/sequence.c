@@ -378,7 +378,6 @@ static nn_status split_seq_prepare(nn_ctx *c, nn_node *n) {
   if (!nn_norm_axis(nn_attr_int(n, "axis", 0), x->rank, &axis))
     return nn_fail(c, NN_ERR_INVALID_MODEL, "axis is out of range");
   int64_t len = x->dims[axis];
-  int64_t sizes_buf[1];
   const nn_value *sp = n->n_in > 1 ? n->x[1] : NULL;
   int64_t count;
   bool keep = true;
@@ -386,7 +385,7 @@ static nn_status split_seq_prepare(nn_ctx *c, nn_node *n) {
   if (!sp) {
     count = len;
     keep = nn_attr_int(n, "keepdims", 1) != 0;
-  } else if (sp->rank == 0 || (sp->rank == 1 && sp->numel == 1 && false)) {
+  } else if (sp->rank == 0) {
     chunk = nn_value_get_int(sp, 0);
     if (chunk <= 0)
       return nn_fail(c, NN_ERR_INVALID_MODEL, "split must be positive");
@@ -398,13 +397,16 @@ static nn_status split_seq_prepare(nn_ctx *c, nn_node *n) {
       int64_t v = nn_value_get_int(sp, i);
       if (v < 0)
         return nn_fail(c, NN_ERR_INVALID_MODEL, "split sizes must not be negative");
+      /* checked before the sum so a hostile size cannot overflow it: sum stays <= 2 * len */
+      if (v > len - sum)
+        return nn_fail(c, NN_ERR_INVALID_MODEL, "split sizes exceed the axis length %lld",
+                       (long long)len);
       sum += v;
     }
     if (sum != len)
       return nn_fail(c, NN_ERR_INVALID_MODEL, "split sizes sum to %lld, the axis is %lld", (long long)sum,
                      (long long)len);
   }
-  (void)sizes_buf;
   if (count > NN_LIMIT_SEQUENCE_ITEMS)
     return nn_fail(c, NN_ERR_LIMIT, "%lld items, more than the limit %d", (long long)count,
                    NN_LIMIT_SEQUENCE_ITEMS);

@@ -289,11 +289,11 @@ static SG_ALWAYS_INLINE SG256 void sg_tr8(__m256 r[8]) {
 static SG_ALWAYS_INLINE SG256 void sg_tr8_copy(const float *src, int64_t ld, float *d,
                                                int64_t dstride) {
   __m256 r[8];
-#pragma GCC unroll 8
+SG_UNROLL(8)
   for (int q = 0; q < 8; q++)
     r[q] = _mm256_loadu_ps(src + q * ld);
   sg_tr8(r);
-#pragma GCC unroll 8
+SG_UNROLL(8)
   for (int j = 0; j < 8; j++)
     _mm256_storeu_ps(d + j * dstride, r[j]);
 }
@@ -320,22 +320,22 @@ static SG256 void sg_pack_a_panel_avx(const int MR, const float *A, int64_t lda,
        * lines ahead (measured: -5% on ResNet-50, whose weights do not fit
        * the caches) */
       if ((k & 15) == 0)
-#pragma GCC unroll 14
+SG_UNROLL(14)
         for (int q = 0; q < 14; q++)
           _mm_prefetch((const char *)(src + q * lda + 64), _MM_HINT_T0);
       sg_tr8_copy(src, lda, d + k * 14, 14);
       sg_tr8_copy(src + 6 * lda, lda, d + k * 14 + 6, 14);
     } else {
       if ((k & 15) == 0)
-#pragma GCC unroll 6
+SG_UNROLL(6)
         for (int q = 0; q < 6; q++)
           _mm_prefetch((const char *)(src + q * lda + 64), _MM_HINT_T0);
-#pragma GCC unroll 6
+SG_UNROLL(6)
       for (int q = 0; q < 6; q++)
         r[q] = _mm256_loadu_ps(src + q * lda);
       r[6] = r[7] = _mm256_setzero_ps();
       sg_tr8(r);
-#pragma GCC unroll 7
+SG_UNROLL(7)
       for (int j = 0; j < 7; j++)
         _mm256_storeu_ps(d + (k + j) * 6, r[j]);
       _mm_storeu_ps(d + (k + 7) * 6, _mm256_castps256_ps128(r[7]));
@@ -524,7 +524,7 @@ static SG_ALWAYS_INLINE SG256 void sg2_ukr_t(const int MR, const bool HALF, int6
                                              int64_t ldc, int nr, unsigned flags,
                                              const sg_rt *e, int64_t i0, int64_t j0) {
   __m256 c0[SG2_MR], c1[SG2_MR];
-#pragma GCC unroll 6
+SG_UNROLL(6)
   for (int r = 0; r < MR; r++) {
     c0[r] = _mm256_setzero_ps();
     c1[r] = _mm256_setzero_ps();
@@ -534,7 +534,7 @@ static SG_ALWAYS_INLINE SG256 void sg2_ukr_t(const int MR, const bool HALF, int6
   }
   for (int64_t k = 0; k < kc; k++) {
     __m256 b0 = _mm256_loadu_ps(pb), b1 = HALF ? b0 : _mm256_loadu_ps(pb + 8);
-#pragma GCC unroll 6
+SG_UNROLL(6)
     for (int r = 0; r < MR; r++) {
       __m256 a = _mm256_broadcast_ss(pa + r);
       c0[r] = _mm256_fmadd_ps(a, b0, c0[r]);
@@ -557,7 +557,7 @@ static SG_ALWAYS_INLINE SG256 void sg2_ukr_t(const int MR, const bool HALF, int6
     if (!HALF)
       bc1 = sg2_load(e->bias + j0 + 8, full, m1);
   }
-#pragma GCC unroll 6
+SG_UNROLL(6)
   for (int r = 0; r < MR; r++) {
     float *cr = c + r * ldc;
     __m256 v0 = _mm256_mul_ps(c0[r], va), v1 = _mm256_mul_ps(c1[r], va);
@@ -673,20 +673,20 @@ static SG_ALWAYS_INLINE SG256 void sg2_nkr_t(const int NN, const int U, int64_t 
   const __m256i ma = _mm256_cmpgt_epi32(_mm256_set1_epi32(mr),
                                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   __m256 acc[4][SG2_NRN];
-#pragma GCC unroll 4
+SG_UNROLL(4)
   for (int u = 0; u < U; u++)
-#pragma GCC unroll 4
+SG_UNROLL(4)
     for (int j = 0; j < NN; j++)
       acc[u][j] = _mm256_setzero_ps();
   /* U is a constant: with U == 1 the tail loop and the reduction vanish,
    * which also lets the compiler keep the accumulators in registers */
   const int64_t kmain = kc - kc % U;
   for (int64_t k = 0; k < kmain; k += U) {
-#pragma GCC unroll 4
+SG_UNROLL(4)
     for (int u = 0; u < U; u++) {
       __m256 a = _mm256_maskload_ps(pa + (k + u) * SG2_MR, ma);
       const float *bk = b + (k + u) * bsk;
-#pragma GCC unroll 8
+SG_UNROLL(8)
       for (int j = 0; j < NN; j++)
         acc[u][j] = _mm256_fmadd_ps(a, _mm256_broadcast_ss(bk + j * bsj), acc[u][j]);
     }
@@ -695,18 +695,18 @@ static SG_ALWAYS_INLINE SG256 void sg2_nkr_t(const int NN, const int U, int64_t 
     for (int64_t k = kmain; k < kc; k++) {
       __m256 a = _mm256_maskload_ps(pa + k * SG2_MR, ma);
       const float *bk = b + k * bsk;
-#pragma GCC unroll 8
+SG_UNROLL(8)
       for (int j = 0; j < NN; j++)
         acc[0][j] = _mm256_fmadd_ps(a, _mm256_broadcast_ss(bk + j * bsj), acc[0][j]);
     }
-#pragma GCC unroll 4
+SG_UNROLL(4)
     for (int u = 1; u < U; u++)
-#pragma GCC unroll 8
+SG_UNROLL(8)
       for (int j = 0; j < NN; j++)
         acc[0][j] = _mm256_add_ps(acc[0][j], acc[u][j]);
   }
   /* unrolled: a variable index would force the accumulators into memory */
-#pragma GCC unroll 4
+SG_UNROLL(4)
   for (int j = 0; j < NN; j++)
     sg2_nepi_col(acc[0][j], ma, mr, c + j, ldc, flags, e, i0, j0 + j);
 }
@@ -747,7 +747,7 @@ static SG_ALWAYS_INLINE SG512 void sg5_ukr_t(const int MR, const bool HALF, int6
                                              int64_t ldc, int nr, unsigned flags,
                                              const sg_rt *e, int64_t i0, int64_t j0) {
   __m512 c0[SG5_MR], c1[SG5_MR];
-#pragma GCC unroll 14
+SG_UNROLL(14)
   for (int r = 0; r < MR; r++) {
     c0[r] = _mm512_setzero_ps();
     c1[r] = _mm512_setzero_ps();
@@ -757,7 +757,7 @@ static SG_ALWAYS_INLINE SG512 void sg5_ukr_t(const int MR, const bool HALF, int6
   }
   for (int64_t k = 0; k < kc; k++) {
     __m512 b0 = _mm512_loadu_ps(pb), b1 = HALF ? b0 : _mm512_loadu_ps(pb + 16);
-#pragma GCC unroll 14
+SG_UNROLL(14)
     for (int r = 0; r < MR; r++) {
       __m512 a = _mm512_set1_ps(pa[r]);
       c0[r] = _mm512_fmadd_ps(a, b0, c0[r]);
@@ -779,7 +779,7 @@ static SG_ALWAYS_INLINE SG512 void sg5_ukr_t(const int MR, const bool HALF, int6
     bc0 = _mm512_maskz_loadu_ps(m0, e->bias + j0);
     bc1 = _mm512_maskz_loadu_ps(m1, e->bias + j0 + 16);
   }
-#pragma GCC unroll 14
+SG_UNROLL(14)
   for (int r = 0; r < MR; r++) {
     float *cr = c + r * ldc;
     __m512 v0 = _mm512_mul_ps(c0[r], va), v1 = _mm512_mul_ps(c1[r], va);
@@ -894,20 +894,20 @@ static SG_ALWAYS_INLINE SG512 void sg5_nkr_t(const int NN, const int U, int64_t 
                                              const sg_rt *e, int64_t i0, int64_t j0) {
   const __mmask16 ma = (__mmask16)((1u << mr) - 1);
   __m512 acc[4][SG5_NRN];
-#pragma GCC unroll 4
+SG_UNROLL(4)
   for (int u = 0; u < U; u++)
-#pragma GCC unroll 8
+SG_UNROLL(8)
     for (int j = 0; j < NN; j++)
       acc[u][j] = _mm512_setzero_ps();
   /* U is a constant: with U == 1 the tail loop and the reduction vanish,
    * which also lets the compiler keep the accumulators in registers */
   const int64_t kmain = kc - kc % U;
   for (int64_t k = 0; k < kmain; k += U) {
-#pragma GCC unroll 4
+SG_UNROLL(4)
     for (int u = 0; u < U; u++) {
       __m512 a = _mm512_maskz_loadu_ps(ma, pa + (k + u) * SG5_MR);
       const float *bk = b + (k + u) * bsk;
-#pragma GCC unroll 8
+SG_UNROLL(8)
       for (int j = 0; j < NN; j++)
         acc[u][j] = _mm512_fmadd_ps(a, _mm512_set1_ps(bk[j * bsj]), acc[u][j]);
     }
@@ -916,18 +916,18 @@ static SG_ALWAYS_INLINE SG512 void sg5_nkr_t(const int NN, const int U, int64_t 
     for (int64_t k = kmain; k < kc; k++) {
       __m512 a = _mm512_maskz_loadu_ps(ma, pa + k * SG5_MR);
       const float *bk = b + k * bsk;
-#pragma GCC unroll 8
+SG_UNROLL(8)
       for (int j = 0; j < NN; j++)
         acc[0][j] = _mm512_fmadd_ps(a, _mm512_set1_ps(bk[j * bsj]), acc[0][j]);
     }
-#pragma GCC unroll 4
+SG_UNROLL(4)
     for (int u = 1; u < U; u++)
-#pragma GCC unroll 8
+SG_UNROLL(8)
       for (int j = 0; j < NN; j++)
         acc[0][j] = _mm512_add_ps(acc[0][j], acc[u][j]);
   }
   /* unrolled: a variable index would force the accumulators into memory */
-#pragma GCC unroll 8
+SG_UNROLL(8)
   for (int j = 0; j < NN; j++)
     sg5_nepi_col(acc[0][j], ma, mr, c + j, ldc, flags, e, i0, j0 + j);
 }

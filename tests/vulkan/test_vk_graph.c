@@ -5,10 +5,13 @@
  * inputs and outputs), so the Vulkan graph executor is tested before and
  * independently of its wiring into session.c.
  *
- *   test-vk-graph [--rtol R] [--atol A] [--all-vulkan] [--list FILE] [--base DIR]
- *                 [--runs N] [CASE_DIR | DIR_OF_CASES]...
+ *   test-vk-graph [--rtol R] [--atol A] [--all-vulkan] [--all-vulkan-list FILE]
+ *                 [--except FILE] [--list FILE] [--base DIR] [--runs N]
+ *                 [CASE_DIR | DIR_OF_CASES]...
  *
  * --all-vulkan  a case passes only with nodes_cpu=0
+ * --all-vulkan-list FILE  the cases named in FILE pass only with nodes_cpu=0
+ * --except FILE the cases named in FILE are left out
  * --list FILE   case names (one per line, # comments) relative to --base
  * --runs N      run each case N times: replays must agree and, after the
  *               first, make no heap allocation
@@ -158,6 +161,53 @@ typedef struct counts {
 } counts;
 
 /* One case directory: model.onnx + test_data_set_0. */
+/* Case-name sets read from list files (one name per line, '#' comments):
+ * --all-vulkan-list names the cases that must run with every node on
+ * Vulkan, --except the ones to leave out. */
+typedef struct name_set {
+  char **names;
+  int n;
+} name_set;
+
+static name_set g_all_vulkan_set, g_except_set;
+
+static int name_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool name_set_read(name_set *s, const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return false;
+  char line[1024];
+  int cap = s->n;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\r\n# ")] = '\0';
+    if (!line[0])
+      continue;
+    if (s->n == cap) {
+      cap = cap ? cap * 2 : 256;
+      s->names = realloc(s->names, (size_t)cap * sizeof *s->names);
+    }
+    s->names[s->n++] = strdup(line);
+  }
+  fclose(f);
+  qsort(s->names, (size_t)s->n, sizeof *s->names, name_cmp);
+  return true;
+}
+
+static bool name_set_has(const name_set *s, const char *name) {
+  return s->n && bsearch(&name, s->names, (size_t)s->n, sizeof *s->names, name_cmp);
+}
+
+static void name_set_free(name_set *s) {
+  for (int i = 0; i < s->n; i++)
+    free(s->names[i]);
+  free(s->names);
+  s->names = NULL;
+  s->n = 0;
+}
+
 static void run_case(const char *dir, const opts *o, counts *cnt) {
   char path[4096], why[1024] = "", fallback[256] = "";
   nn_error err = {0};
@@ -335,7 +385,8 @@ out:
     nn_aligned_free(outs[k]);
   }
   cnt->cases++;
-  bool pass = ok && (!o->all_vulkan || st.nodes_cpu == 0);
+  bool must_all_vulkan = o->all_vulkan || name_set_has(&g_all_vulkan_set, name);
+  bool pass = ok && (!must_all_vulkan || st.nodes_cpu == 0);
   if (pass)
     cnt->passed++;
   if (ok && st.nodes_cpu == 0)
@@ -389,6 +440,9 @@ static void run_cycles(const char *p, const opts *o, counts *cnt) {
 static void run_path(const char *p, const opts *o, counts *cnt) {
   char model[4096];
   snprintf(model, sizeof model, "%s/model.onnx", p);
+  const char *base_name = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
+  if (name_set_has(&g_except_set, base_name))
+    return;
   if (file_exists(model)) {
     if (g_cycles > 1)
       run_cycles(p, o, cnt);
@@ -445,12 +499,21 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
     bool takes = next && (!strcmp(a, "--rtol") || !strcmp(a, "--atol") || !strcmp(a, "--runs") ||
-                          !strcmp(a, "--cycles") || !strcmp(a, "--list"));
+                          !strcmp(a, "--cycles") || !strcmp(a, "--list") ||
+                          !strcmp(a, "--all-vulkan-list") || !strcmp(a, "--except"));
     const char *p = !strcmp(a, "--base") && next ? next : a[0] == '-' ? NULL : a;
     if (p && !path_exists(p)) {
       printf("skip: %s is absent (the ONNX test suite and real cases: ../shared, or meson "
              "-Dshared_dir=DIR)\n", p);
       return 77;
+    }
+    name_set *set = !next ? NULL
+                    : !strcmp(a, "--all-vulkan-list") ? &g_all_vulkan_set
+                    : !strcmp(a, "--except")          ? &g_except_set
+                                                      : NULL;
+    if (set && !name_set_read(set, next)) {
+      fprintf(stderr, "cannot open %s\n", next);
+      return 1;
     }
     if (takes || !strcmp(a, "--base"))
       i++;
@@ -487,6 +550,8 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--base") == 0 && next) {
       base = next;
       i++;
+    } else if ((strcmp(a, "--all-vulkan-list") == 0 || strcmp(a, "--except") == 0) && next) {
+      i++; /* read before the cases run (above) */
     } else if (strcmp(a, "--list") == 0 && next) {
       FILE *f = fopen(next, "r");
       if (!f) {
@@ -509,6 +574,8 @@ int main(int argc, char **argv) {
     }
   }
   nn_vk_ctx_release(ctx);
+  name_set_free(&g_all_vulkan_set);
+  name_set_free(&g_except_set);
   printf("%d of %d cases passed, %d with every node on vulkan\n", cnt.passed, cnt.cases,
          cnt.all_vulkan);
   int rc = vt_finish("test_vk_graph");
