@@ -67,8 +67,8 @@
  *     input-std="57.375,57.12,58.395" ! \
  *   tensordecoder scheme=dbnet model-id=det ! \
  *   onnxinfer name=rec model-location=ch_PP-OCRv4_rec_infer.onnx \
- *     inference-region=roi-list channel-order=bgr input-mean=127.5 \
- *     input-std=127.5 input-height=48 input-width=1024 \
+ *     inference-region=roi-list channel-order=bgr input-mean=0 \
+ *     input-std=255 input-height=48 input-width=1024 \
  *     scale-mode=letterbox ! \
  *   tensordecoder scheme=ctc model-id=rec labels-file=ppocr_keys_v1.txt ! \
  *   roioverlay ! videoconvert ! pngenc ! filesink location=ocr.png

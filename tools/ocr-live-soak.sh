@@ -49,8 +49,8 @@ gst-launch-1.0 -m videotestsrc is-live=true pattern=white num-buffers=$frames ! 
     input-mean="123.675,116.28,103.53" input-std="58.395,57.12,57.375" ! \
   tensordecoder scheme=dbnet model-id=det ! \
   onnxinfer name=rec model-location="$M/ch_PP-OCRv4_rec_infer.onnx" inference-region=roi-list \
-    object-class=text scale-mode=pad-right channel-order=bgr input-mean=127.5 input-std=127.5 \
-    pad-value=127.5 max-batch=1 ! \
+    object-class=text scale-mode=pad-right channel-order=bgr input-mean=0 input-std=255 \
+    pad-value=0 max-batch=1 ! \
   tensordecoder scheme=ctc model-id=rec labels-file="$M/ppocr_keys_v1.txt" post-messages=true ! \
   fakesink sync=false \
   filesrc location="$srt" ! subparse ! t.text_sink > "$out/log" 2>&1 &
