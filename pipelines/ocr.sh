@@ -33,7 +33,7 @@ while [ "$1" != --end-of-options ]; do
   case "$1" in
     --cls) use_cls=1 ;;
     --no-cls) use_cls=0 ;;
-    --annotate|--threads|--backend|--min-confidence|--box-threshold|--unclip-ratio)
+    --annotate|--threads|--backend|--min-confidence|--box-threshold|--unclip-ratio|--space-threshold)
       [ "$2" != --end-of-options ] || { echo "ocr.sh: $1 needs a value" >&2; exit 2; }
       set -- "$@" "$1" "$2"; shift ;;
     *) set -- "$@" "$1" ;;

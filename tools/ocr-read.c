@@ -59,7 +59,7 @@ typedef struct
 {
   gchar *det, *rec, *cls, *dict, *annotate, *backend;
   gint threads;
-  gdouble min_confidence, box_threshold, unclip_ratio;
+  gdouble min_confidence, box_threshold, unclip_ratio, space_threshold;
 } Options;
 
 static void
@@ -234,8 +234,9 @@ pipeline_description (const Options * o, gboolean image)
         o->cls, backend, threads, cls_pre);
   g_string_append_printf (d, "onnxinfer name=rec model-location=\"%s\" "
       "backend=%s%s %s max-batch=1 max-input-size=2560 ! "
-      "tensordecoder scheme=ctc model-id=rec labels-file=\"%s\" ! ", o->rec,
-      backend, threads, rec_pre, o->dict);
+      "tensordecoder scheme=ctc model-id=rec labels-file=\"%s\" "
+      "space-threshold=%g ! ", o->rec, backend, threads, rec_pre, o->dict,
+      o->space_threshold);
   if (o->annotate)
     g_string_append_printf (d, "roioverlay ! tee name=t ! queue ! "
         "appsink name=sink sync=false max-buffers=8 t. ! queue ! videoconvert ! %s ! "
@@ -373,6 +374,10 @@ main (int argc, char **argv)
           "text boxes whose mean probability reaches this (default 0.5)", "T"},
     {"unclip-ratio", 0, 0, G_OPTION_ARG_DOUBLE, &o.unclip_ratio, "Grow "
           "the boxes by the DB rule with this ratio (default 1.5)", "R"},
+    {"space-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &o.space_threshold,
+          "Put a space between two characters where the recogniser's space "
+          "class reaches this probability (default 0.1; 1: PaddleOCR's "
+          "greedy decoding)", "P"},
     {NULL}
   };
 
@@ -382,6 +387,7 @@ main (int argc, char **argv)
    * skimage's page 17% -> 0%, no other image worse) */
   o.box_threshold = 0.5;
   o.unclip_ratio = 1.5;         /* det_db_unclip_ratio */
+  o.space_threshold = 0.1;      /* tensordecoder's default, see there */
   ctx = g_option_context_new ("FILE... - print the text of images and videos");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_add_group (ctx, gst_init_get_option_group ());

@@ -300,7 +300,16 @@ void nd_dbnet_free(nd_dbnet *db);
  * must be n + 2.  confidence: mean of the kept steps' maximum probability
  * (0 for an empty text).  The model's outputs should be probabilities
  * (PP-OCR's end in a softmax); rows that do not sum to 1 are taken as
- * logits and the confidence is their softmax. */
+ * logits and the confidence is their softmax.
+ *
+ * Spaces (nd_ctc_set_space_threshold): greedy decoding keeps a space only
+ * where the space class wins a step, and PP-OCR's recogniser often puts it
+ * second between words (0.25 to 0.5 where a reader sees a space, below 0.2
+ * inside words on the pages of tests/ocr/).  With a threshold t in (0, 1),
+ * a space also goes between two characters when the space class's
+ * probability reaches t at a step between them (a blank or a repeat of the
+ * first); t = 1 (the default of nd_ctc_new) is PaddleOCR's plain greedy
+ * decoding.  An inserted space counts in n_chars, not in the confidence. */
 
 #define ND_CTC_MAX_STEPS 65536                 /* T */
 #define ND_CTC_MAX_BATCH 4096                  /* N */
@@ -319,6 +328,8 @@ nd_status nd_ctc_new(const char *dictionary_path, nd_ctc **out, nd_error *err);
 nd_status nd_ctc_new_from_strings(const char *const *chars, int n, nd_ctc **out, nd_error *err);
 /* Classes the model must output: dictionary entries + 2. */
 int nd_ctc_num_classes(const nd_ctc *c);
+/* t in (0, 1]: see "Spaces" above; ND_ERR_INVALID_ARG outside it. */
+nd_status nd_ctc_set_space_threshold(nd_ctc *c, float t, nd_error *err);
 /* *rows: one per batch row, decoder-owned, valid until the next decode or
  * free.  Buffers grow on the first tensor of a size and are reused. */
 nd_status nd_ctc_decode(nd_ctc *c, const nd_tensor *t, const nd_ctc_result **rows, int *n_rows,

@@ -7,10 +7,13 @@
  * equal to the previous one is merged, blanks are dropped; a blank between
  * two equal steps separates them ("aa-a" -> "aa").  The confidence is the
  * mean maximum probability of the kept steps, 0 for an empty text.
+ * Below space_threshold, a space also separates two characters when the
+ * space class came close enough between them (decode.h, "Spaces").
  *
  * Memory: the dictionary (one block); the text buffer and the rows grow on
  * the first tensor needing more and are kept.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,6 +24,7 @@ struct nd_ctc {
   size_t *lens;
   int n_classes;
   size_t max_len;              /* longest entry in bytes */
+  float space_threshold;       /* 1: plain greedy decoding */
   nd_labels *labels;           /* when loaded from a file (owns the strings) */
   char *own;                   /* when built from strings: the copies */
   char *text;                  /* rows' texts, NUL-separated */
@@ -37,6 +41,7 @@ static nd_status ctc_alloc(int n, nd_ctc **out, nd_error *err) {
   if (!c)
     return nd_set_error(err, ND_ERR_NOMEM, "out of memory");
   c->n_classes = n + 2;
+  c->space_threshold = 1.0f;
   c->chars = calloc((size_t)c->n_classes, sizeof *c->chars);
   c->lens = calloc((size_t)c->n_classes, sizeof *c->lens);
   if (!c->chars || !c->lens) {
@@ -122,6 +127,16 @@ int nd_ctc_num_classes(const nd_ctc *c) {
   return c ? c->n_classes : 0;
 }
 
+nd_status nd_ctc_set_space_threshold(nd_ctc *c, float t, nd_error *err) {
+  if (!c)
+    return nd_set_error(err, ND_ERR_INVALID_ARG, "ctc: NULL argument");
+  if (!(t > 0.0f && t <= 1.0f))
+    return nd_set_error(err, ND_ERR_INVALID_ARG, "ctc: space threshold %g is not in (0, 1]",
+                        (double)t);
+  c->space_threshold = t;
+  return ND_OK;
+}
+
 void nd_ctc_free(nd_ctc *c) {
   if (!c)
     return;
@@ -192,12 +207,16 @@ nd_status nd_ctc_decode(nd_ctc *c, const nd_tensor *t, const nd_ctc_result **row
 
   const int f32 = t->dtype == ND_DTYPE_FLOAT32;
   const unsigned char *base = t->data;
+  const int64_t space = C - 1;
+  const bool soft_spaces = c->space_threshold < 1.0f;
   char *out = c->text;
   for (int64_t r = 0; r < N; r++) {
     char *start = out;
     double conf = 0;
-    int kept = 0;
+    int kept = 0, inserted = 0;
     int64_t prev = -1;
+    int64_t last_char = -1;  /* the last class written, -1 before the first */
+    float gap_space = 0.0f;  /* the space class's best since then */
     for (int64_t s = 0; s < T; s++) {
       int64_t off = (r * T + s) * C;
       float mx = -INFINITY;
@@ -218,15 +237,38 @@ nd_status nd_ctc_decode(nd_ctc *c, const nd_tensor *t, const nd_ctc_result **row
           probs = 0;
         sum += v;
       }
-      if (arg != prev && arg != 0) {
+      const bool logits = !probs || fabs(sum - 1.0) > 1e-2;
+      const bool emit = arg != prev && arg != 0;
+      if (soft_spaces && !emit && last_char > 0 && last_char != space) {
+        /* a step between two characters: how close the space came */
+        double vs = nd_tget(t, off + space);
+        float ps = (float)vs;
+        if (logits) {
+          double den = 0;
+          for (int64_t k = 0; k < C; k++)
+            den += exp((double)(nd_tget(t, off + k) - mx));
+          ps = den > 0 ? (float)(exp(vs - mx) / den) : 0.0f;
+        }
+        if (ps > gap_space)
+          gap_space = ps;
+      }
+      if (emit) {
         float p = mx;
-        if (!probs || fabs(sum - 1.0) > 1e-2) {
+        if (logits) {
           /* logits: the softmax of the maximum */
           double den = 0;
           for (int64_t k = 0; k < C; k++)
             den += exp((double)(nd_tget(t, off + k) - mx));
           p = den > 0 ? (float)(1.0 / den) : 0.0f;
         }
+        /* each inserted space stands for a step that wrote nothing, so
+         * the text still fits in T * max_len bytes */
+        if (soft_spaces && arg != space && gap_space >= c->space_threshold) {
+          *out++ = ' ';
+          inserted++;
+        }
+        gap_space = 0.0f;
+        last_char = arg;
         memcpy(out, c->chars[arg], c->lens[arg]);
         out += c->lens[arg];
         conf += p;
@@ -236,7 +278,7 @@ nd_status nd_ctc_decode(nd_ctc *c, const nd_tensor *t, const nd_ctc_result **row
     }
     *out++ = '\0';
     c->rows[r].text = start;
-    c->rows[r].n_chars = kept;
+    c->rows[r].n_chars = kept + inserted;
     c->rows[r].confidence = kept ? (float)(conf / kept) : 0.0f;
   }
   *rows = c->rows;

@@ -302,6 +302,20 @@ static void ctc_fill(float *p, int T, int C, const int *idx, const float *pmax) 
   }
 }
 
+/* Step s of a ctc_fill row: the space class (C - 1) gets probability ps,
+ * the classes other than the argmax and the space share what is left. */
+static void ctc_space(float *p, int s, int C, float ps) {
+  float *row = p + s * C;
+  int arg = 0;
+  for (int k = 1; k < C; k++)
+    if (row[k] > row[arg])
+      arg = k;
+  float rest = (1.0f - row[arg] - ps) / (float)(C - 2);
+  for (int k = 0; k < C; k++)
+    if (k != arg)
+      row[k] = k == C - 1 ? ps : rest;
+}
+
 static nd_tensor ctc_tensor(const float *p, int N, int T, int C) {
   nd_tensor t;
   memset(&t, 0, sizeof t);
@@ -421,6 +435,78 @@ static void test_ctc(void) {
     if (n == 1)
       CHECK(NEAR(r[0].confidence, (p0 + p1) / 2, 1e-5), "conf %g want %g", r[0].confidence,
             (p0 + p1) / 2);
+  }
+
+  cur_test = "ctc-soft-space";
+  {
+    /* a, blank (space 0.3), b, blank (space 0.3), a: greedy "aba"; with a
+     * threshold of 0.25 "a b a", of 0.35 "aba" again */
+    int idx[T] = {1, 0, 2, 0, 1, 0};
+    float pm[T] = {0.9f, 0.6f, 0.9f, 0.6f, 0.9f, 0.9f};
+    ctc_fill(p, T, C, idx, pm);
+    ctc_space(p, 1, C, 0.3f);
+    ctc_space(p, 3, C, 0.3f);
+    nd_tensor t = ctc_tensor(p, 1, T, C);
+    CHECK(nd_ctc_decode(c, &t, &r, &n, &err) == ND_OK && n == 1 && strcmp(r[0].text, "aba") == 0,
+          "default (greedy) '%s'", n == 1 ? r[0].text : "?");
+    CHECK(nd_ctc_set_space_threshold(c, 0.25f, &err) == ND_OK, "%s", err.msg);
+    CHECK(nd_ctc_decode(c, &t, &r, &n, &err) == ND_OK && n == 1, "%s", err.msg);
+    if (n == 1) {
+      CHECK(strcmp(r[0].text, "a b a") == 0 && r[0].n_chars == 5, "0.25: '%s' (%d)", r[0].text,
+            r[0].n_chars);
+      /* the confidence is the model's kept steps only */
+      CHECK(NEAR(r[0].confidence, 0.9, 1e-5), "conf %g", r[0].confidence);
+    }
+    CHECK(nd_ctc_set_space_threshold(c, 0.35f, &err) == ND_OK, "%s", err.msg);
+    CHECK(nd_ctc_decode(c, &t, &r, &n, &err) == ND_OK && n == 1 && strcmp(r[0].text, "aba") == 0,
+          "0.35: '%s'", n == 1 ? r[0].text : "?");
+
+    /* no space before the first character, none after the last, none
+     * doubling a space the model wrote; a repeat of the first character
+     * counts as a step between */
+    CHECK(nd_ctc_set_space_threshold(c, 0.25f, &err) == ND_OK, "%s", err.msg);
+    int i2[T] = {0, 1, 1, 5, 0, 2};
+    float p2[T] = {0.6f, 0.6f, 0.6f, 0.9f, 0.6f, 0.9f};
+    ctc_fill(p, T, C, i2, p2);
+    ctc_space(p, 0, C, 0.3f);  /* before 'a' */
+    ctc_space(p, 2, C, 0.3f);  /* the repeat of 'a' */
+    ctc_space(p, 4, C, 0.3f);  /* after the model's own space */
+    CHECK(nd_ctc_decode(c, &t, &r, &n, &err) == ND_OK && n == 1 && strcmp(r[0].text, "a b") == 0,
+          "edges '%s'", n == 1 ? r[0].text : "?");
+    int i3[T] = {1, 1, 0, 2, 2, 0};
+    float p3[T] = {0.6f, 0.6f, 0.6f, 0.6f, 0.6f, 0.6f};
+    ctc_fill(p, T, C, i3, p3);
+    ctc_space(p, 1, C, 0.3f);  /* the repeat of 'a': "a b" */
+    ctc_space(p, 5, C, 0.3f);  /* trailing: nothing follows */
+    CHECK(nd_ctc_decode(c, &t, &r, &n, &err) == ND_OK && n == 1 && strcmp(r[0].text, "a b") == 0,
+          "repeat '%s'", n == 1 ? r[0].text : "?");
+
+    /* logits: the space class's softmax is compared, not its logit */
+    float l[3 * C];
+    for (int k = 0; k < 3 * C; k++)
+      l[k] = 0.0f;
+    l[1] = 4.0f;            /* step 0: a */
+    l[C + 0] = 2.0f;        /* step 1: blank, space logit 1.5 */
+    l[C + 5] = 1.5f;
+    l[2 * C + 2] = 4.0f;    /* step 2: b */
+    nd_tensor tl = ctc_tensor(l, 1, 3, C);
+    double ps = exp(1.5) / (exp(2.0) + exp(1.5) + 4);  /* 0.32 */
+    CHECK(nd_ctc_set_space_threshold(c, (float)ps - 0.01f, &err) == ND_OK, "%s", err.msg);
+    CHECK(nd_ctc_decode(c, &tl, &r, &n, &err) == ND_OK && n == 1 && strcmp(r[0].text, "a b") == 0,
+          "logits below '%s'", n == 1 ? r[0].text : "?");
+    CHECK(nd_ctc_set_space_threshold(c, (float)ps + 0.01f, &err) == ND_OK, "%s", err.msg);
+    CHECK(nd_ctc_decode(c, &tl, &r, &n, &err) == ND_OK && n == 1 && strcmp(r[0].text, "ab") == 0,
+          "logits above '%s'", n == 1 ? r[0].text : "?");
+
+    /* out of (0, 1]: refused, the threshold unchanged */
+    CHECK(nd_ctc_set_space_threshold(c, 0.0f, &err) == ND_ERR_INVALID_ARG, "0");
+    CHECK(nd_ctc_set_space_threshold(c, -0.5f, &err) == ND_ERR_INVALID_ARG, "negative");
+    CHECK(nd_ctc_set_space_threshold(c, 1.5f, &err) == ND_ERR_INVALID_ARG, "1.5");
+    CHECK(nd_ctc_set_space_threshold(c, NAN, &err) == ND_ERR_INVALID_ARG, "NaN");
+    CHECK(nd_ctc_set_space_threshold(NULL, 0.5f, &err) == ND_ERR_INVALID_ARG, "NULL");
+    CHECK(nd_ctc_decode(c, &tl, &r, &n, &err) == ND_OK && n == 1 && strcmp(r[0].text, "ab") == 0,
+          "after refusals '%s'", n == 1 ? r[0].text : "?");
+    CHECK(nd_ctc_set_space_threshold(c, 1.0f, &err) == ND_OK, "1 (greedy)");
   }
 
   cur_test = "ctc-malformed";
