@@ -1290,86 +1290,11 @@ static nn_status convt_prepare(nn_ctx *c, nn_node *n) {
   if ((st = conv_act_parse(c, n, &p.epi)))
     return st;
 
-  int64_t s[NN_CONV_SP], d[NN_CONV_SP], pads[2 * NN_CONV_SP], opad[NN_CONV_SP];
-  for (int i = 0; i < NN_CONV_SP; i++) {
-    s[i] = d[i] = 1;
-    opad[i] = 0;
-  }
-  memset(pads, 0, sizeof pads);
-  if ((st = nn_conv_attr_ints(c, n, "strides", nsp, 1, s)) ||
-      (st = nn_conv_attr_ints(c, n, "dilations", nsp, 1, d)) ||
-      (st = nn_conv_attr_ints(c, n, "pads", 2 * nsp, 0, pads)) ||
-      (st = nn_conv_attr_ints(c, n, "output_padding", nsp, 0, opad)))
-    return st;
-  nn_conv_autopad ap;
-  if ((st = nn_conv_autopad_parse(c, n, &ap)))
-    return st;
-  int cnt = 0;
-  const int64_t *oshape = nn_attr_ints(n, "output_shape", &cnt);
-  if (oshape) {
-    /* Some exporters give the full shape (N, C, spatial...). */
-    if (cnt == nsp + 2)
-      oshape += 2;
-    else if (cnt != nsp)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "output_shape has %d values, expected %d", cnt,
-                     nsp);
-  }
-
+  /* the window geometry is the op layer's (ops/conv_geom.c), as on Vulkan */
   nn_conv_geom *g = &p.g;
-  g->nsp = nsp;
-  for (int i = 0; i < NN_CONV_SP; i++) {
-    g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1;
-    g->pb[i] = g->pe[i] = 0;
-  }
+  if ((st = nn_convt_geom_init(c, n, nsp, in_sp, kern, g)))
+    return st;
   int off = NN_CONV_SP - nsp;
-  for (int i = 0; i < nsp; i++) {
-    int j = off + i;
-    if (kern[i] < 1 || kern[i] > NN_CONV_ATTR_MAX)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "kernel size %lld in dimension %d is invalid",
-                     (long long)kern[i], i);
-    g->in[j] = in_sp[i];
-    g->k[j] = kern[i];
-    g->s[j] = s[i];
-    g->d[j] = d[i];
-    int64_t ek = (kern[i] - 1) * d[i] + 1;
-    int64_t full = s[i] * (in_sp[i] - 1) + opad[i] + ek;   /* output with no padding */
-    int64_t out;
-    if (oshape || ap == NN_CONV_PAD_SAME_UPPER || ap == NN_CONV_PAD_SAME_LOWER) {
-      if (oshape) {
-        out = oshape[i];
-        if (out < 0 || out > NN_CONV_ATTR_MAX)
-          return nn_fail(c, NN_ERR_INVALID_MODEL, "output_shape[%d] = %lld is invalid", i,
-                         (long long)out);
-      } else {
-        out = in_sp[i] * s[i];
-      }
-      int64_t total = full - out;
-      if (total < 0) {
-        /* asked for more than the kernel reaches: the extra is at the end */
-        g->pb[j] = 0;
-      } else {
-        int64_t half = total / 2;
-        g->pb[j] = ap == NN_CONV_PAD_SAME_UPPER ? half : total - half;
-      }
-      g->pe[j] = total - g->pb[j];
-    } else {
-      if (ap == NN_CONV_PAD_NOTSET) {
-        g->pb[j] = pads[i];
-        g->pe[j] = pads[nsp + i];
-      }
-      out = full - g->pb[j] - g->pe[j];
-    }
-    if (out < 1 && in_sp[i] > 0)
-      return nn_fail(c, NN_ERR_SHAPE, "output size %lld in spatial dimension %d is not positive",
-                     (long long)out, i);
-    g->out[j] = out;
-  }
-  g->in_sz = g->out_sz = g->k_sz = 1;
-  for (int i = 0; i < NN_CONV_SP; i++) {
-    g->in_sz *= g->in[i];
-    g->out_sz *= g->out[i];
-    g->k_sz *= g->k[i];
-  }
 
   int64_t dims[2 + NN_CONV_SP];
   dims[0] = p.batch;

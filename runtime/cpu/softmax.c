@@ -1,10 +1,7 @@
 /* softmax.c - Softmax, LogSoftmax, Hardmax.
  *
- * Before opset 13 the input is coerced to 2-D at `axis` (default 1): rows are
- * everything before the axis, and the normalization runs over the product of
- * all dims from the axis on.  From 13 the normalization runs along the one
- * axis (default -1).  Both are the same [outer, n, inner] walk: the old form
- * is simply inner = 1 with n = product of the trailing dims.
+ * Both opset forms are the same [outer, n, inner] walk, the op layer's
+ * (ops/softmax.h, shared with Vulkan).
  *
  * The maximum is subtracted before exp for range safety; a row whose maximum
  * is infinite is handled by the IEEE rules (NaN, as the reference gives).
@@ -15,6 +12,7 @@
 #include <string.h>
 
 #include "cpu/ops.h"
+#include "ops/softmax.h"
 
 typedef enum sm_kind { SM_SOFTMAX, SM_LOGSOFTMAX, SM_HARDMAX } sm_kind;
 
@@ -37,36 +35,14 @@ static nn_status sm_prepare(nn_ctx *c, nn_node *n) {
   p->kind = strcmp(n->op_type, "Softmax") == 0      ? SM_SOFTMAX
             : strcmp(n->op_type, "LogSoftmax") == 0 ? SM_LOGSOFTMAX
                                                     : SM_HARDMAX;
-  bool coerce = n->version < 13;
-  int64_t axis = nn_attr_int(n, "axis", coerce ? 1 : -1);
-  int a;
-  if (x->rank == 0) {
-    /* a scalar is a single-element row */
-    if (axis != 0 && axis != -1)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld out of range for a scalar",
-                     (long long)axis);
-    p->outer = p->n = p->inner = 1;
-  } else if (coerce && axis == x->rank) {
-    /* the 2-D coercion allows the axis just past the last dim: rows of one */
-    p->outer = x->numel;
-    p->n = p->inner = 1;
-  } else {
-    if (!nn_norm_axis(axis, x->rank, &a))
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld out of range for rank %d",
-                     (long long)axis, x->rank);
-    p->outer = 1;
-    for (int i = 0; i < a; i++)
-      p->outer *= x->dims[i];
-    p->n = 1;
-    p->inner = 1;
-    for (int i = a; i < x->rank; i++) {
-      if (coerce || i == a)
-        p->n *= x->dims[i];
-      else
-        p->inner *= x->dims[i];
-    }
-  }
-  nn_status st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims);
+  nn_softmax_geom g;
+  nn_status st = nn_softmax_geom_init(c, n, &g);
+  if (st != NN_OK)
+    return st;
+  p->outer = g.outer;
+  p->n = g.n;
+  p->inner = g.inner;
+  st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims);
   if (st != NN_OK)
     return st;
   /* per-column max and sum when the axis is not innermost */

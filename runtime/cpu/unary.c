@@ -13,6 +13,7 @@
 
 #include "cpu/ew_conv.h"
 #include "cpu/ops.h"
+#include "ops/unary.h"
 
 typedef enum un_kind {
   UN_ABS = 1,
@@ -281,35 +282,21 @@ static nn_status un_prepare(nn_ctx *c, nn_node *n) {
 
   un_priv pr = {.kind = d->kind, .to_bool = d->to_bool, .d = ew_dom_of(x->dtype)};
   un_args *a = &pr.args;
+  /* the attributes' meaning and defaults are the op layer's (ops/unary.h) */
+  nn_unary_attrs ua;
+  nn_status ust = nn_unary_attrs_init(c, n, &ua);
+  if (ust != NN_OK)
+    return ust;
+  a->alpha = ua.alpha;
+  a->beta = ua.beta;
+  a->gamma = ua.gamma;
+  a->lambd = ua.lambd;
+  a->bias = ua.bias;
+  a->detect_pos = ua.detect_pos;
+  a->detect_neg = ua.detect_neg;
+  if (d->kind == UN_GELU && ua.gelu_tanh)
+    pr.kind = UN_GELU_TANH;
   switch (d->kind) {
-  case UN_LEAKYRELU: a->alpha = nn_attr_float(n, "alpha", 0.01f); break;
-  case UN_ELU: case UN_CELU: case UN_THRESHOLDEDRELU: case UN_SWISH:
-    a->alpha = nn_attr_float(n, "alpha", 1.0f);
-    break;
-  case UN_SELU:
-    a->alpha = nn_attr_float(n, "alpha", 1.67326319217681884765625f);
-    a->gamma = nn_attr_float(n, "gamma", 1.05070102214813232421875f);
-    break;
-  case UN_HARDSIGMOID:
-    a->alpha = nn_attr_float(n, "alpha", 0.2f);
-    a->beta = nn_attr_float(n, "beta", 0.5f);
-    break;
-  case UN_SHRINK:
-    a->lambd = nn_attr_float(n, "lambd", 0.5f);
-    a->bias = nn_attr_float(n, "bias", 0.0f);
-    break;
-  case UN_ISINF:
-    a->detect_pos = nn_attr_int(n, "detect_positive", 1) != 0;
-    a->detect_neg = nn_attr_int(n, "detect_negative", 1) != 0;
-    break;
-  case UN_GELU: {
-    const char *ap = nn_attr_string(n, "approximate", "none");
-    if (strcmp(ap, "tanh") == 0)
-      pr.kind = UN_GELU_TANH;
-    else if (strcmp(ap, "none") != 0)
-      return nn_fail(c, NN_ERR_UNSUPPORTED, "approximate='%s' (expected none or tanh)", ap);
-    break;
-  }
   case UN_CLIP:
     un_clip_defaults(a);
     if (n->version < 11) {

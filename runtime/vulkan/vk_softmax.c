@@ -3,32 +3,19 @@
  * cpu/softmax.c. */
 #include "vk_op_util.h"
 #include "vulkan/nn_vk_spirv.h"
+#include "ops/softmax.h"
 
 /* ---- ops -------------------------------------------------------------------------- */
 
+/* the op layer's walk (ops/softmax.h); a scalar stays on the CPU */
 static bool softmax_shape(const nn_node *n, int64_t *outer, int64_t *r, int64_t *inner) {
-  const nn_value *x = n->x[0];
-  bool coerce = n->version < 13;
-  int64_t axis = nn_attr_int(n, "axis", coerce ? 1 : -1);
-  if (x->rank == 0)
+  nn_ctx c = {0};
+  nn_softmax_geom g;
+  if (n->x[0]->rank == 0 || nn_softmax_geom_init(&c, n, &g) != NN_OK)
     return false;
-  if (coerce && axis == x->rank) {
-    *outer = x->numel;
-    *r = 1;
-    *inner = 1;
-    return true;
-  }
-  int a;
-  if (!nn_norm_axis(axis, x->rank, &a))
-    return false;
-  *outer = prod(x->dims, 0, a);
-  if (coerce) {
-    *r = prod(x->dims, a, x->rank);
-    *inner = 1;
-  } else {
-    *r = x->dims[a];
-    *inner = prod(x->dims, a + 1, x->rank);
-  }
+  *outer = g.outer;
+  *r = g.n;
+  *inner = g.inner;
   return true;
 }
 
@@ -38,7 +25,7 @@ static bool softmax_supports(const nn_vk_ctx *ctx, const nn_node *n) {
 }
 
 static nn_status softmax_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
-  int64_t outer, rr, inner;
+  int64_t outer = 0, rr = 0, inner = 0;
   softmax_shape(n, &outer, &rr, &inner);
   nn_vk_tensor tx, ty;
   TRY(in_t(r, n, 0, &tx, err));

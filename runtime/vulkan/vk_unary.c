@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "vk_op_util.h"
+#include "ops/unary.h"
 #include "vulkan/nn_vk_spirv.h"
 
 /* ---- ops -------------------------------------------------------------------------- */
@@ -42,31 +43,32 @@ static bool unary_act(const nn_node *n, nn_vk_act *a) {
   if (kind < 0)
     return false;
   *a = (nn_vk_act){kind, 0, 0};
+  /* the attributes' meaning and defaults: the op layer's (ops/unary.h) */
+  nn_ctx c = {0};
+  nn_unary_attrs ua;
+  if (nn_unary_attrs_init(&c, n, &ua) != NN_OK)
+    return false;
   switch (kind) {
-  case NN_VK_ACT_LEAKY_RELU: a->a = nn_attr_float(n, "alpha", 0.01f); break;
+  case NN_VK_ACT_LEAKY_RELU:
+  case NN_VK_ACT_ELU:
+  case NN_VK_ACT_THRESHOLDED_RELU:
+  case NN_VK_ACT_CELU: a->a = (float)ua.alpha; break;
   case NN_VK_ACT_HARD_SIGMOID:
-    a->a = nn_attr_float(n, "alpha", 0.2f);
-    a->b = nn_attr_float(n, "beta", 0.5f);
+    a->a = (float)ua.alpha;
+    a->b = (float)ua.beta;
     break;
-  case NN_VK_ACT_ELU: a->a = nn_attr_float(n, "alpha", 1.0f); break;
   case NN_VK_ACT_SELU:
-    a->a = nn_attr_float(n, "alpha", 1.67326319217681884765625f);
-    a->b = nn_attr_float(n, "gamma", 1.05070102214813232421875f);
+    a->a = (float)ua.alpha;
+    a->b = (float)ua.gamma;
     break;
-  case NN_VK_ACT_THRESHOLDED_RELU: a->a = nn_attr_float(n, "alpha", 1.0f); break;
-  case NN_VK_ACT_CELU: a->a = nn_attr_float(n, "alpha", 1.0f); break;
   case NN_VK_ACT_SHRINK:
-    a->a = nn_attr_float(n, "bias", 0.0f);
-    a->b = nn_attr_float(n, "lambd", 0.5f);
+    a->a = (float)ua.bias;
+    a->b = (float)ua.lambd;
     break;
-  case NN_VK_ACT_GELU: {
-    const char *ap = nn_attr_string(n, "approximate", "none");
-    if (strcmp(ap, "tanh") == 0)
+  case NN_VK_ACT_GELU:
+    if (ua.gelu_tanh)
       a->kind = NN_VK_ACT_GELU_TANH;
-    else if (strcmp(ap, "none") != 0)
-      return false;
     break;
-  }
   case NN_VK_ACT_CLIP:
     a->a = -INFINITY;
     a->b = INFINITY;
