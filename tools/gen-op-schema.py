@@ -226,6 +226,21 @@ NEWER = [
     ("GridSample", 22, "rr", "r", "align_corners:int mode:string padding_mode:string"),
     ("RoiAlign", 22, "rrr", "r", "coordinate_transformation_mode:string mode:string output_height:int "
                                  "output_width:int sampling_ratio:int spatial_scale:float"),
+    ("QLinearMatMul", 21, "rrrrrrrr", "r", ""),
+    ("BitCast", 26, "r", "r", "to:int"),
+    ("TensorScatter", 24, "rro", "r", "axis:int mode:string"),
+    ("StringConcat", 20, "rr", "r", ""),
+    ("StringSplit", 20, "r", "rr", "delimiter:string maxsplit:int"),
+    ("RegexFullMatch", 20, "r", "r", "pattern:string"),
+    ("OptionalHasElement", 18, "o", "r", ""),
+    ("OptionalGetElement", 18, "r", "r", ""),
+    # ai.onnx.ml
+    ("TreeEnsemble", 5, "r", "r", "aggregate_function:int leaf_targetids:ints leaf_weights:tensor "
+                                  "membership_values:tensor n_targets:int nodes_falseleafs:ints "
+                                  "nodes_falsenodeids:ints nodes_featureids:ints nodes_hitrates:tensor "
+                                  "nodes_missing_value_tracks_true:ints nodes_modes:tensor "
+                                  "nodes_splits:tensor nodes_trueleafs:ints nodes_truenodeids:ints "
+                                  "post_transform:int tree_roots:ints"),
 ]
 
 # AttributeProto.AttributeType, by the names the operator documentation uses

@@ -31,6 +31,8 @@ static const nn_attr_spec attrs_BatchNormalization_7[] = {{"epsilon", 1}, {"mome
 static const nn_attr_spec attrs_BatchNormalization_9[] = {{"epsilon", 1}, {"momentum", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_BatchNormalization_14[] = {{"epsilon", 1}, {"momentum", 1}, {"training_mode", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_BatchNormalization_15[] = {{"epsilon", 1}, {"momentum", 1}, {"training_mode", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Binarizer_1[] = {{"threshold", 1}, {NULL, 0}};
+static const nn_attr_spec attrs_BitCast_26[] = {{"to", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_BitShift_11[] = {{"direction", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_BlackmanWindow_17[] = {{"output_datatype", 2}, {"periodic", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Cast_1[] = {{"to", 3}, {NULL, 0}};
@@ -61,6 +63,7 @@ static const nn_attr_spec attrs_Concat_1[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Concat_4[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Concat_11[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Concat_13[] = {{"axis", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_ConcatFromSequence_11[] = {{"axis", 2}, {"new_axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Constant_1[] = {{"value", 4}, {NULL, 0}};
 static const nn_attr_spec attrs_Constant_9[] = {{"value", 4}, {NULL, 0}};
 static const nn_attr_spec attrs_Constant_11[] = {{"sparse_value", 11}, {"value", 4}, {NULL, 0}};
@@ -162,6 +165,10 @@ static const nn_attr_spec attrs_HardSigmoid_22[] = {{"alpha", 1}, {"beta", 1}, {
 static const nn_attr_spec attrs_Hardmax_1[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Hardmax_11[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Hardmax_13[] = {{"axis", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_If_1[] = {{"else_branch", 5}, {"then_branch", 5}, {NULL, 0}};
+static const nn_attr_spec attrs_If_11[] = {{"else_branch", 5}, {"then_branch", 5}, {NULL, 0}};
+static const nn_attr_spec attrs_If_13[] = {{"else_branch", 5}, {"then_branch", 5}, {NULL, 0}};
+static const nn_attr_spec attrs_If_16[] = {{"else_branch", 5}, {"then_branch", 5}, {NULL, 0}};
 static const nn_attr_spec attrs_InstanceNormalization_1[] = {{"consumed_inputs", 7}, {"epsilon", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_InstanceNormalization_6[] = {{"epsilon", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_InstanceNormalization_22[] = {{"epsilon", 1}, {NULL, 0}};
@@ -173,6 +180,8 @@ static const nn_attr_spec attrs_LSTM_1[] = {{"activation_alpha", 6}, {"activatio
 static const nn_attr_spec attrs_LSTM_7[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {"input_forget", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LSTM_14[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {"input_forget", 2}, {"layout", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LSTM_22[] = {{"activation_alpha", 6}, {"activation_beta", 6}, {"activations", 8}, {"clip", 1}, {"direction", 3}, {"hidden_size", 2}, {"input_forget", 2}, {"layout", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_LabelEncoder_1[] = {{"classes_strings", 8}, {"default_int64", 2}, {"default_string", 3}, {NULL, 0}};
+static const nn_attr_spec attrs_LabelEncoder_2[] = {{"default_float", 1}, {"default_int64", 2}, {"default_string", 3}, {"keys_floats", 6}, {"keys_int64s", 7}, {"keys_strings", 8}, {"values_floats", 6}, {"values_int64s", 7}, {"values_strings", 8}, {NULL, 0}};
 static const nn_attr_spec attrs_LayerNormalization_17[] = {{"axis", 2}, {"epsilon", 1}, {"stash_type", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LeakyRelu_1[] = {{"alpha", 1}, {"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_LeakyRelu_6[] = {{"alpha", 1}, {NULL, 0}};
@@ -183,6 +192,10 @@ static const nn_attr_spec attrs_Log_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_LogSoftmax_1[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LogSoftmax_11[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LogSoftmax_13[] = {{"axis", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Loop_1[] = {{"body", 5}, {NULL, 0}};
+static const nn_attr_spec attrs_Loop_11[] = {{"body", 5}, {NULL, 0}};
+static const nn_attr_spec attrs_Loop_13[] = {{"body", 5}, {NULL, 0}};
+static const nn_attr_spec attrs_Loop_16[] = {{"body", 5}, {NULL, 0}};
 static const nn_attr_spec attrs_LpNormalization_1[] = {{"axis", 2}, {"p", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LpNormalization_22[] = {{"axis", 2}, {"p", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_LpPool_1[] = {{"auto_pad", 3}, {"kernel_shape", 7}, {"p", 1}, {"pads", 7}, {"strides", 7}, {NULL, 0}};
@@ -217,6 +230,7 @@ static const nn_attr_spec attrs_NonMaxSuppression_10[] = {{"center_point_box", 2
 static const nn_attr_spec attrs_NonMaxSuppression_11[] = {{"center_point_box", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_OneHot_9[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_OneHot_11[] = {{"axis", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Optional_15[] = {{"type", 13}, {NULL, 0}};
 static const nn_attr_spec attrs_Or_1[] = {{"axis", 2}, {"broadcast", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_PRelu_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Pad_1[] = {{"mode", 3}, {"paddings", 7}, {"value", 1}, {NULL, 0}};
@@ -287,6 +301,7 @@ static const nn_attr_spec attrs_ReduceSumSquare_1[] = {{"axes", 7}, {"keepdims",
 static const nn_attr_spec attrs_ReduceSumSquare_11[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceSumSquare_13[] = {{"axes", 7}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ReduceSumSquare_18[] = {{"keepdims", 2}, {"noop_with_empty_axes", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_RegexFullMatch_20[] = {{"pattern", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_Relu_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Reshape_1[] = {{"consumed_inputs", 7}, {"shape", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Reshape_14[] = {{"allowzero", 2}, {NULL, 0}};
@@ -306,6 +321,10 @@ static const nn_attr_spec attrs_RoiAlign_16[] = {{"coordinate_transformation_mod
 static const nn_attr_spec attrs_RoiAlign_22[] = {{"coordinate_transformation_mode", 3}, {"mode", 3}, {"output_height", 2}, {"output_width", 2}, {"sampling_ratio", 2}, {"spatial_scale", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_RotaryEmbedding_23[] = {{"interleaved", 2}, {"num_heads", 2}, {"rotary_embedding_dim", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_STFT_17[] = {{"onesided", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Scan_8[] = {{"body", 5}, {"directions", 7}, {"num_scan_inputs", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_Scan_9[] = {{"body", 5}, {"num_scan_inputs", 2}, {"scan_input_axes", 7}, {"scan_input_directions", 7}, {"scan_output_axes", 7}, {"scan_output_directions", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_Scan_11[] = {{"body", 5}, {"num_scan_inputs", 2}, {"scan_input_axes", 7}, {"scan_input_directions", 7}, {"scan_output_axes", 7}, {"scan_output_directions", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_Scan_16[] = {{"body", 5}, {"num_scan_inputs", 2}, {"scan_input_axes", 7}, {"scan_input_directions", 7}, {"scan_output_axes", 7}, {"scan_output_directions", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Scatter_9[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Scatter_11[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_ScatterElements_11[] = {{"axis", 2}, {NULL, 0}};
@@ -317,6 +336,8 @@ static const nn_attr_spec attrs_ScatterND_18[] = {{"reduction", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_Selu_1[] = {{"alpha", 1}, {"consumed_inputs", 7}, {"gamma", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_Selu_6[] = {{"alpha", 1}, {"gamma", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_Selu_22[] = {{"alpha", 1}, {"gamma", 1}, {NULL, 0}};
+static const nn_attr_spec attrs_SequenceEmpty_11[] = {{"dtype", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_SequenceMap_17[] = {{"body", 5}, {NULL, 0}};
 static const nn_attr_spec attrs_Shape_15[] = {{"end", 2}, {"start", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Shape_19[] = {{"end", 2}, {"start", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Shape_21[] = {{"end", 2}, {"start", 2}, {NULL, 0}};
@@ -338,15 +359,19 @@ static const nn_attr_spec attrs_Split_2[] = {{"axis", 2}, {"split", 7}, {NULL, 0
 static const nn_attr_spec attrs_Split_11[] = {{"axis", 2}, {"split", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Split_13[] = {{"axis", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Split_18[] = {{"axis", 2}, {"num_outputs", 2}, {NULL, 0}};
+static const nn_attr_spec attrs_SplitToSequence_11[] = {{"axis", 2}, {"keepdims", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Sqrt_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Squeeze_1[] = {{"axes", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Squeeze_11[] = {{"axes", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_StringNormalizer_10[] = {{"case_change_action", 3}, {"is_case_sensitive", 2}, {"locale", 3}, {"stopwords", 8}, {NULL, 0}};
+static const nn_attr_spec attrs_StringSplit_20[] = {{"delimiter", 3}, {"maxsplit", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Sub_1[] = {{"axis", 2}, {"broadcast", 2}, {"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Sub_6[] = {{"axis", 2}, {"broadcast", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Sum_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_SwiGLU_28[] = {{"alpha", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_Swish_24[] = {{"alpha", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_Tanh_1[] = {{"consumed_inputs", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_TensorScatter_24[] = {{"axis", 2}, {"mode", 3}, {NULL, 0}};
 static const nn_attr_spec attrs_TfIdfVectorizer_9[] = {{"max_gram_length", 2}, {"max_skip_count", 2}, {"min_gram_length", 2}, {"mode", 3}, {"ngram_counts", 7}, {"ngram_indexes", 7}, {"pool_int64s", 7}, {"pool_strings", 8}, {"weights", 6}, {NULL, 0}};
 static const nn_attr_spec attrs_ThresholdedRelu_10[] = {{"alpha", 1}, {NULL, 0}};
 static const nn_attr_spec attrs_ThresholdedRelu_22[] = {{"alpha", 1}, {NULL, 0}};
@@ -360,6 +385,7 @@ static const nn_attr_spec attrs_Transpose_21[] = {{"perm", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Transpose_23[] = {{"perm", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Transpose_24[] = {{"perm", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Transpose_25[] = {{"perm", 7}, {NULL, 0}};
+static const nn_attr_spec attrs_TreeEnsemble_5[] = {{"aggregate_function", 2}, {"leaf_targetids", 7}, {"leaf_weights", 4}, {"membership_values", 4}, {"n_targets", 2}, {"nodes_falseleafs", 7}, {"nodes_falsenodeids", 7}, {"nodes_featureids", 7}, {"nodes_hitrates", 4}, {"nodes_missing_value_tracks_true", 7}, {"nodes_modes", 4}, {"nodes_splits", 4}, {"nodes_trueleafs", 7}, {"nodes_truenodeids", 7}, {"post_transform", 2}, {"tree_roots", 7}, {NULL, 0}};
 static const nn_attr_spec attrs_Trilu_14[] = {{"upper", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Unique_11[] = {{"axis", 2}, {"sorted", 2}, {NULL, 0}};
 static const nn_attr_spec attrs_Unsqueeze_1[] = {{"axes", 7}, {NULL, 0}};
@@ -394,6 +420,7 @@ static const nn_op_schema op_schema_table[] = {
   {"ArgMin", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ArgMin_11},
   {"ArgMin", 12, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ArgMin_12},
   {"ArgMin", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ArgMin_13},
+  {"ArrayFeatureExtractor", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"Asin", 7, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Asin", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Asinh", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
@@ -417,6 +444,8 @@ static const nn_op_schema op_schema_table[] = {
   {"BatchNormalization", 9, 5, 5, 1, 5, 0x1fu, 0x1u, 1000, 1000, attrs_BatchNormalization_9},
   {"BatchNormalization", 14, 5, 5, 1, 3, 0x1fu, 0x1u, 1000, 1000, attrs_BatchNormalization_14},
   {"BatchNormalization", 15, 5, 5, 1, 3, 0x1fu, 0x1u, 1000, 1000, attrs_BatchNormalization_15},
+  {"Binarizer", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Binarizer_1},
+  {"BitCast", 26, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_BitCast_26},
   {"BitShift", 11, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_BitShift_11},
   {"BitwiseAnd", 18, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"BitwiseNot", 18, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
@@ -457,6 +486,7 @@ static const nn_op_schema op_schema_table[] = {
   {"Concat", 4, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_Concat_4},
   {"Concat", 11, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_Concat_11},
   {"Concat", 13, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_Concat_13},
+  {"ConcatFromSequence", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ConcatFromSequence_11},
   {"Constant", 1, 0, 0, 1, 1, 0x0u, 0x1u, 1000, 1000, attrs_Constant_1},
   {"Constant", 9, 0, 0, 1, 1, 0x0u, 0x1u, 1000, 1000, attrs_Constant_9},
   {"Constant", 11, 0, 0, 1, 1, 0x0u, 0x1u, 1000, 1000, attrs_Constant_11},
@@ -602,6 +632,10 @@ static const nn_op_schema op_schema_table[] = {
   {"Identity", 23, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Identity", 24, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Identity", 25, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"If", 1, 1, 1, 1, -1, 0x1u, 0x0u, 1000, 0, attrs_If_1},
+  {"If", 11, 1, 1, 1, -1, 0x1u, 0x0u, 1000, 0, attrs_If_11},
+  {"If", 13, 1, 1, 1, -1, 0x1u, 0x0u, 1000, 0, attrs_If_13},
+  {"If", 16, 1, 1, 1, -1, 0x1u, 0x0u, 1000, 0, attrs_If_16},
   {"InstanceNormalization", 1, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_InstanceNormalization_1},
   {"InstanceNormalization", 6, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_InstanceNormalization_6},
   {"InstanceNormalization", 22, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_InstanceNormalization_22},
@@ -616,6 +650,8 @@ static const nn_op_schema op_schema_table[] = {
   {"LSTM", 7, 3, 8, 0, 3, 0x7u, 0x0u, 1000, 1000, attrs_LSTM_7},
   {"LSTM", 14, 3, 8, 0, 3, 0x7u, 0x0u, 1000, 1000, attrs_LSTM_14},
   {"LSTM", 22, 3, 8, 0, 3, 0x7u, 0x0u, 1000, 1000, attrs_LSTM_22},
+  {"LabelEncoder", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LabelEncoder_1},
+  {"LabelEncoder", 2, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LabelEncoder_2},
   {"LayerNormalization", 17, 2, 3, 1, 3, 0x3u, 0x1u, 1000, 1000, attrs_LayerNormalization_17},
   {"LeakyRelu", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LeakyRelu_1},
   {"LeakyRelu", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LeakyRelu_6},
@@ -633,6 +669,10 @@ static const nn_op_schema op_schema_table[] = {
   {"LogSoftmax", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LogSoftmax_1},
   {"LogSoftmax", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LogSoftmax_11},
   {"LogSoftmax", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LogSoftmax_13},
+  {"Loop", 1, 3, -1, 1, -1, 0x0u, 0x0u, 2, 0, attrs_Loop_1},
+  {"Loop", 11, 2, -1, 1, -1, 0x0u, 0x0u, 2, 0, attrs_Loop_11},
+  {"Loop", 13, 2, -1, 1, -1, 0x0u, 0x0u, 2, 0, attrs_Loop_13},
+  {"Loop", 16, 2, -1, 1, -1, 0x0u, 0x0u, 2, 0, attrs_Loop_16},
   {"LpNormalization", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LpNormalization_1},
   {"LpNormalization", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LpNormalization_22},
   {"LpPool", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_LpPool_1},
@@ -692,6 +732,11 @@ static const nn_op_schema op_schema_table[] = {
   {"Not", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"OneHot", 9, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_OneHot_9},
   {"OneHot", 11, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_OneHot_11},
+  {"Optional", 15, 0, 1, 1, 1, 0x0u, 0x1u, 1000, 1000, attrs_Optional_15},
+  {"OptionalGetElement", 15, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"OptionalGetElement", 18, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"OptionalHasElement", 15, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"OptionalHasElement", 18, 0, 1, 1, 1, 0x0u, 0x1u, 1000, 1000, attrs_none},
   {"Or", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Or_1},
   {"Or", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"PRelu", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_PRelu_1},
@@ -715,6 +760,8 @@ static const nn_op_schema op_schema_table[] = {
   {"Pow", 13, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"Pow", 15, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"QLinearConv", 10, 8, 9, 1, 1, 0xffu, 0x1u, 1000, 1000, attrs_QLinearConv_10},
+  {"QLinearMatMul", 10, 8, 8, 1, 1, 0xffu, 0x1u, 1000, 1000, attrs_none},
+  {"QLinearMatMul", 21, 8, 8, 1, 1, 0xffu, 0x1u, 1000, 1000, attrs_none},
   {"QuantizeLinear", 10, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
   {"QuantizeLinear", 13, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_QuantizeLinear_13},
   {"QuantizeLinear", 19, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_QuantizeLinear_19},
@@ -775,6 +822,7 @@ static const nn_op_schema op_schema_table[] = {
   {"ReduceSumSquare", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceSumSquare_11},
   {"ReduceSumSquare", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceSumSquare_13},
   {"ReduceSumSquare", 18, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ReduceSumSquare_18},
+  {"RegexFullMatch", 20, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_RegexFullMatch_20},
   {"Relu", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Relu_1},
   {"Relu", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Relu", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
@@ -801,6 +849,10 @@ static const nn_op_schema op_schema_table[] = {
   {"Round", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Round", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"STFT", 17, 2, 4, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_STFT_17},
+  {"Scan", 8, 2, -1, 1, -1, 0x0u, 0x0u, 1, 0, attrs_Scan_8},
+  {"Scan", 9, 1, -1, 1, -1, 0x0u, 0x0u, 0, 0, attrs_Scan_9},
+  {"Scan", 11, 1, -1, 1, -1, 0x0u, 0x0u, 0, 0, attrs_Scan_11},
+  {"Scan", 16, 1, -1, 1, -1, 0x0u, 0x0u, 0, 0, attrs_Scan_16},
   {"Scatter", 9, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_Scatter_9},
   {"Scatter", 11, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_Scatter_11},
   {"ScatterElements", 11, 3, 3, 1, 1, 0x7u, 0x1u, 1000, 1000, attrs_ScatterElements_11},
@@ -814,6 +866,13 @@ static const nn_op_schema op_schema_table[] = {
   {"Selu", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Selu_1},
   {"Selu", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Selu_6},
   {"Selu", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Selu_22},
+  {"SequenceAt", 11, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"SequenceConstruct", 11, 1, -1, 1, 1, 0x0u, 0x1u, 0, 1000, attrs_none},
+  {"SequenceEmpty", 11, 0, 0, 1, 1, 0x0u, 0x1u, 1000, 1000, attrs_SequenceEmpty_11},
+  {"SequenceErase", 11, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"SequenceInsert", 11, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"SequenceLength", 11, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"SequenceMap", 17, 1, -1, 1, -1, 0x1u, 0x0u, 1, 0, attrs_SequenceMap_17},
   {"Shape", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Shape", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Shape", 15, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Shape_15},
@@ -859,6 +918,7 @@ static const nn_op_schema op_schema_table[] = {
   {"Split", 11, 1, 1, 1, -1, 0x1u, 0x0u, 1000, 0, attrs_Split_11},
   {"Split", 13, 1, 2, 1, -1, 0x1u, 0x0u, 1000, 0, attrs_Split_13},
   {"Split", 18, 1, 2, 1, -1, 0x1u, 0x1u, 1000, 0, attrs_Split_18},
+  {"SplitToSequence", 11, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_SplitToSequence_11},
   {"Sqrt", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Sqrt_1},
   {"Sqrt", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Sqrt", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
@@ -869,6 +929,9 @@ static const nn_op_schema op_schema_table[] = {
   {"Squeeze", 23, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Squeeze", 24, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Squeeze", 25, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"StringConcat", 20, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
+  {"StringNormalizer", 10, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_StringNormalizer_10},
+  {"StringSplit", 20, 1, 1, 2, 2, 0x1u, 0x3u, 1000, 1000, attrs_StringSplit_20},
   {"Sub", 1, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Sub_1},
   {"Sub", 6, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_Sub_6},
   {"Sub", 7, 2, 2, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_none},
@@ -885,6 +948,7 @@ static const nn_op_schema op_schema_table[] = {
   {"Tanh", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Tanh_1},
   {"Tanh", 6, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
   {"Tanh", 13, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_none},
+  {"TensorScatter", 24, 2, 3, 1, 1, 0x3u, 0x1u, 1000, 1000, attrs_TensorScatter_24},
   {"TfIdfVectorizer", 9, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_TfIdfVectorizer_9},
   {"ThresholdedRelu", 10, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ThresholdedRelu_10},
   {"ThresholdedRelu", 22, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_ThresholdedRelu_22},
@@ -901,6 +965,7 @@ static const nn_op_schema op_schema_table[] = {
   {"Transpose", 23, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Transpose_23},
   {"Transpose", 24, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Transpose_24},
   {"Transpose", 25, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Transpose_25},
+  {"TreeEnsemble", 5, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_TreeEnsemble_5},
   {"Trilu", 14, 1, 2, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Trilu_14},
   {"Unique", 11, 1, 1, 1, 4, 0x1u, 0x1u, 1000, 1000, attrs_Unique_11},
   {"Unsqueeze", 1, 1, 1, 1, 1, 0x1u, 0x1u, 1000, 1000, attrs_Unsqueeze_1},
