@@ -217,6 +217,73 @@ GST_START_TEST (test_ctc_regions)
 
 GST_END_TEST;
 
+/* space-threshold: "a", a blank step where the space class has 0.3, "b"
+ * reads "a b" with the default (0.1) and "ab" at 1 (PaddleOCR's greedy
+ * decoding). */
+static gchar *
+read_soft_space (const gchar * dict, const gchar * extra)
+{
+  gchar *desc = g_strdup_printf ("tensordecoder scheme=ctc model-id=rec "
+      "labels-file=%s %s", dict, extra);
+  GstBus *bus;
+  GstHarness *hh = decoder_harness (desc, 640, 480, &bus);
+  static gfloat r[3 * 5];
+  static const gint idx[3] = { 1, 0, 2 };
+  TensorSpec spec = { "softmax", 3, {1, 3, 5}, r };
+  GstOnnxTensorGeometry g = geometry (640, 480, 48, 24, 10, 10, 96, 48, 0.5,
+      0.5, 0, 0);
+  GstVideoRegionOfInterestMeta *roi;
+  GstBuffer *in, *out;
+  GstStructure *ts;
+  gchar *text;
+
+  ctc_rows (r, idx, 3);
+  r[1 * 5 + 0] = 0.6f;          /* blank */
+  r[1 * 5 + 4] = 0.3f;          /* space, second */
+  r[1 * 5 + 1] = r[1 * 5 + 2] = r[1 * 5 + 3] = 0.1f / 3;
+  in = new_frame (640 * 480 * 3);
+  roi = gst_buffer_add_video_region_of_interest_meta (in, "text", 10, 10, 96,
+      48);
+  roi->id = 1;
+  add_tensors (in, "rec", 1, &spec, 1, &g);
+  out = gst_harness_push_and_pull (hh, in);
+  ts = gst_video_region_of_interest_meta_get_param (roi_by_id (out, 1),
+      "text");
+  fail_unless (ts != NULL);
+  text = g_strdup (gst_structure_get_string (ts, "text"));
+  gst_buffer_unref (out);
+  gst_element_set_bus (hh->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (hh);
+  g_free (desc);
+  return text;
+}
+
+GST_START_TEST (test_ctc_space_threshold)
+{
+  gchar *dict = write_dictionary ();
+  GstElement *e = gst_element_factory_make ("tensordecoder", NULL);
+  gfloat t = 0;
+  gchar *text;
+
+  g_object_get (e, "space-threshold", &t, NULL);
+  fail_unless (fabs (t - 0.1) < 1e-6, "default %g", t);
+  gst_object_unref (e);
+  text = read_soft_space (dict, "");
+  fail_unless_equals_string (text, "a b");
+  g_free (text);
+  text = read_soft_space (dict, "space-threshold=0.35");
+  fail_unless_equals_string (text, "ab");
+  g_free (text);
+  text = read_soft_space (dict, "space-threshold=1");
+  fail_unless_equals_string (text, "ab");
+  g_free (text);
+  g_unlink (dict);
+  g_free (dict);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_ctc_frame_and_errors)
 {
   GstBus *bus;
@@ -446,6 +513,7 @@ ocr_suite (void)
   tcase_add_test (tc, test_text_direction);
   tcase_add_test (tc, test_ctc_regions);
   tcase_add_test (tc, test_ctc_frame_and_errors);
+  tcase_add_test (tc, test_ctc_space_threshold);
   return s;
 }
 
