@@ -27,8 +27,9 @@ static int env_int(const char *name, int lo, int hi) {
 nn_knobs_t nn_knobs(void) {
   nn_knobs_t k;
   k.cpu = env_str("NN_CPU");
-  /* presence is what these three always meant (NN_NO_PACK=0 included) */
+  /* presence is what these always meant (NN_NO_PACK=0 included) */
   k.no_winograd = getenv("NN_NO_WINOGRAD") != NULL;
+  k.no_direct = getenv("NN_NO_DIRECT") != NULL;
   k.no_fusion = getenv("NN_NO_FUSION") != NULL;
   k.no_pack = getenv("NN_NO_PACK") != NULL;
   k.spin_us = env_int("NN_SPIN_US", 0, 100000);

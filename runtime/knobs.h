@@ -12,6 +12,8 @@
  *                                 conversion's SIMD path (a path the CPU lacks
  *                                 falls back to the best it has)
  *   NN_NO_WINOGRAD=1              3x3 convolutions through im2col+GEMM only
+ *   NN_NO_DIRECT=1                few-channel (RGB first layer) convolutions
+ *                                 through im2col+GEMM too (cpu/conv_smallc.h)
  *   NN_NO_FUSION=1                no plan-time activation/Add fusion
  *   NN_NO_PACK=1                  weights stay in the ONNX layout (no packed
  *                                 GEMM panels)
@@ -32,6 +34,7 @@
 typedef struct nn_knobs_t {
   const char *cpu;            /* NN_CPU, NULL when unset or empty */
   bool no_winograd;
+  bool no_direct;
   bool no_fusion;
   bool no_pack;
   int spin_us;                /* -1 when unset */

@@ -318,6 +318,15 @@ static const conv_case conv_cases[] = {
   {"depthwise 5x5 mult2", 2, 1, 8, 16, 8, {17, 12}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, true, "Relu"},
   {"depthwise dilated", 2, 1, 8, 8, 8, {16, 16}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, false, NULL},
   {"single input channel", 2, 1, 1, 20, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
+  /* few input channels: the direct kernel on AVX2 (cpu/conv_smallc.h), with
+   * the last blocks of pixels (OW not a multiple of 16) and of channels (M
+   * not a multiple of 6) overlapping the previous ones */
+  {"rgb 5x5 s2 (BlazeFace)", 2, 1, 3, 24, 1, {37, 40}, {5, 5}, {2, 2}, {1, 1}, {1, 1}, {2, 2}, true, "Relu"},
+  {"rgb 3x3 s1 m10 batch", 2, 2, 3, 10, 1, {9, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, "Clip"},
+  {"rgba 7x7 s2 asym pads", 2, 1, 4, 7, 1, {21, 40}, {7, 7}, {2, 2}, {1, 1}, {3, 0}, {2, 3}, false, NULL},
+  {"2ch 3x5 s1x2", 2, 1, 2, 6, 1, {6, 36}, {3, 5}, {1, 2}, {1, 1}, {0, 2}, {1, 1}, true, NULL},
+  {"rgb 3x3 s2 m16", 2, 1, 3, 16, 1, {30, 41}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, "Relu"},
+  {"rgb 3x3 s1 m2", 2, 1, 3, 2, 1, {5, 16}, {3, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}, true, NULL},
   {"conv1d", 1, 2, 12, 20, 1, {33}, {5}, {2}, {1}, {2}, {1}, true, "Relu"},
   {"conv3d", 3, 1, 6, 10, 1, {5, 6, 7}, {3, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, {1, 0, 1}, true, NULL},
   {"conv3d depthwise", 3, 1, 4, 4, 4, {4, 5, 6}, {2, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, true, NULL},

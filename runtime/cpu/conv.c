@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "knobs.h"
+#include "cpu/conv_smallc.h"
 #include "cpu/dwconv.h"
 #include "cpu/ops.h"
 #include "cpu/sgemm.h"
@@ -115,6 +116,7 @@ typedef enum conv_path {
   CONV_PATH_INT,          /* ConvInteger / QLinearConv: exact int32 accumulation */
   CONV_PATH_DWPW,         /* a 1x1 Conv with the depthwise Conv before it fused in
                              (nn_node.pre): see conv_run_dwpw */
+  CONV_PATH_SMALLC,       /* few input channels (a first layer): nn_sconv2d */
 } conv_path;
 
 /* How CONV_PATH_DWPW produces the depthwise output the GEMM reads. */
@@ -162,6 +164,7 @@ typedef struct conv_priv {
   size_t gemm_ws;         /* engine scratch in bytes, after everything else */
   int64_t offset_group;   /* DeformConv */
   nn_sgemm_epi epi;       /* fused activation; the bias is set per call */
+  nn_sconv_shape scs;     /* CONV_PATH_SMALLC */
   /* Winograd: 16 transformed weight matrices per group, pre-packed after
    * the struct (packed_bytes each); tiles of 2x2 outputs, tb per block */
   size_t packed_bytes;
@@ -473,6 +476,23 @@ static nn_status conv_prepare(nn_ctx *c, nn_node *n) {
   if (conv_wino_pays(n, &p)) {
     p.path = CONV_PATH_WINO;
     conv_plan_wino(c, &p);
+  }
+  if (p.path != CONV_PATH_DW && two_d && g->nsp == 2 && p.group == 1 &&
+      p.dt == NN_DTYPE_FLOAT && !n->pre && !conv_residual(n) && g->d[1] == 1 && g->d[2] == 1) {
+    /* an RGB first layer: a direct kernel instead of the GEMM on an im2col
+     * as many times larger than the input (cpu/conv_smallc.h) */
+    nn_sconv_shape ss = {
+      .C = p.C, .M = p.M, .IH = g->in[1], .IW = g->in[2], .OH = g->out[1], .OW = g->out[2],
+      .KH = (int)g->k[1], .KW = (int)g->k[2], .SH = (int)g->s[1], .SW = (int)g->s[2],
+      .PT = (int)g->pb[1], .PL = (int)g->pb[2],
+    };
+    if (!nn_knobs().no_direct && nn_sconv_ok(&ss)) {
+      p.path = CONV_PATH_SMALLC;
+      p.scs = ss;
+      p.gemm_ws = 0;
+      p.packed_bytes = 0;
+      p.col_floats = nn_sconv_ws_floats(&ss);
+    }
   }
   if (n->pre) {
     /* a depthwise Conv fused in front (plan.c): this 1x1 conv reads its output */
@@ -1114,6 +1134,16 @@ static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void 
     return convt_run_f32(c, p, jb, gws);
   if (p->path == CONV_PATH_WINO)
     return conv_run_wino(c, p, jb, gws);
+  if (p->path == CONV_PATH_SMALLC) {
+    for (int64_t bi = 0; bi < p->batch; bi++) {
+      nn_sgemm_epi e = conv_epi_with_bias(&p->epi, jb->b, NULL, 0);
+      nn_status st = nn_sconv2d(c, &p->scs, jb->x + bi * p->C * g->in_sz, jb->w,
+                                jb->y + bi * p->M * g->out_sz, &e, jb->col);
+      if (st)
+        return nn_fail(c, st, "direct kernel refused the shape");
+    }
+    return NN_OK;
+  }
   if (p->path == CONV_PATH_DW) {
     nn_dwconv_shape s = {
       .batch = p->batch, .C = p->C, .mult = p->Mg,

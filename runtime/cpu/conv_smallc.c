@@ -1,0 +1,213 @@
+/* conv_smallc.c - direct convolution of few-channel inputs (conv_smallc.h).
+ *
+ * Layout of the workspace: for each input channel c and column parity p
+ * (p < SW), a plane of HP rows x QP columns holding the zero-padded input
+ * at padded column q * SW + p, so that for output pixels ow..ow+15 the tap
+ * (kh, kw) reads 16 contiguous floats of plane (c, kw % SW) at row
+ * oh * SH + kh, column ow + kw / SW.  Every tap is then two unaligned loads
+ * shared by the 6 output channels of the block, each a broadcast weight and
+ * two FMAs: 12 accumulators, 8 loads for 12 FMAs.
+ *
+ * Tails: the last block of pixels starts at OW - 16, recomputing (and
+ * rewriting, with the same values) what the previous block wrote, so there
+ * is no narrow case (OW >= 16); the last block of channels has M % 6 of
+ * them (a kernel per block width).
+ */
+#include <string.h>
+
+#include "cpu/conv_smallc.h"
+#include "cpu/sgemm_simd.h"
+
+#define SC_MB 6          /* output channels per block */
+#define SC_PX 16         /* output pixels per block */
+#define SC_MAX_C 4
+#define SC_MAX_K 7
+
+typedef struct sc_geom {
+  int64_t HP, QP;        /* padded plane: rows, columns per parity */
+} sc_geom;
+
+static sc_geom sc_geom_of(const nn_sconv_shape *s) {
+  sc_geom g;
+  g.HP = (s->OH - 1) * s->SH + s->KH;
+  /* the widest read: pixel OW - 1 of the last block, tap KW - 1 */
+  g.QP = (s->OW + (s->KW - 1) / s->SW + 7) / 8 * 8;
+  return g;
+}
+
+bool nn_sconv_ok(const nn_sconv_shape *s) {
+#if SG_X86
+  if (!s || nn_cpu_isa_get() < NN_CPU_AVX2)
+    return false;
+  if (s->C < 2 || s->C > SC_MAX_C || s->M < 1 || s->OW < SC_PX || s->OH < 1)
+    return false;
+  if (s->KH < 1 || s->KH > SC_MAX_K || s->KW < 1 || s->KW > SC_MAX_K)
+    return false;
+  if ((s->SH != 1 && s->SH != 2) || (s->SW != 1 && s->SW != 2) || s->PT < 0 || s->PL < 0 ||
+      s->PT >= s->KH || s->PL >= s->KW)
+    return false;
+  if (s->IH < 1 || s->IW < 1 || s->IH > (1 << 20) || s->IW > (1 << 20) || s->OH > (1 << 20) ||
+      s->OW > (1 << 20) || s->M > (1 << 20))
+    return false;
+  sc_geom g = sc_geom_of(s);
+  /* the padded copy stays a small fraction of what an im2col would be */
+  return s->C * s->SW * g.HP * g.QP <= ((int64_t)1 << 28);
+#else
+  (void)s;
+  return false;
+#endif
+}
+
+size_t nn_sconv_ws_floats(const nn_sconv_shape *s) {
+  sc_geom g = sc_geom_of(s);
+  return (size_t)((s->C * s->SW * g.HP * g.QP + 15) / 16 * 16);
+}
+
+typedef struct sc_job {
+  const nn_sconv_shape *s;
+  sc_geom g;
+  const float *x, *w, *bias;
+  float *y, *xs;
+  sg_act act;
+  int64_t nmb;           /* channel blocks */
+} sc_job;
+
+/* Rows [r0, r1) of the padded planes, r counted over (c, p, row). */
+static void sc_pad_range(void *arg, int64_t r0, int64_t r1) {
+  const sc_job *j = arg;
+  const nn_sconv_shape *s = j->s;
+  const int64_t HP = j->g.HP, QP = j->g.QP;
+  for (int64_t r = r0; r < r1; r++) {
+    int64_t row = r % HP, cp = r / HP, p = cp % s->SW, c = cp / s->SW;
+    float *dst = j->xs + r * QP;
+    int64_t ih = row - s->PT;
+    if (ih < 0 || ih >= s->IH) {
+      memset(dst, 0, (size_t)QP * sizeof(float));
+      continue;
+    }
+    const float *src = j->x + (c * s->IH + ih) * s->IW;
+    /* padded column q is input column q * SW + p - PL: inside the input for
+     * q in [qa, qb), zero around */
+    const int64_t SW = s->SW, off = p - s->PL;
+    int64_t qa = off >= 0 ? 0 : (-off + SW - 1) / SW;
+    int64_t qb = (s->IW - off + SW - 1) / SW;
+    if (qa > QP)
+      qa = QP;
+    if (qb > QP)
+      qb = QP;
+    if (qb < qa)
+      qb = qa;
+    memset(dst, 0, (size_t)qa * sizeof(float));
+    if (SW == 1) {
+      memcpy(dst + qa, src + qa + off, (size_t)(qb - qa) * sizeof(float));
+    } else {
+      const float *sp = src + off;
+      for (int64_t q = qa; q < qb; q++)
+        dst[q] = sp[2 * q];
+    }
+    memset(dst + qb, 0, (size_t)(QP - qb) * sizeof(float));
+  }
+}
+
+#if SG_X86
+/* 16 pixels from ow x MB (<= 6) channels from m0 of output row oh. */
+static SG_ALWAYS_INLINE SG256 void sc_block(const int MB, const sc_job *j, int64_t oh, int64_t m0,
+                                            int64_t ow) {
+  const nn_sconv_shape *s = j->s;
+  const int64_t HP = j->g.HP, QP = j->g.QP;
+  const int C = (int)s->C, KH = s->KH, KW = s->KW, SW = s->SW;
+  const int64_t ckk = (int64_t)C * KH * KW;
+  __m256 a0[SC_MB], a1[SC_MB];
+  SG_UNROLL(6)
+  for (int mi = 0; mi < MB; mi++)
+    a0[mi] = a1[mi] = _mm256_setzero_ps();
+  const float *wm = j->w + m0 * ckk;
+  for (int c = 0; c < C; c++)
+    for (int kh = 0; kh < KH; kh++) {
+      const float *rows = j->xs + ((int64_t)c * SW * HP + oh * s->SH + kh) * QP + ow;
+      const float *wk = wm + ((int64_t)c * KH + kh) * KW;
+      for (int kw = 0; kw < KW; kw++) {
+        const float *src = rows + (kw % SW) * HP * QP + kw / SW;
+        __m256 v0 = _mm256_loadu_ps(src), v1 = _mm256_loadu_ps(src + 8);
+        SG_UNROLL(6)
+        for (int mi = 0; mi < MB; mi++) {
+          __m256 b = _mm256_broadcast_ss(wk + mi * ckk + kw);
+          a0[mi] = _mm256_fmadd_ps(b, v0, a0[mi]);
+          a1[mi] = _mm256_fmadd_ps(b, v1, a1[mi]);
+        }
+      }
+    }
+  SG_UNROLL(6)
+  for (int mi = 0; mi < MB; mi++) {
+    if (j->bias) {
+      __m256 b = _mm256_broadcast_ss(j->bias + m0 + mi);
+      a0[mi] = _mm256_add_ps(a0[mi], b);
+      a1[mi] = _mm256_add_ps(a1[mi], b);
+    }
+    float *yo = j->y + ((m0 + mi) * s->OH + oh) * s->OW + ow;
+    _mm256_storeu_ps(yo, sg2_act(&j->act, a0[mi]));
+    _mm256_storeu_ps(yo + 8, sg2_act(&j->act, a1[mi]));
+  }
+}
+
+/* One block of every width: 6 channels, and the last block's M % 6. */
+static SG256 void sc_block_any(int mb, const sc_job *j, int64_t oh, int64_t m0, int64_t ow) {
+  switch (mb) {
+  case 6: sc_block(6, j, oh, m0, ow); break;
+  case 5: sc_block(5, j, oh, m0, ow); break;
+  case 4: sc_block(4, j, oh, m0, ow); break;
+  case 3: sc_block(3, j, oh, m0, ow); break;
+  case 2: sc_block(2, j, oh, m0, ow); break;
+  default: sc_block(1, j, oh, m0, ow); break;
+  }
+}
+
+/* Tasks [t0, t1): task t is output row t / nmb, channel block t % nmb. */
+static SG256 void sc_range(void *arg, int64_t t0, int64_t t1) {
+  const sc_job *j = arg;
+  const nn_sconv_shape *s = j->s;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t oh = t / j->nmb, m0 = t % j->nmb * SC_MB;
+    int mb = s->M - m0 < SC_MB ? (int)(s->M - m0) : SC_MB;
+    for (int64_t ow = 0;; ow += SC_PX) {
+      int64_t o = ow + SC_PX <= s->OW ? ow : s->OW - SC_PX;
+      sc_block_any(mb, j, oh, m0, o);
+      if (o + SC_PX >= s->OW)
+        break;
+    }
+  }
+}
+#endif
+
+nn_status nn_sconv2d(nn_ctx *c, const nn_sconv_shape *s, const float *x, const float *w,
+                     float *y, const nn_sgemm_epi *epi, float *ws) {
+  if (!nn_sconv_ok(s) || !x || !w || !y || !ws)
+    return NN_ERR_INVALID_ARG;
+  if (epi && (epi->res || (epi->bias && epi->bias_kind != NN_SGEMM_BIAS_ROW)))
+    return NN_ERR_INVALID_ARG;
+#if SG_X86
+  sc_job j;
+  memset(&j, 0, sizeof j);
+  j.s = s;
+  j.g = sc_geom_of(s);
+  j.x = x;
+  j.w = w;
+  j.y = y;
+  j.xs = ws;
+  j.bias = epi && epi->bias ? epi->bias : NULL;
+  j.act = sg_act_from(epi);
+  j.nmb = (s->M + SC_MB - 1) / SC_MB;
+  int64_t rows = s->C * s->SW * j.g.HP;
+  nn_parallel_for(c, rows, 64, sc_pad_range, &j);
+  /* a task is one output row of one channel block: OW * 6 * C * KH * KW
+   * multiply-adds; grain so that a chunk is at least ~64k of them */
+  int64_t task = s->OW * SC_MB * s->C * s->KH * s->KW;
+  int64_t grain = task >= 65536 ? 1 : 65536 / task;
+  nn_parallel_for(c, s->OH * j.nmb, grain, sc_range, &j);
+  return NN_OK;
+#else
+  (void)c;
+  (void)epi;
+  return NN_ERR_INVALID_ARG;
+#endif
+}
