@@ -16,7 +16,10 @@
  *             matrix block by block straight into its B panels
  *             (nn_sgemm_pack_im2col), so no im2col matrix is stored;
  *   explicit  3-D: im2col of a column tile into the workspace (parallel over
- *             its rows), then an ordinary product.
+ *             its rows), then an ordinary product;
+ *   smallc    2-4 input channels, group 1, 2-D, no residual (an RGB first
+ *             layer) on AVX2: nn_sconv2d, a direct kernel on a padded copy
+ *             of the input (cpu/conv_smallc.h), taken over any of the above.
  * In a CPU session the planner replaces a weight that one Conv alone reads
  * by its packed GEMM A panels (conv_const_a_groups, plan.c): packed once
  * and held once.  A weight that other nodes also read (or any weight on the
