@@ -430,8 +430,13 @@ out_clear:
 }
 
 /* ---- creation ------------------------------------------------------------------ */
+/* owned: when not NULL, *owned is the session's own copy of the model bytes
+ * (nn_session_create read the file), freed as soon as the graph is loaded
+ * and set to NULL: the graph keeps what it needs, and planning (weight
+ * packing, folding) then runs without the file's bytes still resident (the
+ * peak RSS of a 10.8 MB model, PP-OCRv4 rec, was 4 MB above its budget). */
 static nn_status session_create(const void *data, size_t size, const char *base_dir, const nn_options *opt,
-                                nn_session **out, nn_error *err) {
+                                void **owned, nn_session **out, nn_error *err) {
   nn_status st;
   nn_graph *g = NULL;
   nn_session *s = NULL;
@@ -456,6 +461,10 @@ static nn_status session_create(const void *data, size_t size, const char *base_
   }
 
   st = nn_graph_load(data, size, base_dir, &o.limits, &g, err);
+  if (owned) {
+    nn_file_free(*owned);
+    *owned = NULL;
+  }
   if (st != NN_OK)
     return st;
   st = nn_graph_finalize(g, &o.limits, nn_op_find, err);
@@ -614,7 +623,7 @@ nn_status nn_session_create_from_memory(const void *data, size_t size, const nn_
   *out = NULL;
   if (!data && size)
     return nn_error_set(err, NN_ERR_INVALID_ARG, "data is NULL");
-  return session_create(data, size, opt ? opt->base_dir : NULL, opt, out, err);
+  return session_create(data, size, opt ? opt->base_dir : NULL, opt, NULL, out, err);
 }
 
 nn_status nn_session_create_from_file(const char *path, const nn_options *opt, nn_session **out,
@@ -648,7 +657,7 @@ nn_status nn_session_create_from_file(const char *path, const nn_options *opt, n
     st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
     goto out_free_buf;
   }
-  st = session_create(buf, size, dir, &o, out, err);
+  st = session_create(buf, size, dir, &o, &buf, out, err);
   if ((st == NN_ERR_PARSE || st == NN_ERR_LIMIT) && err && strstr(err->msg, path) == NULL) {
     char tmp[sizeof err->msg];
     snprintf(tmp, sizeof tmp, "%.200s: %.300s", path, err->msg);
