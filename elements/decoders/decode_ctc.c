@@ -149,6 +149,15 @@ void nd_ctc_free(nd_ctc *c) {
   free(c);
 }
 
+/* Logits: the softmax denominator of the step at off, shifted by its
+ * maximum mx. */
+static double ctc_softmax_den(const nd_tensor *t, int64_t off, int64_t C, float mx) {
+  double den = 0;
+  for (int64_t k = 0; k < C; k++)
+    den += exp((double)(nd_tget(t, off + k) - mx));
+  return den;
+}
+
 nd_status nd_ctc_decode(nd_ctc *c, const nd_tensor *t, const nd_ctc_result **rows, int *n_rows,
                         nd_error *err) {
   if (n_rows)
@@ -244,9 +253,7 @@ nd_status nd_ctc_decode(nd_ctc *c, const nd_tensor *t, const nd_ctc_result **row
         double vs = nd_tget(t, off + space);
         float ps = (float)vs;
         if (logits) {
-          double den = 0;
-          for (int64_t k = 0; k < C; k++)
-            den += exp((double)(nd_tget(t, off + k) - mx));
+          double den = ctc_softmax_den(t, off, C, mx);
           ps = den > 0 ? (float)(exp(vs - mx) / den) : 0.0f;
         }
         if (ps > gap_space)
@@ -256,9 +263,7 @@ nd_status nd_ctc_decode(nd_ctc *c, const nd_tensor *t, const nd_ctc_result **row
         float p = mx;
         if (logits) {
           /* logits: the softmax of the maximum */
-          double den = 0;
-          for (int64_t k = 0; k < C; k++)
-            den += exp((double)(nd_tget(t, off + k) - mx));
+          double den = ctc_softmax_den(t, off, C, mx);
           p = den > 0 ? (float)(1.0 / den) : 0.0f;
         }
         /* each inserted space stands for a step that wrote nothing, so

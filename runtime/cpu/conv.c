@@ -50,6 +50,7 @@
 #include "knobs.h"
 #include "cpu/conv_smallc.h"
 #include "cpu/dwconv.h"
+#include "cpu/kernel_util.h"
 #include "cpu/ops.h"
 #include "cpu/sgemm.h"
 #include "cpu/sgemm_simd.h"
@@ -613,25 +614,7 @@ static void conv_im2col(const conv_priv *p, const float *x, int64_t j0, int64_t 
       if (id < 0 || id >= ID || ih < 0 || ih >= IH) {
         memset(dst, 0, (size_t)len * sizeof(float));
       } else {
-        const float *row = xc + (id * IH + ih) * IW;
-        int64_t base = ow * sw + offw;
-        int64_t lo = base < 0 ? (-base + sw - 1) / sw : 0;
-        int64_t hi = base >= IW ? 0 : (IW - 1 - base) / sw + 1;
-        if (lo > len)
-          lo = len;
-        if (hi > len)
-          hi = len;
-        if (hi < lo)
-          hi = lo;
-        for (int64_t t = 0; t < lo; t++)
-          dst[t] = 0.0f;
-        if (sw == 1)
-          memcpy(dst + lo, row + base + lo, (size_t)(hi - lo) * sizeof(float));
-        else
-          for (int64_t t = lo; t < hi; t++)
-            dst[t] = row[base + t * sw];
-        for (int64_t t = hi; t < len; t++)
-          dst[t] = 0.0f;
+        ku_gather_row(dst, xc + (id * IH + ih) * IW, IW, ow * sw + offw, sw, len);
       }
       dst += len;
       j += len;

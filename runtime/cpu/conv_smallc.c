@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cpu/conv_smallc.h"
+#include "cpu/kernel_util.h"
 #include "cpu/sgemm_simd.h"
 
 #define SC_MB 6          /* output channels per block */
@@ -85,27 +86,8 @@ static void sc_pad_range(void *arg, int64_t r0, int64_t r1) {
       memset(dst, 0, (size_t)QP * sizeof(float));
       continue;
     }
-    const float *src = j->x + (c * s->IH + ih) * s->IW;
-    /* padded column q is input column q * SW + p - PL: inside the input for
-     * q in [qa, qb), zero around */
-    const int64_t SW = s->SW, off = p - s->PL;
-    int64_t qa = off >= 0 ? 0 : (-off + SW - 1) / SW;
-    int64_t qb = (s->IW - off + SW - 1) / SW;
-    if (qa > QP)
-      qa = QP;
-    if (qb > QP)
-      qb = QP;
-    if (qb < qa)
-      qb = qa;
-    memset(dst, 0, (size_t)qa * sizeof(float));
-    if (SW == 1) {
-      memcpy(dst + qa, src + qa + off, (size_t)(qb - qa) * sizeof(float));
-    } else {
-      const float *sp = src + off;
-      for (int64_t q = qa; q < qb; q++)
-        dst[q] = sp[2 * q];
-    }
-    memset(dst + qb, 0, (size_t)(QP - qb) * sizeof(float));
+    /* padded column q is input column q * SW + p - PL */
+    ku_gather_row(dst, j->x + (c * s->IH + ih) * s->IW, s->IW, p - s->PL, s->SW, QP);
   }
 }
 

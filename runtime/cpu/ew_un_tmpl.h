@@ -32,7 +32,7 @@ static void UFN(int kind, const un_args *p, const void *xv, void *yv, int64_t n)
   const UT *x = xv;
   UT *y = yv;
   uint8_t *yb = yv;
-  const UT al = (UT)p->alpha, be = (UT)p->beta, ga = (UT)p->gamma;
+  const UT al = (UT)p->u.alpha, be = (UT)p->u.beta, ga = (UT)p->u.gamma;
   switch (kind) {
   case UN_ABS: UN_LOOP(UM(fabs)(v)); break;
   case UN_NEG: UN_LOOP(-v); break;
@@ -61,7 +61,7 @@ static void UFN(int kind, const un_args *p, const void *xv, void *yv, int64_t n)
   case UN_SOFTPLUS_K: UN_LOOP(UN_SOFTPLUS(v)); break;
   case UN_SOFTSIGN: UN_LOOP(v / ((UT)1 + UM(fabs)(v))); break;
   case UN_SHRINK: {
-    const UT lam = (UT)p->lambd, bias = (UT)p->bias;
+    const UT lam = (UT)p->u.lambd, bias = (UT)p->u.bias;
     UN_LOOP(v < -lam ? v + bias : v > lam ? v - bias : (UT)0);
     break;
   }
@@ -95,7 +95,7 @@ static void UFN(int kind, const un_args *p, const void *xv, void *yv, int64_t n)
       yb[i] = x[i] != x[i];
     break;
   case UN_ISINF: {
-    const bool pos = p->detect_pos, neg = p->detect_neg;
+    const bool pos = p->u.detect_pos, neg = p->u.detect_neg;
     for (int64_t i = 0; i < n; i++) {
       UT v = x[i];
       yb[i] = (pos && v == (UT)INFINITY) || (neg && v == -(UT)INFINITY);

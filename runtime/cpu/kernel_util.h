@@ -24,6 +24,30 @@ static inline nn_value *ku_out(const nn_node *n, int i) {
   return i < n->n_out ? n->y[i] : NULL;
 }
 
+/* dst[t] = row[base + t * step] for t < len, 0 where that index falls
+ * outside [0, n): one output row of an im2col tap or of a zero-padded,
+ * strided copy (cpu/conv.c, cpu/conv_smallc.c).  step >= 1. */
+static inline void ku_gather_row(float *dst, const float *row, int64_t n, int64_t base,
+                                 int64_t step, int64_t len) {
+  int64_t lo = base < 0 ? (-base + step - 1) / step : 0;
+  int64_t hi = base >= n ? 0 : (n - 1 - base) / step + 1;
+  if (lo > len)
+    lo = len;
+  if (hi > len)
+    hi = len;
+  if (hi < lo)
+    hi = lo;
+  for (int64_t t = 0; t < lo; t++)
+    dst[t] = 0.0f;
+  if (step == 1)
+    memcpy(dst + lo, row + base + lo, (size_t)(hi - lo) * sizeof(float));
+  else
+    for (int64_t t = lo; t < hi; t++)
+      dst[t] = row[base + t * step];
+  for (int64_t t = hi; t < len; t++)
+    dst[t] = 0.0f;
+}
+
 static inline bool ku_is_real(nn_dtype dt) {
   return dt == NN_DTYPE_FLOAT || dt == NN_DTYPE_DOUBLE || dt == NN_DTYPE_FLOAT16 ||
          dt == NN_DTYPE_BFLOAT16;

@@ -18,7 +18,7 @@ typedef enum sm_kind { SM_SOFTMAX, SM_LOGSOFTMAX, SM_HARDMAX } sm_kind;
 
 typedef struct sm_params {
   sm_kind kind;
-  int64_t outer, n, inner;
+  nn_softmax_geom g;      /* [outer, n, inner] */
 } sm_params;
 
 static nn_status sm_prepare(nn_ctx *c, nn_node *n) {
@@ -35,19 +35,15 @@ static nn_status sm_prepare(nn_ctx *c, nn_node *n) {
   p->kind = strcmp(n->op_type, "Softmax") == 0      ? SM_SOFTMAX
             : strcmp(n->op_type, "LogSoftmax") == 0 ? SM_LOGSOFTMAX
                                                     : SM_HARDMAX;
-  nn_softmax_geom g;
-  nn_status st = nn_softmax_geom_init(c, n, &g);
+  nn_status st = nn_softmax_geom_init(c, n, &p->g);
   if (st != NN_OK)
     return st;
-  p->outer = g.outer;
-  p->n = g.n;
-  p->inner = g.inner;
   st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims);
   if (st != NN_OK)
     return st;
   /* per-column max and sum when the axis is not innermost */
-  if (p->inner > 1 && p->kind != SM_HARDMAX &&
-      nn_mul_overflow_size((size_t)p->inner, 2 * sizeof(double), &n->ws_bytes))
+  if (p->g.inner > 1 && p->kind != SM_HARDMAX &&
+      nn_mul_overflow_size((size_t)p->g.inner, 2 * sizeof(double), &n->ws_bytes))
     return nn_fail(c, NN_ERR_LIMIT, "workspace size overflows");
   return NN_OK;
 }
@@ -142,19 +138,19 @@ SM_IMPL(sm_bf16, uint16_t, double, SM_BF16_LOAD, SM_BF16_STORE, exp, log, 0)
 static void sm_hardmax(const nn_value *x, nn_value *y, const sm_params *p) {
   size_t es = nn_dtype_size(x->dtype);
   memset(y->data, 0, y->nbytes);
-  for (int64_t o = 0; o < p->outer; o++) {
-    for (int64_t i = 0; i < p->inner; i++) {
-      int64_t base = o * p->n * p->inner + i;
+  for (int64_t o = 0; o < p->g.outer; o++) {
+    for (int64_t i = 0; i < p->g.inner; i++) {
+      int64_t base = o * p->g.n * p->g.inner + i;
       int64_t best = 0;
       double bv = nn_value_get_double(x, base);
-      for (int64_t j = 1; j < p->n && !isnan(bv); j++) {
-        double v = nn_value_get_double(x, base + j * p->inner);
+      for (int64_t j = 1; j < p->g.n && !isnan(bv); j++) {
+        double v = nn_value_get_double(x, base + j * p->g.inner);
         if (v > bv || isnan(v)) {
           bv = v;
           best = j;
         }
       }
-      char *dst = (char *)y->data + (size_t)(base + best * p->inner) * es;
+      char *dst = (char *)y->data + (size_t)(base + best * p->g.inner) * es;
       switch (x->dtype) {
       case NN_DTYPE_FLOAT: *(float *)dst = 1.0f; break;
       case NN_DTYPE_DOUBLE: *(double *)dst = 1.0; break;
@@ -178,20 +174,20 @@ static void sm_rows(void *arg, int64_t begin, int64_t end) {
   const sm_job *j = arg;
   const sm_params *p = j->p;
   for (int64_t o = begin; o < end; o++) {
-    int64_t off = o * p->n;
+    int64_t off = o * p->g.n;
     switch (j->dt) {
     case NN_DTYPE_FLOAT:
-      sm_f32(p->kind, (const float *)j->x + off, (float *)j->y + off, p->n, 1, NULL, NULL);
+      sm_f32(p->kind, (const float *)j->x + off, (float *)j->y + off, p->g.n, 1, NULL, NULL);
       break;
     case NN_DTYPE_DOUBLE:
-      sm_f64(p->kind, (const double *)j->x + off, (double *)j->y + off, p->n, 1, NULL, NULL);
+      sm_f64(p->kind, (const double *)j->x + off, (double *)j->y + off, p->g.n, 1, NULL, NULL);
       break;
     case NN_DTYPE_FLOAT16:
-      sm_f16(p->kind, (const uint16_t *)j->x + off, (uint16_t *)j->y + off, p->n, 1, NULL,
+      sm_f16(p->kind, (const uint16_t *)j->x + off, (uint16_t *)j->y + off, p->g.n, 1, NULL,
              NULL);
       break;
     case NN_DTYPE_BFLOAT16:
-      sm_bf16(p->kind, (const uint16_t *)j->x + off, (uint16_t *)j->y + off, p->n, 1, NULL,
+      sm_bf16(p->kind, (const uint16_t *)j->x + off, (uint16_t *)j->y + off, p->g.n, 1, NULL,
               NULL);
       break;
     default:
@@ -210,40 +206,40 @@ static nn_status sm_run(nn_ctx *c, nn_node *n) {
     sm_hardmax(x, y, p);
     return NN_OK;
   }
-  if (p->inner == 1) {
+  if (p->g.inner == 1) {
     sm_job j = {p, x->dtype, x->data, y->data};
     /* enough rows per chunk to amortize dispatch */
-    int64_t grain = p->n >= 4096 ? 1 : 4096 / p->n;
-    nn_parallel_for(c, p->outer, grain, sm_rows, &j);
+    int64_t grain = p->g.n >= 4096 ? 1 : 4096 / p->g.n;
+    nn_parallel_for(c, p->g.outer, grain, sm_rows, &j);
     return NN_OK;
   }
-  int64_t blk = p->n * p->inner;
-  for (int64_t o = 0; o < p->outer; o++) {
+  int64_t blk = p->g.n * p->g.inner;
+  for (int64_t o = 0; o < p->g.outer; o++) {
     int64_t off = o * blk;
     switch (x->dtype) {
     case NN_DTYPE_FLOAT: {
       /* float scratch inside the double-sized workspace */
-      float *mx = n->ws, *sum = mx + p->inner;
-      sm_f32(p->kind, (const float *)x->data + off, (float *)y->data + off, p->n, p->inner,
+      float *mx = n->ws, *sum = mx + p->g.inner;
+      sm_f32(p->kind, (const float *)x->data + off, (float *)y->data + off, p->g.n, p->g.inner,
              mx, sum);
       break;
     }
     case NN_DTYPE_DOUBLE: {
-      double *mx = n->ws, *sum = mx + p->inner;
-      sm_f64(p->kind, (const double *)x->data + off, (double *)y->data + off, p->n, p->inner,
+      double *mx = n->ws, *sum = mx + p->g.inner;
+      sm_f64(p->kind, (const double *)x->data + off, (double *)y->data + off, p->g.n, p->g.inner,
              mx, sum);
       break;
     }
     case NN_DTYPE_FLOAT16: {
-      double *mx = n->ws, *sum = mx + p->inner;
-      sm_f16(p->kind, (const uint16_t *)x->data + off, (uint16_t *)y->data + off, p->n,
-             p->inner, mx, sum);
+      double *mx = n->ws, *sum = mx + p->g.inner;
+      sm_f16(p->kind, (const uint16_t *)x->data + off, (uint16_t *)y->data + off, p->g.n,
+             p->g.inner, mx, sum);
       break;
     }
     case NN_DTYPE_BFLOAT16: {
-      double *mx = n->ws, *sum = mx + p->inner;
-      sm_bf16(p->kind, (const uint16_t *)x->data + off, (uint16_t *)y->data + off, p->n,
-              p->inner, mx, sum);
+      double *mx = n->ws, *sum = mx + p->g.inner;
+      sm_bf16(p->kind, (const uint16_t *)x->data + off, (uint16_t *)y->data + off, p->g.n,
+              p->g.inner, mx, sum);
       break;
     }
     default:

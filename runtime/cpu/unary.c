@@ -63,9 +63,7 @@ typedef enum un_kind {
 } un_kind;
 
 typedef struct un_args {
-  double alpha, beta, gamma;
-  double lambd, bias;          /* Shrink */
-  bool detect_pos, detect_neg; /* IsInf */
+  nn_unary_attrs u;            /* the attributes (ops/unary.h) */
   /* Clip bounds in the domain of X */
   double lo_f, hi_f;
   int64_t lo_i, hi_i;
@@ -283,18 +281,10 @@ static nn_status un_prepare(nn_ctx *c, nn_node *n) {
   un_priv pr = {.kind = d->kind, .to_bool = d->to_bool, .d = ew_dom_of(x->dtype)};
   un_args *a = &pr.args;
   /* the attributes' meaning and defaults are the op layer's (ops/unary.h) */
-  nn_unary_attrs ua;
-  nn_status ust = nn_unary_attrs_init(c, n, &ua);
+  nn_status ust = nn_unary_attrs_init(c, n, &a->u);
   if (ust != NN_OK)
     return ust;
-  a->alpha = ua.alpha;
-  a->beta = ua.beta;
-  a->gamma = ua.gamma;
-  a->lambd = ua.lambd;
-  a->bias = ua.bias;
-  a->detect_pos = ua.detect_pos;
-  a->detect_neg = ua.detect_neg;
-  if (d->kind == UN_GELU && ua.gelu_tanh)
+  if (d->kind == UN_GELU && a->u.gelu_tanh)
     pr.kind = UN_GELU_TANH;
   switch (d->kind) {
   case UN_CLIP:

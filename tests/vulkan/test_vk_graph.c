@@ -175,7 +175,9 @@ static int name_cmp(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool name_set_read(name_set *s, const char *path) {
+/* The names of a list file, in file order; sorted for name_set_has when
+ * `sort`. */
+static bool name_set_read(name_set *s, const char *path, bool sort) {
   FILE *f = fopen(path, "r");
   if (!f)
     return false;
@@ -192,7 +194,8 @@ static bool name_set_read(name_set *s, const char *path) {
     s->names[s->n++] = strdup(line);
   }
   fclose(f);
-  qsort(s->names, (size_t)s->n, sizeof *s->names, name_cmp);
+  if (sort)
+    qsort(s->names, (size_t)s->n, sizeof *s->names, name_cmp);
   return true;
 }
 
@@ -511,7 +514,7 @@ int main(int argc, char **argv) {
                     : !strcmp(a, "--all-vulkan-list") ? &g_all_vulkan_set
                     : !strcmp(a, "--except")          ? &g_except_set
                                                       : NULL;
-    if (set && !name_set_read(set, next)) {
+    if (set && !name_set_read(set, next, true)) {
       fprintf(stderr, "cannot open %s\n", next);
       return 1;
     }
@@ -553,21 +556,17 @@ int main(int argc, char **argv) {
     } else if ((strcmp(a, "--all-vulkan-list") == 0 || strcmp(a, "--except") == 0) && next) {
       i++; /* read before the cases run (above) */
     } else if (strcmp(a, "--list") == 0 && next) {
-      FILE *f = fopen(next, "r");
-      if (!f) {
+      name_set list = {0};
+      if (!name_set_read(&list, next, false)) {
         fprintf(stderr, "cannot open %s\n", next);
         return 1;
       }
-      char line[1024];
-      while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n# ")] = '\0';
-        if (!line[0])
-          continue;
+      for (int k = 0; k < list.n; k++) {
         char p[4096];
-        snprintf(p, sizeof p, "%s/%s", base, line);
+        snprintf(p, sizeof p, "%s/%s", base, list.names[k]);
         run_path(p, &o, &cnt);
       }
-      fclose(f);
+      name_set_free(&list);
       i++;
     } else {
       run_path(a, &o, &cnt);
