@@ -17,6 +17,9 @@
  *   NN_NO_FUSION=1                no plan-time activation/Add fusion
  *   NN_NO_PACK=1                  weights stay in the ONNX layout (no packed
  *                                 GEMM panels)
+ *   NN_PROFILE=1                  the CPU backend times every step and logs
+ *                                 (nn_log, info) the time per op type and
+ *                                 the slowest nodes when its plan is dropped
  *   NN_SPIN_US=N                  how long idle workers spin before sleeping,
  *                                 microseconds, 0-100000
  *   NN_VULKAN_DEVICE=N            use Vulkan physical device N (also makes
@@ -38,6 +41,7 @@ typedef struct nn_knobs_t {
   bool no_fusion;
   bool no_pack;
   int spin_us;                /* -1 when unset */
+  bool profile;               /* NN_PROFILE */
   const char *vulkan_device;  /* NN_VULKAN_DEVICE, NULL when unset or empty */
   bool vulkan_validation;
   int vulkan_unified;         /* -1 unset, 0, 1 */

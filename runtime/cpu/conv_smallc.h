@@ -8,12 +8,13 @@
  * 5x5 stride-2 first layer: 9% of the model in the im2col packing alone).
  * Here the input is copied once, zero-padded and split by column parity
  * (stride 2), so every tap of 16 output pixels is two contiguous loads, and
- * the product accumulates 16 pixels x 6 output channels in registers.
+ * the product accumulates 16 pixels x 6 output channels in registers (AVX2;
+ * 32 x 12 on AVX-512 for rows of at least 32 pixels).
  *
  *   y[n][m][oh][ow] = act(bias[m] + sum_{c,kh,kw} w[m][c][kh][kw] *
  *                         x[n][c][oh * SH - PT + kh][ow * SW - PL + kw])
  * with zeros outside the input; the bottom / right padding follows from OH
- * and OW.  AVX2+FMA only (nn_sconv_ok says when it applies); the callers
+ * and OW.  AVX2+FMA or AVX-512 (nn_sconv_ok says when it applies); the callers
  * keep the GEMM path for everything else.
  */
 #ifndef NN_CPU_CONV_SMALLC_H

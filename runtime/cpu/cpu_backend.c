@@ -5,11 +5,20 @@
  * shrunk: a stream that alternates two shapes does not reallocate) and the
  * layout of the weights its kernels read (cpu_weights.c: GEMM A panels packed
  * once at build, restored to the ONNX layout before a re-plan).
+ *
+ * NN_PROFILE=1 (knobs.h) times every step of every run; when the plan is
+ * dropped (re-plan or destroy) the totals go to nn_log: time per op type and
+ * the slowest nodes, per run.  Off, it costs one branch per run.
  */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend.h"
 #include "cpu/cpu_weights.h"
+#include "knobs.h"
 #include "threadpool.h"
 
 typedef struct cpu_backend {
@@ -17,18 +26,108 @@ typedef struct cpu_backend {
   size_t arena_cap;
   nn_graph *g;          /* of the last successful build; NULL before */
   nn_plan *plan;
+  bool profile;         /* NN_PROFILE, read at create */
+  uint64_t *prof_ns;    /* per step of plan, summed over prof_runs; NULL when off */
+  int *prof_node;       /* the steps' node indices (the plan's own array goes
+                           before before_plan is called) */
+  int prof_steps;
+  uint64_t prof_runs;
 } cpu_backend;
+
+static uint64_t cpu_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+typedef struct prof_row {
+  const char *key;
+  const nn_node *node;  /* per-node rows */
+  uint64_t ns;
+  int count;
+} prof_row;
+
+static int prof_row_cmp(const void *a, const void *b) {
+  const prof_row *x = a, *y = b;
+  return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+static void prof_dims(char *buf, size_t cap, const nn_value *v) {
+  size_t len = 0;
+  if (!v)
+    return;
+  for (int d = 0; d < v->rank && len + 1 < cap; d++) {
+    int w = snprintf(buf + len, cap - len, d ? "x%lld" : "%lld", (long long)v->dims[d]);
+    if (w < 0)
+      break;
+    len += (size_t)w;
+  }
+}
+
+/* Logs the profile of the plan being dropped and forgets it.  Runs outside
+ * the per-frame path (at re-plan or destroy), so it may allocate. */
+static void cpu_profile_flush(cpu_backend *b) {
+  prof_row *rows = NULL;
+  if (!b->prof_ns || b->prof_runs == 0 || !b->g)
+    goto done;
+  int n = b->prof_steps;
+  rows = nn_calloc((size_t)n * 2 + 1, sizeof *rows);
+  if (!rows)
+    goto done;
+  prof_row *types = rows + n;
+  int n_types = 0;
+  uint64_t total = 0;
+  for (int k = 0; k < n; k++) {
+    const nn_node *nd = &b->g->nodes[b->prof_node[k]];
+    rows[k] = (prof_row){nd->name, nd, b->prof_ns[k], 1};
+    total += b->prof_ns[k];
+    int t = 0;
+    while (t < n_types && strcmp(types[t].key, nd->op_type) != 0)
+      t++;
+    if (t == n_types)
+      types[n_types++] = (prof_row){nd->op_type, NULL, 0, 0};
+    types[t].ns += b->prof_ns[k];
+    types[t].count++;
+  }
+  qsort(types, (size_t)n_types, sizeof *types, prof_row_cmp);
+  qsort(rows, (size_t)n, sizeof *rows, prof_row_cmp);
+  double runs = (double)b->prof_runs, all = total ? (double)total : 1.0;
+  nn_log(NN_LOG_INFO, "profile: %d steps, %llu runs, %.3f ms per run", n,
+         (unsigned long long)b->prof_runs, (double)total / runs / 1e6);
+  for (int t = 0; t < n_types; t++)
+    nn_log(NN_LOG_INFO, "profile: %-24s %4d nodes %9.3f ms %5.1f %%", types[t].key,
+           types[t].count, (double)types[t].ns / runs / 1e6, 100.0 * (double)types[t].ns / all);
+  for (int k = 0; k < n && k < 20; k++) {
+    /* the shapes say which layer it is (names are often generated) */
+    char in[64] = "", out[64] = "";
+    const nn_node *nd = rows[k].node;
+    prof_dims(in, sizeof in, nd->n_in > 0 ? nd->x[0] : NULL);
+    prof_dims(out, sizeof out, nd->n_out > 0 ? nd->y[0] : NULL);
+    nn_log(NN_LOG_INFO, "profile: node %-20s %-14s %9.3f ms %5.1f %%  %s -> %s", rows[k].key,
+           nd->op_type, (double)rows[k].ns / runs / 1e6, 100.0 * (double)rows[k].ns / all, in,
+           out);
+  }
+done:
+  nn_free(rows);
+  nn_free(b->prof_ns);
+  b->prof_ns = NULL;
+  b->prof_node = NULL;
+  b->prof_steps = 0;
+  b->prof_runs = 0;
+}
 
 static nn_status cpu_create(void **state, nn_error *err) {
   cpu_backend *b = nn_calloc(1, sizeof *b);
   if (!b)
     return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  b->profile = nn_knobs().profile;
   *state = b;
   return NN_OK;
 }
 
 static nn_status cpu_before_plan(void *state, nn_graph *g, nn_error *err) {
   cpu_backend *b = state;
+  cpu_profile_flush(b);
   b->g = NULL;
   b->plan = NULL;
   return nn_cpu_weights_restore(g, err);
@@ -52,6 +151,18 @@ static nn_status cpu_build(void *state, nn_graph *g, nn_plan *plan, const bool *
   }
   nn_plan_bind_arena(g, plan, b->arena);
   (void)ctx;
+  if (b->profile) {
+    cpu_profile_flush(b);
+    /* one block: the times, then the node indices */
+    size_t n = plan->n_steps ? (size_t)plan->n_steps : 1;
+    b->prof_ns = nn_calloc(n, sizeof *b->prof_ns + sizeof *b->prof_node);
+    if (b->prof_ns) {
+      b->prof_node = (int *)(b->prof_ns + n);
+      for (int k = 0; k < plan->n_steps; k++)
+        b->prof_node[k] = plan->steps[k];
+      b->prof_steps = plan->n_steps;
+    }
+  }
   b->g = g;
   b->plan = plan;
   return NN_OK;
@@ -62,10 +173,17 @@ static nn_status cpu_run(void *state, nn_ctx *ctx, nn_error *err) {
   nn_status st = NN_OK;
   if (!b->plan)
     return nn_error_set(err, NN_ERR_RUNTIME, "cpu: run before build");
+  uint64_t *prof = b->prof_ns && b->prof_steps == b->plan->n_steps ? b->prof_ns : NULL;
+  uint64_t t0 = prof ? cpu_now_ns() : 0;
   for (int k = 0; k < b->plan->n_steps; k++) {
     nn_node *n = &b->g->nodes[b->plan->steps[k]];
     ctx->node = n;
     st = n->op->run(ctx, n);
+    if (prof) {
+      uint64_t t1 = cpu_now_ns();
+      prof[k] += t1 - t0;
+      t0 = t1;
+    }
     if (st != NN_OK) {
       if (err->msg[0] == '\0')
         nn_fail(ctx, st, "kernel failed (%s)", nn_status_str(st));
@@ -73,6 +191,8 @@ static nn_status cpu_run(void *state, nn_ctx *ctx, nn_error *err) {
     }
   }
   ctx->node = NULL;
+  if (prof && st == NN_OK)
+    b->prof_runs++;
   /* the run is over: workers sleep now instead of spinning for a next job,
    * so a stream costs no CPU between frames */
   nn_threadpool_park(ctx->pool);
@@ -90,6 +210,7 @@ static void cpu_destroy(void *state) {
   cpu_backend *b = state;
   if (!b)
     return;
+  cpu_profile_flush(b);
   nn_aligned_free(b->arena);
   nn_free(b);
 }

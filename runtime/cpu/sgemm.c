@@ -1377,6 +1377,8 @@ static void sg_rt_init(sg_rt *rt, float alpha, float beta, const nn_sgemm_epi *e
 
 int64_t nn_sgemm_rows_per_tile(void) { return sg_kern_for(nn_cpu_isa_get())->mc; }
 
+int64_t nn_sgemm_narrow_max(void) { return SG_NARROW_MAX(sg_kern_for(nn_cpu_isa_get())); }
+
 static bool sg_dims_ok(int64_t M, int64_t N, int64_t K, const float *C, int64_t ldc) {
   return M >= 0 && N >= 0 && K >= 0 && (M == 0 || N == 0 || (C && ldc >= N));
 }

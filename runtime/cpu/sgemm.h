@@ -121,6 +121,11 @@ size_t nn_sgemm_workspace(int64_t M, int64_t N, int64_t K, int threads);
  * asked for once per such block of rows. */
 int64_t nn_sgemm_rows_per_tile(void);
 
+/* The widest product (columns of C) the path in use runs on its narrow,
+ * GEMV-like kernel (16 AVX-512, 8 AVX2, 4 portable): a caller that can shape
+ * its products (Winograd's tiles per block) stays above it. */
+int64_t nn_sgemm_narrow_max(void);
+
 /* ---- pre-packed operands -----------------------------------------------------
  * A packed operand is an opaque, self-describing byte block in memory the
  * caller owns (e.g. inside the node's priv block, from nn_malloc: any

@@ -5,6 +5,10 @@
 //
 //   node ort-run.js MODEL.onnx [--threads N] [--input NAME=FILE.pb ...] [--bench RUNS]
 //                   [--save-outputs DIR]
+//   node ort-run.js MODEL.onnx --bench RUNS --profile PREFIX
+//       also prints ONNX Runtime's own time per op type and its slowest nodes
+//       (its profiler's JSON is kept as PREFIX_*.json): the peer's side of
+//       NN_PROFILE=1 nn-run ...
 //   node ort-run.js --make-case MODEL.onnx OUT_DIR [--input NAME=FILE.pb ...]
 //       writes OUT_DIR/model.onnx + test_data_set_0/input_K.pb, output_K.pb with
 //       ONNX Runtime's outputs (the layout `nn-run --check` reads)
@@ -105,13 +109,15 @@ function encodeTensor(name, t) {
 }
 
 function parseArgs(argv) {
-  const o = {threads: 1, bench: 0, inputs: [], saveOutputs: null, makeCase: null, model: null};
+  const o = {threads: 1, bench: 0, inputs: [], saveOutputs: null, makeCase: null, model: null,
+             profile: null};
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--threads') o.threads = Number(argv[++i]);
     else if (a === '--bench') o.bench = Number(argv[++i]);
     else if (a === '--input') o.inputs.push(argv[++i]);
     else if (a === '--save-outputs') o.saveOutputs = argv[++i];
+    else if (a === '--profile') o.profile = argv[++i];
     else if (a === '--make-case') { o.model = argv[++i]; o.makeCase = argv[++i]; }
     else if (!o.model) o.model = a;
     else throw new Error('unknown argument ' + a);
@@ -125,6 +131,7 @@ async function main() {
   const session = await ort.InferenceSession.create(o.model, {
     intraOpNumThreads: o.threads, interOpNumThreads: 1, executionMode: 'sequential',
     graphOptimizationLevel: 'all',
+    enableProfiling: !!o.profile, profileFilePrefix: o.profile || undefined,
   });
   const feeds = {};
   const files = [];
@@ -174,6 +181,38 @@ async function main() {
     console.log(`peak_rss_bytes=${process.resourceUsage().maxRSS * 1024}`);
     console.log(`median_ms=${med.toFixed(4)} min_ms=${ms[0].toFixed(4)}`);
   }
+  if (o.profile) {
+    await session.endProfiling();
+    // the binding does not return the file's name: the newest PREFIX_*.json
+    const dir = path.dirname(path.resolve(o.profile)), base = path.basename(o.profile) + '_';
+    const files = fs.readdirSync(dir).filter((f) => f.startsWith(base) && f.endsWith('.json'))
+      .map((f) => path.join(dir, f)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+    if (files.length) printProfile(files[0]);
+  }
+}
+
+// Time per op type and the slowest nodes, per run, from the profiler's JSON.
+function printProfile(file) {
+  const ev = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const runs = ev.filter((e) => e.name === 'model_run').length || 1;
+  const byType = new Map(), byNode = new Map();
+  let total = 0;
+  for (const e of ev) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue;
+    const op = (e.args && e.args.op_name) || '?';
+    const t = byType.get(op) || {us: 0, n: 0};
+    t.us += e.dur; t.n++;
+    byType.set(op, t);
+    const key = e.name.slice(0, -'_kernel_time'.length) + ' ' + op;
+    byNode.set(key, (byNode.get(key) || 0) + e.dur);
+    total += e.dur;
+  }
+  console.log(`profile: ${(total / runs / 1000).toFixed(3)} ms per run in nodes (${file})`);
+  for (const [op, t] of [...byType].sort((a, b) => b[1].us - a[1].us))
+    console.log(`profile: ${op.padEnd(24)} ${String(Math.round(t.n / runs)).padStart(4)} nodes ` +
+                `${(t.us / runs / 1000).toFixed(3).padStart(9)} ms ${(100 * t.us / total).toFixed(1).padStart(5)} %`);
+  for (const [k, us] of [...byNode].sort((a, b) => b[1] - a[1]).slice(0, 15))
+    console.log(`profile: node ${k.padEnd(40)} ${(us / runs / 1000).toFixed(3).padStart(9)} ms`);
 }
 
 main().catch((e) => { console.error('ort-run: ' + e.message); process.exit(2); });
