@@ -174,6 +174,9 @@ typedef struct conv_priv {
   size_t packed_bytes;
   int64_t th, tw, tb;
   size_t v_floats;        /* transformed input block: [16][Cg][tb] */
+  size_t blk_floats;      /* one block's V + M (col_floats holds wino_par of them) */
+  int wino_par;           /* blocks in flight: 1 = the phases of each block split
+                             over the workers; > 1 = whole blocks per worker */
   bool wino_ready;        /* weights transformed (at the first run) */
   /* CONV_PATH_DWPW: the fused depthwise conv, per image */
   nn_dwconv_shape dws;
@@ -405,8 +408,16 @@ static bool conv_wino_pays(const nn_node *n, const conv_priv *p) {
          tiles > nn_sgemm_narrow_max() && n->x[1]->known && n->x[1]->data && !n->x[0]->known;
 }
 
+/* Tiles per worker below which whole blocks per worker would make the
+ * products too narrow: the phases of each block are split instead. */
+#define CONV_WINO_PAR_MIN_TILES 64
+/* V + M budget of a worker's own block: half an L2, as the other core's
+ * block and the shared transformed weights compete for the rest */
+#define CONV_WINO_PAR_FLOATS ((int64_t)1 << 17)
+
 static void conv_plan_wino(nn_ctx *c, conv_priv *p) {
   const nn_conv_geom *g = &p->g;
+  const int threads = c->threads > 1 ? c->threads : 1;
   p->th = (g->out[1] + 1) / 2;
   p->tw = (g->out[2] + 1) / 2;
   int64_t tiles = p->th * p->tw;
@@ -415,9 +426,24 @@ static void conv_plan_wino(nn_ctx *c, conv_priv *p) {
   tb = tb / CONV_NR * CONV_NR;
   if (tb < CONV_NR)
     tb = CONV_NR;
+  p->wino_par = 1;
+  if (threads > 1 && tiles >= threads * CONV_WINO_PAR_MIN_TILES) {
+    /* whole blocks per worker, a multiple of the workers of them, each in
+     * its own core's cache: splitting each block's three phases over the
+     * workers moved every transformed plane between cores, and 2 threads
+     * ran ResNet-50's 56x56 layers no faster than one (Zen 5) */
+    int64_t tbp = CONV_WINO_PAR_FLOATS / (16 * (p->Cg + p->Mg));
+    tbp = tbp < CONV_WINO_PAR_MIN_TILES ? CONV_WINO_PAR_MIN_TILES : tbp;
+    tb = tbp < tb ? tbp : tb;
+    int64_t nblk = (tiles + tb - 1) / tb;
+    nblk = (nblk + threads - 1) / threads * threads;
+    tb = ((tiles + nblk - 1) / nblk + 7) / 8 * 8;
+    p->wino_par = threads;
+  }
   p->tb = tb < tiles ? tb : tiles;
   p->v_floats = nn_align_up((size_t)(16 * p->Cg * p->tb), 16);
-  p->col_floats = p->v_floats + nn_align_up((size_t)(16 * p->Mg * p->tb), 16);
+  p->blk_floats = p->v_floats + nn_align_up((size_t)(16 * p->Mg * p->tb), 16);
+  p->col_floats = p->blk_floats * (size_t)p->wino_par;
   /* the first run transforms the weights in this block */
   if (p->col_floats < (size_t)(p->Mg * p->Cg))
     p->col_floats = nn_align_up((size_t)(p->Mg * p->Cg), 16);
@@ -1039,6 +1065,41 @@ static void conv_wino_gemms(void *arg, int64_t x0, int64_t x1) {
   }
 }
 
+/* Whole blocks per worker (conv_priv.wino_par > 1): block b = tiles
+ * [b * tb, ...) through the three phases, serially, in the worker's own
+ * V + M buffers and engine slot. */
+typedef struct conv_wino_par_job {
+  conv_wino_job base;     /* group, planes, bias, residual; t0 / nt / v / mm per block */
+  float *bufs;            /* wino_par blocks of blk_floats */
+  nn_range_fn in, out;
+  int64_t tiles;
+} conv_wino_par_job;
+
+static void conv_wino_blocks(void *arg, int64_t b0, int64_t b1) {
+  conv_wino_par_job *pj = arg;
+  const conv_priv *p = pj->base.p;
+  int w = nn_parallel_worker();
+  conv_wino_job j = pj->base;
+  j.v = pj->bufs + (size_t)w * p->blk_floats;
+  j.mm = j.v + p->v_floats;
+  j.gws = pj->base.gws + (size_t)w * pj->base.slot_bytes;
+  j.slot_bytes = pj->base.slot_bytes;
+  j.st = NN_OK;
+  for (int64_t b = b0; b < b1; b++) {
+    j.t0 = b * p->tb;
+    j.nt = pj->tiles - j.t0 < p->tb ? pj->tiles - j.t0 : p->tb;
+    pj->in(&j, 0, p->Cg);
+    for (int xi = 0; xi < 16; xi++) {
+      nn_status st = nn_sgemm_compute_pa(NULL, 0, p->Mg, j.nt, p->Cg, 1.0f, conv_wino_u(p, j.gi, xi),
+                                         j.v + xi * p->Cg * j.nt, j.nt, 0.0f,
+                                         j.mm + xi * p->Mg * j.nt, j.nt, NULL, j.gws, j.slot_bytes);
+      if (st)
+        pj->base.st = st;   /* any failure; which one does not matter */
+    }
+    pj->out(&j, 0, p->Mg);
+  }
+}
+
 static nn_status conv_run_wino(nn_ctx *c, const conv_priv *p, conv_job *jb, void *gws) {
   const nn_conv_geom *g = &p->g;
   if (!p->wino_ready)   /* priv is the node's own: written once, before any use */
@@ -1060,6 +1121,14 @@ static nn_status conv_run_wino(nn_ctx *c, const conv_priv *p, conv_job *jb, void
       j.bias = jb->b ? jb->b + gi * p->Mg : NULL;
       j.rg = jb->res ? jb->res + (bi * p->M + gi * p->Mg) * g->out_sz : NULL;
       j.gi = gi;
+      if (p->wino_par > 1 && nn_parallel_width(c) >= p->wino_par) {
+        conv_wino_par_job pj = {.base = j, .bufs = jb->col, .in = wino_in, .out = wino_out,
+                                .tiles = tiles};
+        nn_parallel_for(c, (tiles + p->tb - 1) / p->tb, 1, conv_wino_blocks, &pj);
+        if (pj.base.st)
+          return conv_gemm_failed(c, pj.base.st);
+        continue;
+      }
       for (j.t0 = 0; j.t0 < tiles; j.t0 += p->tb) {
         j.nt = tiles - j.t0 < p->tb ? tiles - j.t0 : p->tb;
         nn_parallel_for(c, p->Cg, conv_grain(16 * j.nt, 1 << 14), wino_in, &j);
