@@ -8,6 +8,7 @@
 /* The runtime's fused-activation vocabulary (nn_node.act): relative to this
  * file for both compilers. */
 #include "../runtime/ops/act_kinds.h"
+#include "../runtime/ops/pad_kinds.h"
 
 /* Activations: the unary kernel applies one, and binary/conv/gemm/affine
  * kernels fuse one into their epilogue.  a/b are the float parameters.
@@ -85,11 +86,11 @@
 #define NN_VK_POOL_MAX 0
 #define NN_VK_POOL_AVG 1
 
-/* Pad modes (transform_pad.comp). */
-#define NN_VK_PAD_CONSTANT 0
-#define NN_VK_PAD_REFLECT 1
-#define NN_VK_PAD_EDGE 2
-#define NN_VK_PAD_WRAP 3
+/* Pad modes (transform_pad.comp): the op layer's (ops/pad_kinds.h). */
+#define NN_VK_PAD_CONSTANT NN_PAD_CONSTANT
+#define NN_VK_PAD_REFLECT NN_PAD_REFLECT
+#define NN_VK_PAD_EDGE NN_PAD_EDGE
+#define NN_VK_PAD_WRAP NN_PAD_WRAP
 
 /* Resize (resize.comp). */
 #define NN_VK_RESIZE_NEAREST 0

@@ -11,6 +11,7 @@
  * opset 11, but older exporters (PyTorch at opset 6-9) emitted them and
  * other runtimes take them. */
 #include "cpu/shp_common.h"
+#include "ops/transform.h"
 
 /* ---- Transpose ------------------------------------------------------------- */
 
@@ -20,23 +21,10 @@ static nn_status transpose_prepare(nn_ctx *c, nn_node *n) {
   nn_status st = shp_elem_size(c, x, &es);
   if (st != NN_OK)
     return st;
-  int r = x->rank, cnt = 0;
+  int r = x->rank;
   int perm[NN_MAX_RANK];
-  const int64_t *pa = nn_attr_ints(n, "perm", &cnt);
-  if (pa) {
-    if (cnt != r)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "perm has %d entries for an input of rank %d", cnt, r);
-    bool seen[NN_MAX_RANK] = {false};
-    for (int i = 0; i < r; i++) {
-      if (pa[i] < 0 || pa[i] >= r || seen[pa[i]])
-        return nn_fail(c, NN_ERR_INVALID_MODEL, "perm is not a permutation of 0..%d", r - 1);
-      seen[pa[i]] = true;
-      perm[i] = (int)pa[i];
-    }
-  } else {
-    for (int i = 0; i < r; i++)
-      perm[i] = r - 1 - i;
-  }
+  if ((st = nn_transpose_perm(c, n, r, perm)) != NN_OK)
+    return st;
   int64_t istr[NN_MAX_RANK], od[NN_MAX_RANK], ss[NN_MAX_RANK];
   shp_strides(r, x->dims, istr);
   for (int i = 0; i < r; i++) {
@@ -143,11 +131,8 @@ static nn_status concat_prepare(nn_ctx *c, nn_node *n) {
   int r = x0->rank, axis;
   if (r == 0)
     return nn_fail(c, NN_ERR_SHAPE, "cannot concatenate scalars");
-  if (n->version >= 4 && !nn_attr_get(n, "axis"))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "attribute 'axis' is required");
-  int64_t a = nn_attr_int(n, "axis", 1);
-  if (!nn_norm_axis(a, r, &axis))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d", (long long)a, r);
+  if ((st = nn_concat_axis(c, n, r, &axis)) != NN_OK)
+    return st;
   int64_t od[NN_MAX_RANK];
   memcpy(od, x0->dims, sizeof od);
   od[axis] = 0;
@@ -305,9 +290,8 @@ static nn_status split_prepare(nn_ctx *c, nn_node *n) {
   int r = x->rank, axis, no = n->n_out;
   if (no < 1)
     return nn_fail(c, NN_ERR_INVALID_MODEL, "needs at least one output");
-  int64_t a = nn_attr_int(n, "axis", 0);
-  if (!nn_norm_axis(a, r, &axis))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d", (long long)a, r);
+  if ((st = nn_split_axis(c, n, r, &axis)) != NN_OK)
+    return st;
   split_priv *p = nn_malloc(sizeof *p + (size_t)no * sizeof(concat_part));
   int64_t *sizes = nn_malloc((size_t)no * sizeof *sizes);
   if (!p || !sizes) {
@@ -369,128 +353,47 @@ static nn_status split_run(nn_ctx *c, nn_node *n) {
 
 /* ---- Slice ---------------------------------------------------------------------------- */
 
-/* Clamp one axis the way ONNX defines it and return the element count. */
-static int64_t slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first) {
-  if (start < 0)
-    start += dim;
-  if (end < 0)
-    end += dim;
-  uint64_t span, ustep;
-  if (step > 0) {
-    start = start < 0 ? 0 : start > dim ? dim : start;
-    end = end < 0 ? 0 : end > dim ? dim : end;
-    *first = start;
-    if (end <= start)
-      return 0;
-    span = (uint64_t)(end - start);
-    ustep = (uint64_t)step;
-  } else {
-    start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
-    end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
-    *first = start;
-    if (start <= end)
-      return 0;
-    span = (uint64_t)(start - end);
-    ustep = (uint64_t)0 - (uint64_t)step;
-  }
-  return (int64_t)(span / ustep + (span % ustep != 0));
-}
-
 static nn_status slice_prepare(nn_ctx *c, nn_node *n) {
   nn_value *x = n->x[0];
   size_t es;
   nn_status st = shp_elem_size(c, x, &es);
   if (st != NN_OK)
     return st;
-  int r = x->rank;
-  int64_t starts[NN_MAX_RANK], ends[NN_MAX_RANK], axes[NN_MAX_RANK], steps[NN_MAX_RANK];
-  int ns = 0, ne = 0, na = -1, nst = -1;
-  if (n->version < 10) {
-    const int64_t *a = nn_attr_ints(n, "starts", &ns);
-    const int64_t *b = nn_attr_ints(n, "ends", &ne);
-    if (ns > NN_MAX_RANK || ne > NN_MAX_RANK)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "starts/ends have more entries than the rank");
-    if (a)
-      memcpy(starts, a, (size_t)ns * sizeof *a);
-    if (b)
-      memcpy(ends, b, (size_t)ne * sizeof *b);
-    int cnt;
-    const int64_t *ax = nn_attr_ints(n, "axes", &cnt);
-    if (ax) {
-      if (cnt > NN_MAX_RANK)
-        return nn_fail(c, NN_ERR_INVALID_MODEL, "too many axes");
-      memcpy(axes, ax, (size_t)cnt * sizeof *ax);
-      na = cnt;
-    }
-  } else {
-    if ((st = shp_get_ints(c, shp_in(n, 1), "starts", starts, NN_MAX_RANK, &ns)) != NN_OK ||
-        (st = shp_get_ints(c, shp_in(n, 2), "ends", ends, NN_MAX_RANK, &ne)) != NN_OK)
-      return st;
-    if (shp_in(n, 3) && (st = shp_get_ints(c, shp_in(n, 3), "axes", axes, NN_MAX_RANK, &na)) != NN_OK)
-      return st;
-    if (shp_in(n, 4) && (st = shp_get_ints(c, shp_in(n, 4), "steps", steps, NN_MAX_RANK, &nst)) != NN_OK)
-      return st;
-  }
-  if (ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "starts, ends, axes and steps differ in length");
-  if (ns > r)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "%d slice entries for an input of rank %d", ns, r);
-  int ax[NN_MAX_RANK];
-  if (na < 0) {
-    for (int i = 0; i < ns; i++)
-      ax[i] = i;
-  } else if ((st = shp_norm_axes(c, axes, ns, r, ax, "axes")) != NN_OK) {
+  nn_slice_params sp;
+  if ((st = nn_slice_params_init(c, n, &sp)) != NN_OK)
     return st;
-  }
-  int64_t b[NN_MAX_RANK], e[NN_MAX_RANK], s[NN_MAX_RANK];
-  for (int d = 0; d < r; d++) {
-    b[d] = 0;
-    e[d] = x->dims[d];
-    s[d] = 1;
-  }
-  for (int i = 0; i < ns; i++) {
-    int64_t step = nst >= 0 ? steps[i] : 1;
-    if (step == 0)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "step of axis %d is 0", ax[i]);
-    b[ax[i]] = starts[i];
-    e[ax[i]] = ends[i];
-    s[ax[i]] = step;
-  }
-  int64_t od[NN_MAX_RANK], istr[NN_MAX_RANK], ss[NN_MAX_RANK], off = 0;
+  int r = x->rank;
+  int64_t istr[NN_MAX_RANK], ss[NN_MAX_RANK], off = 0;
   shp_strides(r, x->dims, istr);
   bool empty = false;
   for (int d = 0; d < r; d++) {
-    int64_t first;
-    od[d] = slice_axis(x->dims[d], b[d], e[d], s[d], &first);
-    empty = empty || od[d] == 0;
+    empty = empty || sp.count[d] == 0;
     /* the stride of a one-element axis is never used: keep it in range */
-    ss[d] = od[d] > 1 ? istr[d] * s[d] : istr[d];
-    off += first * istr[d];
+    ss[d] = sp.count[d] > 1 ? istr[d] * sp.step[d] : istr[d];
+    off += sp.first[d] * istr[d];
   }
   shp_copy *p = nn_malloc(sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   n->priv = p;
-  shp_copy_plan(p, es, r, od, ss, empty ? 0 : off);
-  return nn_set_output(c, n->y[0], x->dtype, r, od);
+  shp_copy_plan(p, es, r, sp.count, ss, empty ? 0 : off);
+  return nn_set_output(c, n->y[0], x->dtype, r, sp.count);
 }
 
 /* ---- Pad ------------------------------------------------------------------------------- */
-
-enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
 
 /* Source index of virtual coordinate v (v = output index - begin pad). */
 static int64_t pad_src(int mode, int64_t v, int64_t d) {
   if (v >= 0 && v < d)
     return v;
   switch (mode) {
-  case PAD_EDGE:
+  case NN_PAD_EDGE:
     return v < 0 ? 0 : d - 1;
-  case PAD_WRAP: {
+  case NN_PAD_WRAP: {
     int64_t m = v % d;
     return m < 0 ? m + d : m;
   }
-  case PAD_REFLECT: {
+  case NN_PAD_REFLECT: {
     if (d == 1)
       return 0;
     int64_t period = 2 * (d - 1);
@@ -510,78 +413,24 @@ static nn_status pad_prepare(nn_ctx *c, nn_node *n) {
   nn_status st = shp_elem_size(c, x, &es);
   if (st != NN_OK)
     return st;
+  nn_pad_params pp;
+  if ((st = nn_pad_params_init(c, n, &pp)) != NN_OK)
+    return st;
   int r = x->rank;
-  const char *ms = nn_attr_string(n, "mode", "constant");
-  int mode;
-  if (strcmp(ms, "constant") == 0)
-    mode = PAD_CONSTANT;
-  else if (strcmp(ms, "reflect") == 0)
-    mode = PAD_REFLECT;
-  else if (strcmp(ms, "edge") == 0)
-    mode = PAD_EDGE;
-  else if (strcmp(ms, "wrap") == 0)
-    mode = PAD_WRAP;
-  else
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "mode '%s' is not supported", ms);
-
-  int64_t raw[2 * NN_MAX_RANK], axes_v[NN_MAX_RANK];
-  int np = 0, na = -1;
+  /* the constant input (opset 11+) is read at every run (pad_run) */
   unsigned char cval[16] = {0};
-  if (n->version < 11) {
-    const int64_t *a = nn_attr_ints(n, n->version < 2 ? "paddings" : "pads", &np);
-    if (!a && n->version < 2)
-      a = nn_attr_ints(n, "pads", &np);
-    if (np > 2 * NN_MAX_RANK)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "too many pads");
-    if (a)
-      memcpy(raw, a, (size_t)np * sizeof *a);
-    shp_store_double(x->dtype, nn_attr_float(n, "value", 0.0f), cval);
-  } else {
-    if ((st = shp_get_ints(c, shp_in(n, 1), "pads", raw, 2 * NN_MAX_RANK, &np)) != NN_OK)
-      return st;
-    if (n->version >= 18 && shp_in(n, 3) &&
-        (st = shp_get_ints(c, shp_in(n, 3), "axes", axes_v, NN_MAX_RANK, &na)) != NN_OK)
-      return st;
-    nn_value *cv = shp_in(n, 2);
-    if (cv && cv->dtype != x->dtype)
-      return nn_fail(c, NN_ERR_DTYPE, "constant_value is %s, data is %s", nn_dtype_name(cv->dtype),
-                     nn_dtype_name(x->dtype));
-    if (cv && cv->numel > 1)
-      return nn_fail(c, NN_ERR_SHAPE, "constant_value must be a scalar");
-  }
-  int ax[NN_MAX_RANK], nax = na >= 0 ? na : r;
-  if (na >= 0) {
-    if ((st = shp_norm_axes(c, axes_v, na, r, ax, "axes")) != NN_OK)
-      return st;
-  } else {
-    for (int i = 0; i < r; i++)
-      ax[i] = i;
-  }
-  if (np != 2 * nax)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "pads has %d values, expected %d", np, 2 * nax);
-  int64_t pb[NN_MAX_RANK] = {0}, pe[NN_MAX_RANK] = {0}, od[NN_MAX_RANK];
-  for (int i = 0; i < nax; i++) {
-    pb[ax[i]] = raw[i];
-    pe[ax[i]] = raw[i + nax];
-  }
-  for (int d = 0; d < r; d++) {
-    int64_t t;
-    if (__builtin_add_overflow(x->dims[d], pb[d], &t) || __builtin_add_overflow(t, pe[d], &od[d]) ||
-        od[d] < 0)
-      return nn_fail(c, NN_ERR_SHAPE, "pads of axis %d give a negative or huge size", d);
-    if (mode != PAD_CONSTANT && x->dims[d] == 0 && od[d] > 0)
-      return nn_fail(c, NN_ERR_SHAPE, "cannot pad the empty axis %d in mode '%s'", d, ms);
-  }
-  if ((st = nn_set_output(c, n->y[0], x->dtype, r, od)) != NN_OK)
+  if (!pp.value_input)
+    shp_store_double(x->dtype, pp.value, cval);
+  if ((st = nn_set_output(c, n->y[0], x->dtype, r, pp.out)) != NN_OK)
     return st;
   int64_t *maps[NN_MAX_RANK];
-  int64_t *buf = maps_alloc(c, r, od, maps);
+  int64_t *buf = maps_alloc(c, r, pp.out, maps);
   if (!buf)
     return NN_ERR_NOMEM;
   for (int d = 0; d < r; d++)
-    for (int64_t j = 0; j < od[d]; j++)
-      maps[d][j] = pad_src(mode, j - pb[d], x->dims[d]);
-  st = map_attach(c, n, es, r, od, x->dims, maps, cval, NULL);
+    for (int64_t j = 0; j < pp.out[d]; j++)
+      maps[d][j] = pad_src(pp.mode, j - pp.begin[d], x->dims[d]);
+  st = map_attach(c, n, es, r, pp.out, x->dims, maps, cval, NULL);
   nn_free(buf);
   return st;
 }
@@ -666,80 +515,23 @@ static nn_status expand_prepare(nn_ctx *c, nn_node *n) {
 
 /* ---- DepthToSpace / SpaceToDepth ------------------------------------------------------------ */
 
+/* DepthToSpace and SpaceToDepth: one 6-D strided copy (ops/transform.h). */
 static nn_status d2s_prepare(nn_ctx *c, nn_node *n) {
   nn_value *x = n->x[0];
   size_t es;
   nn_status st = shp_elem_size(c, x, &es);
   if (st != NN_OK)
     return st;
-  if (x->rank != 4)
-    return nn_fail(c, NN_ERR_SHAPE, "input must be 4-D, got rank %d", x->rank);
-  int64_t b = nn_attr_int(n, "blocksize", 0);
-  if (b <= 0 || b > INT32_MAX)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "blocksize must be positive");
-  const char *mode = n->version >= 11 ? nn_attr_string(n, "mode", "DCR") : "DCR";
-  bool crd = strcmp(mode, "CRD") == 0;
-  if (!crd && strcmp(mode, "DCR") != 0)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "mode '%s' is not supported", mode);
-  int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
-  if (C % (b * b) != 0)
-    return nn_fail(c, NN_ERR_SHAPE, "channels (%lld) are not a multiple of blocksize^2",
-                   (long long)C);
-  int64_t Cp = C / (b * b);
-  int64_t od[4] = {N, Cp, H * b, W * b};
-  if ((st = nn_set_output(c, n->y[0], x->dtype, 4, od)) != NN_OK)
+  nn_d2s_params dp;
+  if ((st = nn_d2s_params_init(c, n, &dp)) != NN_OK)
     return st;
-  /* output viewed as [N, C', H, b1, W, b2] */
-  int64_t d6[6] = {N, Cp, H, b, W, b}, s6[6];
-  if (crd) {
-    /* input viewed as [N, C', b1, b2, H, W] */
-    int64_t s[6] = {C * H * W, b * b * H * W, b * H * W, H * W, W, 1};
-    int64_t t[6] = {s[0], s[1], s[4], s[2], s[5], s[3]};
-    memcpy(s6, t, sizeof t);
-  } else {
-    /* input viewed as [N, b1, b2, C', H, W] */
-    int64_t s[6] = {C * H * W, b * Cp * H * W, Cp * H * W, H * W, W, 1};
-    int64_t t[6] = {s[0], s[3], s[4], s[1], s[5], s[2]};
-    memcpy(s6, t, sizeof t);
-  }
+  if ((st = nn_set_output(c, n->y[0], x->dtype, 4, dp.out)) != NN_OK)
+    return st;
   shp_copy *p = nn_malloc(sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   n->priv = p;
-  shp_copy_plan(p, es, 6, d6, s6, 0);
-  return NN_OK;
-}
-
-static nn_status s2d_prepare(nn_ctx *c, nn_node *n) {
-  nn_value *x = n->x[0];
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
-  if (x->rank != 4)
-    return nn_fail(c, NN_ERR_SHAPE, "input must be 4-D, got rank %d", x->rank);
-  int64_t b = nn_attr_int(n, "blocksize", 0);
-  if (b <= 0 || b > INT32_MAX)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "blocksize must be positive");
-  int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
-  if (H % b != 0 || W % b != 0)
-    return nn_fail(c, NN_ERR_SHAPE, "height and width must be multiples of blocksize %lld",
-                   (long long)b);
-  int64_t Ho = H / b, Wo = W / b, Co;
-  if (nn_mul_overflow_i64(b, b, &Co) || nn_mul_overflow_i64(C, Co, &Co))
-    return nn_fail(c, NN_ERR_LIMIT, "output channels overflow");
-  int64_t od[4] = {N, Co, Ho, Wo};
-  if ((st = nn_set_output(c, n->y[0], x->dtype, 4, od)) != NN_OK)
-    return st;
-  /* input viewed as [N, C, H', b1, W', b2]; output as [N, b1, b2, C, H', W'] */
-  int64_t s[6] = {C * H * W, H * W, b * W, W, b, 1};
-  int64_t d6[6] = {N, b, b, C, Ho, Wo};
-  int64_t s6[6] = {s[0], s[3], s[5], s[1], s[2], s[4]};
-  shp_copy *p = nn_malloc(sizeof *p);
-  if (!p)
-    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
-  n->priv = p;
-  shp_copy_plan(p, es, 6, d6, s6, 0);
+  shp_copy_plan(p, es, 6, dp.d6, dp.s6, 0);
   return NN_OK;
 }
 
@@ -994,7 +786,7 @@ const nn_op_def nn_ops_transform[] = {
   {.name = "Expand", .versions = {8}, .shape_inputs = 1u << 1,
    .prepare = expand_prepare, .run = map_run},
   {.name = "DepthToSpace", .versions = {1, 11}, .prepare = d2s_prepare, .run = copy_run},
-  {.name = "SpaceToDepth", .versions = {1}, .prepare = s2d_prepare, .run = copy_run},
+  {.name = "SpaceToDepth", .versions = {1}, .prepare = d2s_prepare, .run = copy_run},
   {.name = "Trilu", .versions = {14}, .flags = NN_OP_ELEMENTWISE,
    .prepare = trilu_prepare, .run = trilu_run},
   {.name = "CenterCropPad", .versions = {18}, .shape_inputs = 1u << 1,

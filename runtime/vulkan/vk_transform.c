@@ -4,6 +4,7 @@
  * pad) kernels.  The CPU side is cpu/transform.c. */
 #include <string.h>
 
+#include "ops/transform.h"
 #include "vk_op_util.h"
 #include "vulkan/nn_vk_spirv.h"
 
@@ -45,22 +46,22 @@ static bool copy_io_ok(const nn_vk_ctx *ctx, const nn_node *n) {
 }
 
 static bool transpose_supports(const nn_vk_ctx *ctx, const nn_node *n) {
-  return copy_io_ok(ctx, n) && n->n_out == 1;
+  nn_ctx c = {0};
+  int perm[NN_MAX_RANK];
+  return copy_io_ok(ctx, n) && n->n_out == 1 &&
+         nn_transpose_perm(&c, n, n->x[0]->rank, perm) == NN_OK;
 }
 
 static nn_status transpose_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
   const nn_value *x = n->x[0], *y = n->y[0];
-  int rank = x->rank, cnt = 0;
-  const int64_t *perm = nn_attr_ints(n, "perm", &cnt);
+  int rank = x->rank, perm[NN_MAX_RANK];
+  nn_ctx c = {0};
+  nn_transpose_perm(&c, n, rank, perm); /* checked by transpose_supports */
   int64_t xst[NN_MAX_RANK], xs[NN_MAX_RANK], ys[NN_MAX_RANK];
   dense_strides(rank, x->dims, xst);
   dense_strides(y->rank, y->dims, ys);
-  for (int i = 0; i < rank; i++) {
-    int p = perm && cnt == rank ? (int)perm[i] : rank - 1 - i;
-    if (p < 0)
-      p += rank;
-    xs[i] = xst[p];
-  }
+  for (int i = 0; i < rank; i++)
+    xs[i] = xst[perm[i]];
   nn_vk_tensor tx, ty;
   TRY(in_t(r, n, 0, &tx, err));
   TRY(out_t(r, n, 0, &ty, err));
@@ -75,13 +76,16 @@ static bool concat_supports(const nn_vk_ctx *ctx, const nn_node *n) {
   for (int k = 0; k < n->n_in; k++)
     if (!n->x[k] || n->x[k]->dtype != y->dtype || !fits(ctx, n->x[k]))
       return false;
-  return true;
+  nn_ctx c = {0};
+  int axis;
+  return nn_concat_axis(&c, n, y->rank, &axis) == NN_OK;
 }
 
 static nn_status concat_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
   const nn_value *y = n->y[0];
   int axis;
-  nn_norm_axis(nn_attr_int(n, "axis", 1), y->rank, &axis);
+  nn_ctx c = {0};
+  nn_concat_axis(&c, n, y->rank, &axis); /* checked by concat_supports */
   int64_t outer = prod(y->dims, 0, axis), inner = prod(y->dims, axis + 1, y->rank);
   int64_t at = 0;
   nn_vk_tensor ty;
@@ -109,13 +113,16 @@ static bool split_supports(const nn_vk_ctx *ctx, const nn_node *n) {
   for (int k = 0; k < n->n_out; k++)
     if (!n->y[k] || n->y[k]->dtype != n->x[0]->dtype)
       return false;
-  return true;
+  nn_ctx c = {0};
+  int axis;
+  return nn_split_axis(&c, n, n->x[0]->rank, &axis) == NN_OK;
 }
 
 static nn_status split_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
   const nn_value *x = n->x[0];
   int axis;
-  nn_norm_axis(nn_attr_int(n, "axis", 0), x->rank, &axis);
+  nn_ctx c = {0};
+  nn_split_axis(&c, n, x->rank, &axis); /* checked by split_supports */
   int64_t outer = prod(x->dims, 0, axis), inner = prod(x->dims, axis + 1, x->rank);
   nn_vk_tensor tx;
   TRY(in_t(r, n, 0, &tx, err));
@@ -136,75 +143,29 @@ static nn_status split_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
   return NN_OK;
 }
 
-/* Slice parameters per axis: first index and step (ONNX clamping rules). */
-static bool slice_params(const nn_node *n, int64_t *start, int64_t *step) {
-  const nn_value *x = n->x[0];
-  int rank = x->rank;
-  for (int i = 0; i < rank; i++) {
-    start[i] = 0;
-    step[i] = 1;
-  }
-  /* ends are not needed: the output shape (from prepare) says how many */
-  int64_t st[NN_MAX_RANK], ax[NN_MAX_RANK], sp[NN_MAX_RANK];
-  int cnt = 0;
-  if (n->version < 10) {
-    int ce = 0, ca = 0;
-    const int64_t *s = nn_attr_ints(n, "starts", &cnt), *e = nn_attr_ints(n, "ends", &ce);
-    const int64_t *a = nn_attr_ints(n, "axes", &ca);
-    if (!s || !e || ce != cnt || cnt > rank || (a && ca != cnt))
-      return false;
-    for (int i = 0; i < cnt; i++) {
-      st[i] = s[i];
-      ax[i] = a ? a[i] : i;
-      sp[i] = 1;
-    }
-  } else {
-    for (int k = 1; k <= 4; k++)
-      if (k < n->n_in && n->x[k] && !known_value(n->x[k]))
-        return false;
-    if (n->n_in < 3 || !n->x[1] || !n->x[2])
-      return false;
-    cnt = (int)n->x[1]->numel;
-    if (cnt > rank || n->x[2]->numel != cnt)
-      return false;
-    for (int i = 0; i < cnt; i++) {
-      st[i] = nn_value_get_int(n->x[1], i);
-      ax[i] = n->n_in > 3 && n->x[3] ? nn_value_get_int(n->x[3], i) : i;
-      sp[i] = n->n_in > 4 && n->x[4] ? nn_value_get_int(n->x[4], i) : 1;
-    }
-  }
-  for (int i = 0; i < cnt; i++) {
-    int a;
-    if (!nn_norm_axis(ax[i], rank, &a) || sp[i] == 0)
-      return false;
-    int64_t d = x->dims[a], s = st[i];
-    if (s < 0)
-      s += d;
-    if (sp[i] > 0)
-      s = s < 0 ? 0 : s > d ? d : s;
-    else
-      s = s < 0 ? 0 : s > d - 1 ? d - 1 : s;
-    start[a] = s;
-    step[a] = sp[i];
-  }
-  return true;
-}
-
 static bool slice_supports(const nn_vk_ctx *ctx, const nn_node *n) {
-  int64_t start[NN_MAX_RANK], step[NN_MAX_RANK];
-  return copy_io_ok(ctx, n) && n->y[0]->rank == n->x[0]->rank && slice_params(n, start, step);
+  nn_ctx c = {0};
+  nn_slice_params sp;
+  /* starts / ends / axes / steps are read while recording */
+  for (int k = 1; k <= 4; k++)
+    if (k < n->n_in && n->x[k] && !known_value(n->x[k]))
+      return false;
+  return copy_io_ok(ctx, n) && n->y[0]->rank == n->x[0]->rank &&
+         nn_slice_params_init(&c, n, &sp) == NN_OK;
 }
 
 static nn_status slice_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
   const nn_value *x = n->x[0], *y = n->y[0];
-  int64_t start[NN_MAX_RANK], step[NN_MAX_RANK], xst[NN_MAX_RANK], xs[NN_MAX_RANK], ys[NN_MAX_RANK];
-  slice_params(n, start, step);
+  int64_t xst[NN_MAX_RANK], xs[NN_MAX_RANK], ys[NN_MAX_RANK];
+  nn_ctx c = {0};
+  nn_slice_params sp;
+  nn_slice_params_init(&c, n, &sp); /* checked by slice_supports */
   dense_strides(x->rank, x->dims, xst);
   dense_strides(y->rank, y->dims, ys);
   int64_t off = 0;
   for (int i = 0; i < x->rank; i++) {
-    off += start[i] * xst[i];
-    xs[i] = step[i] * xst[i];
+    off += sp.first[i] * xst[i];
+    xs[i] = sp.step[i] * xst[i];
   }
   if (y->numel == 0)
     return NN_OK;
@@ -266,62 +227,21 @@ static nn_status tile_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
 
 /* ---- Pad ---------------------------------------------------------------------------- */
 
+/* The op layer's pads, and the constant as the float bits the shader takes
+ * (the attribute, or input 2 when known; pad_supports refuses the rest). */
 static bool pad_params(const nn_node *n, int *mode, int64_t *begin, uint32_t *value) {
-  const nn_value *x = n->x[0];
-  int rank = x->rank;
-  const char *m = nn_attr_string(n, "mode", "constant");
-  if (strcmp(m, "constant") == 0)
-    *mode = NN_VK_PAD_CONSTANT;
-  else if (strcmp(m, "reflect") == 0)
-    *mode = NN_VK_PAD_REFLECT;
-  else if (strcmp(m, "edge") == 0)
-    *mode = NN_VK_PAD_EDGE;
-  else if (strcmp(m, "wrap") == 0)
-    *mode = NN_VK_PAD_WRAP;
-  else
+  nn_ctx c = {0};
+  nn_pad_params pp;
+  if (nn_pad_params_init(&c, n, &pp) != NN_OK)
     return false;
-  for (int i = 0; i < rank; i++)
-    begin[i] = 0;
-  float fv = 0;
-  if (n->version < 11) {
-    int cnt = 0;
-    const int64_t *p = nn_attr_ints(n, n->version < 2 ? "paddings" : "pads", &cnt);
-    if (!p || cnt != 2 * rank)
+  for (int k = 1; k <= 3; k++)
+    if (k < n->n_in && n->x[k] && !known_value(n->x[k]))
       return false;
-    for (int i = 0; i < rank; i++)
-      begin[i] = p[i];
-    fv = nn_attr_float(n, "value", 0.0f);
-  } else {
-    if (n->n_in < 2 || !known_value(n->x[1]))
-      return false;
-    const nn_value *pv = n->x[1];
-    int naxes = rank;
-    int64_t axes[NN_MAX_RANK];
-    for (int i = 0; i < rank; i++)
-      axes[i] = i;
-    if (n->n_in > 3 && n->x[3]) {
-      if (!known_value(n->x[3]))
-        return false;
-      naxes = (int)n->x[3]->numel;
-      if (naxes > rank)
-        return false;
-      for (int i = 0; i < naxes; i++) {
-        int a;
-        if (!nn_norm_axis(nn_value_get_int(n->x[3], i), rank, &a))
-          return false;
-        axes[i] = a;
-      }
-    }
-    if (pv->numel != 2 * naxes)
-      return false;
-    for (int i = 0; i < naxes; i++)
-      begin[axes[i]] = nn_value_get_int(pv, i);
-    if (n->n_in > 2 && n->x[2]) {
-      if (!known_value(n->x[2]) || n->x[2]->dtype != x->dtype || n->x[2]->numel != 1)
-        return false;
-      memcpy(&fv, n->x[2]->data, 4);
-    }
-  }
+  float fv = (float)pp.value;
+  if (pp.value_input && n->x[2]->numel == 1)
+    memcpy(&fv, n->x[2]->data, 4);
+  *mode = pp.mode;
+  memcpy(begin, pp.begin, sizeof pp.begin);
   memcpy(value, &fv, 4);
   return true;
 }
@@ -463,61 +383,25 @@ nn_status nn_vk_k_pad(nn_vk_exec *e, int mode, uint32_t value, int rank, const i
 
 /* ---- DepthToSpace / SpaceToDepth: a 6-D strided copy ----------------------------------- */
 
-/* The copy's dims (over y, viewed as 6-D) and x's strides; false when the
- * node is not one the copy takes (as cpu/transform.c plans it). */
-static bool d2s_plan(const nn_node *n, int64_t *d6, int64_t *s6) {
-  const nn_value *x = n->x[0];
-  if (x->rank != 4)
-    return false;
-  int64_t b = nn_attr_int(n, "blocksize", 0);
-  int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
-  if (b <= 0 || b > 4096)
-    return false;
-  if (op_is(n, "DepthToSpace")) {
-    const char *mode = n->version >= 11 ? nn_attr_string(n, "mode", "DCR") : "DCR";
-    bool crd = strcmp(mode, "CRD") == 0;
-    if ((!crd && strcmp(mode, "DCR") != 0) || C % (b * b))
-      return false;
-    int64_t Cp = C / (b * b);
-    /* output viewed as [N, C', H, b1, W, b2] */
-    int64_t d[6] = {N, Cp, H, b, W, b};
-    memcpy(d6, d, sizeof d);
-    if (crd) {
-      /* input viewed as [N, C', b1, b2, H, W] */
-      int64_t t[6] = {C * H * W, b * b * H * W, W, b * H * W, 1, H * W};
-      memcpy(s6, t, sizeof t);
-    } else {
-      /* input viewed as [N, b1, b2, C', H, W] */
-      int64_t t[6] = {C * H * W, H * W, W, b * Cp * H * W, 1, Cp * H * W};
-      memcpy(s6, t, sizeof t);
-    }
-  } else {
-    if (H % b || W % b)
-      return false;
-    /* input viewed as [N, C, H', b1, W', b2]; output as [N, b1, b2, C, H', W'] */
-    int64_t d[6] = {N, b, b, C, H / b, W / b};
-    int64_t t[6] = {C * H * W, W, 1, H * W, b * W, b};
-    memcpy(d6, d, sizeof d);
-    memcpy(s6, t, sizeof t);
-  }
-  return true;
-}
-
+/* DepthToSpace / SpaceToDepth: the op layer's 6-D strided copy. */
 static bool d2s_supports(const nn_vk_ctx *ctx, const nn_node *n) {
-  int64_t d6[6], s6[6];
-  return copy_io_ok(ctx, n) && n->n_out == 1 && n->y[0]->rank == 4 && d2s_plan(n, d6, s6) &&
-         prod(d6, 0, 6) == n->y[0]->numel;
+  nn_ctx c = {0};
+  nn_d2s_params dp;
+  return copy_io_ok(ctx, n) && n->n_out == 1 && n->y[0]->rank == 4 &&
+         nn_d2s_params_init(&c, n, &dp) == NN_OK && prod(dp.d6, 0, 6) == n->y[0]->numel;
 }
 
 static nn_status d2s_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
-  int64_t d6[6], s6[6], ys[6];
-  d2s_plan(n, d6, s6);
-  dense_strides(6, d6, ys);
+  int64_t ys[6];
+  nn_ctx c = {0};
+  nn_d2s_params dp;
+  nn_d2s_params_init(&c, n, &dp); /* checked by d2s_supports */
+  dense_strides(6, dp.d6, ys);
   nn_vk_tensor tx, ty;
   TRY(in_t(r, n, 0, &tx, err));
   TRY(out_t(r, n, 0, &ty, err));
-  return copy_elems(nn_vk_rec_exec(r), nn_dtype_size(n->x[0]->dtype), 6, d6, s6, 0, ys, 0, &tx,
-                    &ty, err);
+  return copy_elems(nn_vk_rec_exec(r), nn_dtype_size(n->x[0]->dtype), 6, dp.d6, dp.s6, 0, ys, 0,
+                    &tx, &ty, err);
 }
 
 /* ---- the table -------------------------------------------------------------------- */
