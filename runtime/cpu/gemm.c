@@ -17,6 +17,7 @@
 #include "cpu/ops.h"
 #include "cpu/sgemm.h"
 #include "ops/activation.h"
+#include "ops/gemm.h"
 
 /* ---- fused activation ------------------------------------------------------
  * The node's nn_act (set by the planner's fusion, ops/activation.h): float32
@@ -421,11 +422,7 @@ typedef enum gemm_cmode {
 } gemm_cmode;
 
 typedef struct gemm_params {
-  int64_t M, N, K;
-  bool ta, tb;
-  float alpha, beta;
-  bool has_c;
-  int64_t cs[2];       /* element strides of C viewed as M x N (0 = broadcast) */
+  nn_gemm_params g;    /* the op layer's: transposes, alpha, beta, M/N/K, C's strides */
   nn_act act;          /* the node's fused activation */
   gemm_cmode cmode;    /* float32 */
   bool swap;           /* float32, one row and transB: Y^T = B * A^T */
@@ -445,44 +442,18 @@ static nn_status gemm_prepare(nn_ctx *c, nn_node *n) {
   if (!gemm_dtype_ok(a->dtype))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "Gemm on %s is not supported",
                    nn_dtype_name(a->dtype));
-  if (a->rank != 2 || b->rank != 2)
-    return nn_fail(c, NN_ERR_SHAPE, "A and B must be 2-D (got rank %d and %d)", a->rank,
-                   b->rank);
   gemm_params pr;
   memset(&pr, 0, sizeof pr);
   gemm_params *p = &pr;
-  p->ta = nn_attr_int(n, "transA", 0) != 0;
-  p->tb = nn_attr_int(n, "transB", 0) != 0;
-  p->alpha = nn_attr_float(n, "alpha", 1.0f);
-  p->beta = nn_attr_float(n, "beta", 1.0f);
-  p->M = p->ta ? a->dims[1] : a->dims[0];
-  p->K = p->ta ? a->dims[0] : a->dims[1];
-  int64_t kb = p->tb ? b->dims[1] : b->dims[0];
-  p->N = p->tb ? b->dims[0] : b->dims[1];
-  if (kb != p->K)
-    return nn_fail(c, NN_ERR_SHAPE, "inner dimensions differ: op(A) is %lldx%lld, op(B) is %lldx%lld",
-                   (long long)p->M, (long long)p->K, (long long)kb, (long long)p->N);
-  int64_t yd[2] = {p->M, p->N};
-  if (cv) {
-    /* Gemm-1/6 "broadcast" is the only way C may differ from M x N there; the
-     * unidirectional broadcast of Gemm-7+ covers both. */
-    if (cv->rank > 2)
-      return nn_fail(c, NN_ERR_SHAPE, "C must have rank <= 2 (got %d)", cv->rank);
-    for (int i = 0; i < cv->rank; i++) {
-      int64_t d = cv->dims[i], want = yd[2 - cv->rank + i];
-      if (d != 1 && d != want)
-        return nn_fail(c, NN_ERR_SHAPE,
-                       "C does not broadcast to %lldx%lld (dim %d is %lld)",
-                       (long long)p->M, (long long)p->N, i, (long long)d);
-    }
-    p->has_c = true;
-    nn_broadcast_strides(cv->rank, cv->dims, 2, yd, p->cs);
-  }
+  nn_status st0 = nn_gemm_params_init(c, n, &p->g);
+  if (st0 != NN_OK)
+    return st0;
+  int64_t yd[2] = {p->g.M, p->g.N};
   if (nn_dtype_is_int(a->dtype) &&
-      (p->alpha != 1.0f || (p->has_c && p->beta != 0.0f && p->beta != 1.0f)))
+      (p->g.alpha != 1.0f || (p->g.has_c && p->g.beta != 0.0f && p->g.beta != 1.0f)))
     return nn_fail(c, NN_ERR_UNSUPPORTED,
                    "Gemm on %s supports alpha=1 and beta=0|1 only (got alpha=%g beta=%g)",
-                   nn_dtype_name(a->dtype), p->alpha, p->beta);
+                   nn_dtype_name(a->dtype), p->g.alpha, p->g.beta);
   nn_status st = gemm_act_get(c, n, &p->act);
   if (st != NN_OK)
     return st;
@@ -491,35 +462,35 @@ static nn_status gemm_prepare(nn_ctx *c, nn_node *n) {
                    nn_dtype_name(a->dtype));
   size_t ws = 0;
   if (a->dtype == NN_DTYPE_FLOAT) {
-    if (p->has_c && p->beta != 0.0f) {
+    if (p->g.has_c && p->g.beta != 0.0f) {
       /* a C that only varies along one axis is the epilogue's bias (strides
        * of 1-sized axes do not matter) */
-      bool col_only = (p->cs[0] == 0 || p->M == 1) && (p->cs[1] == 1 || p->N == 1);
-      bool row_only = (p->cs[1] == 0 || p->N == 1) && (p->cs[0] == 1 || p->M == 1);
-      if (p->beta == 1.0f && col_only)
+      bool col_only = (p->g.cs[0] == 0 || p->g.M == 1) && (p->g.cs[1] == 1 || p->g.N == 1);
+      bool row_only = (p->g.cs[1] == 0 || p->g.N == 1) && (p->g.cs[0] == 1 || p->g.M == 1);
+      if (p->g.beta == 1.0f && col_only)
         p->cmode = GEMM_C_BIAS_COL;
-      else if (p->beta == 1.0f && row_only)
+      else if (p->g.beta == 1.0f && row_only)
         p->cmode = GEMM_C_BIAS_ROW;
       else
         p->cmode = GEMM_C_FILL;
     }
-    p->swap = p->M == 1 && p->tb;
+    p->swap = p->g.M == 1 && p->g.tb;
     if (p->swap)
-      ws = nn_sgemm_workspace(p->N, 1, p->K, gemm_threads(c));
+      ws = nn_sgemm_workspace(p->g.N, 1, p->g.K, gemm_threads(c));
     else
-      ws = nn_sgemm_workspace(p->M, p->N, p->K, gemm_threads(c));
-    if (b->known && b->data && !a->known && p->M > 1 && p->K > 0 && p->N > 0) {
-      p->pack_bytes = nn_align_up(nn_sgemm_pack_b_size(p->K, p->N), 64);
+      ws = nn_sgemm_workspace(p->g.M, p->g.N, p->g.K, gemm_threads(c));
+    if (b->known && b->data && !a->known && p->g.M > 1 && p->g.K > 0 && p->g.N > 0) {
+      p->pack_bytes = nn_align_up(nn_sgemm_pack_b_size(p->g.K, p->g.N), 64);
       n->priv_const_bytes = p->pack_bytes;
     }
   } else if (gemm_is_half(a->dtype)) {
     size_t bytes = 0;
     int64_t e = 0;
-    if (__builtin_add_overflow(p->M * p->K, p->K * p->N, &e) ||
-        __builtin_add_overflow(e, p->M * p->N, &e) ||
+    if (__builtin_add_overflow(p->g.M * p->g.K, p->g.K * p->g.N, &e) ||
+        __builtin_add_overflow(e, p->g.M * p->g.N, &e) ||
         nn_mul_overflow_size((size_t)e, sizeof(float), &bytes))
       return nn_fail(c, NN_ERR_LIMIT, "workspace size overflows");
-    ws = nn_align_up(bytes, 64) + nn_sgemm_workspace(p->M, p->N, p->K, gemm_threads(c));
+    ws = nn_align_up(bytes, 64) + nn_sgemm_workspace(p->g.M, p->g.N, p->g.K, gemm_threads(c));
   }
   gemm_params *q = nn_malloc(GEMM_HEAD + p->pack_bytes);
   if (!q)
@@ -528,7 +499,7 @@ static nn_status gemm_prepare(nn_ctx *c, nn_node *n) {
   n->priv = q;
   n->ws_bytes = ws;
   if (p->pack_bytes)
-    nn_sgemm_pack_b(p->tb, p->K, p->N, b->data, p->tb ? p->K : p->N, (char *)q + GEMM_HEAD);
+    nn_sgemm_pack_b(p->g.tb, p->g.K, p->g.N, b->data, p->g.tb ? p->g.K : p->g.N, (char *)q + GEMM_HEAD);
   return nn_set_output(c, n->y[0], a->dtype, 2, yd);
 }
 
@@ -536,14 +507,14 @@ static nn_status gemm_prepare(nn_ctx *c, nn_node *n) {
 static void gemm_fill_c(const gemm_params *p, const void *cdata, void *ydata, size_t es) {
   const char *cc = cdata;
   char *yy = ydata;
-  size_t row = (size_t)p->N * es;
-  for (int64_t i = 0; i < p->M; i++) {
-    const char *src = cc + (size_t)(i * p->cs[0]) * es;
+  size_t row = (size_t)p->g.N * es;
+  for (int64_t i = 0; i < p->g.M; i++) {
+    const char *src = cc + (size_t)(i * p->g.cs[0]) * es;
     char *dst = yy + (size_t)i * row;
-    if (p->cs[1]) {
+    if (p->g.cs[1]) {
       memcpy(dst, src, row);
     } else {
-      for (int64_t j = 0; j < p->N; j++)
+      for (int64_t j = 0; j < p->g.N; j++)
         memcpy(dst + (size_t)j * es, src, es);
     }
   }
@@ -552,14 +523,14 @@ static void gemm_fill_c(const gemm_params *p, const void *cdata, void *ydata, si
 static nn_status gemm_run_f32(nn_ctx *c, nn_node *n) {
   const gemm_params *p = n->priv;
   const float *a = n->x[0]->data, *b = n->x[1]->data;
-  const nn_value *cv = p->has_c ? n->x[2] : NULL;
+  const nn_value *cv = p->g.has_c ? n->x[2] : NULL;
   float *y = n->y[0]->data;
   nn_sgemm_epi e = gemm_epi(&p->act);
   float beta = 0.0f;
   switch (p->cmode) {
   case GEMM_C_FILL:
     gemm_fill_c(p, cv->data, y, sizeof(float));
-    beta = p->beta;
+    beta = p->g.beta;
     break;
   case GEMM_C_BIAS_COL:
   case GEMM_C_BIAS_ROW:
@@ -570,29 +541,29 @@ static nn_status gemm_run_f32(nn_ctx *c, nn_node *n) {
   default:
     break;
   }
-  int64_t lda = p->ta ? p->M : p->K, ldb = p->tb ? p->K : p->N;
+  int64_t lda = p->g.ta ? p->g.M : p->g.K, ldb = p->g.tb ? p->g.K : p->g.N;
   nn_status st;
   if (p->swap) /* Y^T (N x 1) = B (N x K) * op(A)^T (K x 1) */
-    st = nn_sgemm_compute(c, 0, !p->ta, p->N, 1, p->K, p->alpha, b, ldb, a, p->ta ? 1 : lda,
+    st = nn_sgemm_compute(c, 0, !p->g.ta, p->g.N, 1, p->g.K, p->g.alpha, b, ldb, a, p->g.ta ? 1 : lda,
                           beta, y, 1, &e, n->ws, n->ws_bytes);
   else if (p->pack_bytes)
-    st = nn_sgemm_compute_pb(c, p->ta, p->M, p->N, p->K, p->alpha, a, lda,
-                             (const char *)p + GEMM_HEAD, beta, y, p->N, &e, n->ws, n->ws_bytes);
+    st = nn_sgemm_compute_pb(c, p->g.ta, p->g.M, p->g.N, p->g.K, p->g.alpha, a, lda,
+                             (const char *)p + GEMM_HEAD, beta, y, p->g.N, &e, n->ws, n->ws_bytes);
   else
-    st = nn_sgemm_compute(c, p->ta, p->tb, p->M, p->N, p->K, p->alpha, a, lda, b, ldb, beta, y,
-                          p->N, &e, n->ws, n->ws_bytes);
+    st = nn_sgemm_compute(c, p->g.ta, p->g.tb, p->g.M, p->g.N, p->g.K, p->g.alpha, a, lda, b, ldb, beta, y,
+                          p->g.N, &e, n->ws, n->ws_bytes);
   return st ? gemm_engine_failed(c, st) : NN_OK;
 }
 
 static nn_status gemm_run(nn_ctx *c, nn_node *n) {
   const gemm_params *p = n->priv;
   const nn_value *a = n->x[0], *b = n->x[1];
-  const nn_value *cv = p->has_c ? n->x[2] : NULL;
+  const nn_value *cv = p->g.has_c ? n->x[2] : NULL;
   nn_value *y = n->y[0];
   if (y->numel == 0)
     return NN_OK;
-  int64_t M = p->M, N = p->N, K = p->K;
-  bool use_c = cv && p->beta != 0.0f;
+  int64_t M = p->g.M, N = p->g.N, K = p->g.K;
+  bool use_c = cv && p->g.beta != 0.0f;
   nn_dtype dt = a->dtype;
   if (dt == NN_DTYPE_FLOAT)
     return gemm_run_f32(c, n);
@@ -604,12 +575,12 @@ static nn_status gemm_run(nn_ctx *c, nn_node *n) {
     if (use_c)
       for (int64_t i = 0; i < M; i++)
         for (int64_t jj = 0; jj < N; jj++) {
-          uint16_t h = ((const uint16_t *)cv->data)[i * p->cs[0] + jj * p->cs[1]];
+          uint16_t h = ((const uint16_t *)cv->data)[i * p->g.cs[0] + jj * p->g.cs[1]];
           fy[i * N + jj] = dt == NN_DTYPE_FLOAT16 ? nn_f16_to_f32(h) : nn_bf16_to_f32(h);
         }
     nn_sgemm_epi e = gemm_epi(&p->act);
-    nn_status st = nn_sgemm_compute(c, p->ta, p->tb, M, N, K, p->alpha, fa, p->ta ? M : K, fb,
-                                    p->tb ? K : N, use_c ? p->beta : 0.0f, fy, N, &e,
+    nn_status st = nn_sgemm_compute(c, p->g.ta, p->g.tb, M, N, K, p->g.alpha, fa, p->g.ta ? M : K, fb,
+                                    p->g.tb ? K : N, use_c ? p->g.beta : 0.0f, fy, N, &e,
                                     (char *)n->ws + fbytes, n->ws_bytes - fbytes);
     if (st)
       return gemm_engine_failed(c, st);
@@ -618,10 +589,10 @@ static nn_status gemm_run(nn_ctx *c, nn_node *n) {
   }
   if (use_c)
     gemm_fill_c(p, cv->data, y->data, nn_dtype_size(dt));
-  int64_t ars = p->ta ? 1 : K, acs = p->ta ? M : 1;
-  int64_t brs = p->tb ? 1 : N, bcs = p->tb ? K : 1;
-  if (!gemm_naive(dt, M, N, K, p->alpha, a->data, ars, acs, b->data, brs, bcs,
-                  use_c ? p->beta : 0.0, y->data))
+  int64_t ars = p->g.ta ? 1 : K, acs = p->g.ta ? M : 1;
+  int64_t brs = p->g.tb ? 1 : N, bcs = p->g.tb ? K : 1;
+  if (!gemm_naive(dt, M, N, K, p->g.alpha, a->data, ars, acs, b->data, brs, bcs,
+                  use_c ? p->g.beta : 0.0, y->data))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "Gemm on %s is not supported", nn_dtype_name(dt));
   if (dt == NN_DTYPE_DOUBLE)
     nn_act_apply_f64(&p->act, y->data, M * N);

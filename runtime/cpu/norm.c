@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cpu/ops.h"
+#include "ops/norm.h"
 
 static inline bool norm_is_real(nn_dtype dt) {
   return dt == NN_DTYPE_FLOAT || dt == NN_DTYPE_DOUBLE || dt == NN_DTYPE_FLOAT16 ||
@@ -141,13 +142,6 @@ static nn_status norm_set_priv(nn_ctx *c, nn_node *n, const void *p, size_t size
   return NN_OK;
 }
 
-static nn_status norm_epsilon(nn_ctx *c, const nn_node *n, float def, double *eps) {
-  *eps = nn_attr_float(n, "epsilon", def);
-  if (!(*eps >= 0.0) || isinf(*eps))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "epsilon %g is invalid", *eps);
-  return NN_OK;
-}
-
 /* ---- BatchNormalization ------------------------------------------------------
  * Per channel c: y = (x - mean) / sqrt(var + eps) * scale + B.  Before opset 9
  * spatial = 0 means one set of parameters per (C, D1, ...) element.  With
@@ -172,22 +166,21 @@ static nn_status bn_prepare(nn_ctx *c, nn_node *n) {
   p.inner = 1;
   for (int i = 2; i < x->rank; i++)
     p.inner *= x->dims[i];
-  if (n->version < 9 && nn_attr_int(n, "spatial", 1) == 0) {
+  nn_bn_params bp;
+  if ((st = nn_bn_params_init(c, n, &bp)))
+    return st;
+  if (bp.per_element) {
     p.C *= p.inner;
     p.inner = 1;
   }
-  if ((st = norm_epsilon(c, n, 1e-5f, &p.eps)))
-    return st;
-  p.momentum = nn_attr_float(n, "momentum", 0.9f);
+  p.eps = bp.eps;
+  p.momentum = bp.momentum;
   static const char *const names[] = {"scale", "B", "input_mean", "input_var"};
   for (int i = 1; i <= 4; i++)
     if ((st = norm_check_param(c, n, i, names[i - 1], p.C, false)))
       return st;
   if (n->version >= 14) {
-    int64_t tm = nn_attr_int(n, "training_mode", 0);
-    if (tm != 0 && tm != 1)
-      return nn_fail(c, NN_ERR_UNSUPPORTED, "training_mode = %lld is not supported", (long long)tm);
-    p.training = tm == 1;
+    p.training = bp.training;
   } else {
     for (int i = 1; i < n->n_out; i++)
       if (n->y[i])
@@ -401,21 +394,12 @@ static nn_status instnorm_prepare(nn_ctx *c, nn_node *n) {
     p.inner *= x->dims[i];
   p.rows = x->dims[0] * p.C;
   p.len = p.inner;
-  if ((st = norm_epsilon(c, n, 1e-5f, &p.eps)) ||
+  if ((st = nn_norm_epsilon(c, n, &p.eps)) ||
       (st = norm_check_param(c, n, 1, "scale", p.C, false)) ||
       (st = norm_check_param(c, n, 2, "B", p.C, false)) ||
       (st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
     return st;
   return norm_set_priv(c, n, &p, sizeof p);
-}
-
-static nn_status norm_stash_type(nn_ctx *c, const nn_node *n, nn_dtype *dt) {
-  int64_t s = nn_attr_int(n, "stash_type", 1);
-  if (s != NN_DTYPE_FLOAT && s != NN_DTYPE_DOUBLE && s != NN_DTYPE_FLOAT16 &&
-      s != NN_DTYPE_BFLOAT16)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "stash_type %lld is not supported", (long long)s);
-  *dt = (nn_dtype)s;
-  return NN_OK;
 }
 
 static nn_status groupnorm_prepare(nn_ctx *c, nn_node *n) {
@@ -427,21 +411,19 @@ static nn_status groupnorm_prepare(nn_ctx *c, nn_node *n) {
   memset(&p, 0, sizeof p);
   p.kind = ROWNORM_GROUP;
   p.C = x->dims[1];
-  p.groups = nn_attr_int(n, "num_groups", 0);
-  if (p.groups < 1)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "num_groups %lld is invalid", (long long)p.groups);
-  if (p.C % p.groups != 0)
-    return nn_fail(c, NN_ERR_SHAPE, "num_groups %lld does not divide %lld channels",
-                   (long long)p.groups, (long long)p.C);
+  nn_groupnorm_params gp;
+  if ((st = nn_groupnorm_params_init(c, n, p.C, &gp)))
+    return st;
+  p.groups = gp.groups;
   p.inner = 1;
   for (int i = 2; i < x->rank; i++)
     p.inner *= x->dims[i];
   p.rows = x->dims[0] * p.groups;
   p.len = p.C / p.groups * p.inner;
-  p.per_group = n->version < 21;
+  p.per_group = gp.per_group;
   nn_dtype stash;
   int64_t pc = p.per_group ? p.groups : p.C;
-  if ((st = norm_epsilon(c, n, 1e-5f, &p.eps)) || (st = norm_stash_type(c, n, &stash)) ||
+  if ((st = nn_norm_epsilon(c, n, &p.eps)) || (st = nn_norm_stash_type(c, n, &stash)) ||
       (st = norm_check_param(c, n, 1, "scale", pc, false)) ||
       (st = norm_check_param(c, n, 2, "bias", pc, false)) ||
       (st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
@@ -496,9 +478,8 @@ static nn_status rownorm_axis_prepare(nn_ctx *c, nn_node *n, rownorm_kind kind) 
   memset(&p, 0, sizeof p);
   p.kind = kind;
   int axis;
-  if (!nn_norm_axis(nn_attr_int(n, "axis", -1), x->rank, &axis))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d",
-                   (long long)nn_attr_int(n, "axis", -1), x->rank);
+  if ((st = nn_rownorm_axis(c, n, x->rank, &axis)))
+    return st;
   p.rows = 1;
   for (int i = 0; i < axis; i++)
     p.rows *= x->dims[i];
@@ -509,7 +490,7 @@ static nn_status rownorm_axis_prepare(nn_ctx *c, nn_node *n, rownorm_kind kind) 
     p.ndims[i - axis] = x->dims[i];
   }
   nn_dtype stash;
-  if ((st = norm_epsilon(c, n, 1e-5f, &p.eps)) || (st = norm_stash_type(c, n, &stash)))
+  if ((st = nn_norm_epsilon(c, n, &p.eps)) || (st = nn_norm_stash_type(c, n, &stash)))
     return st;
   if (n->n_in < 2 || !n->x[1])
     return nn_fail(c, NN_ERR_INVALID_MODEL, "input Scale is missing");
@@ -698,16 +679,15 @@ static nn_status lrn_prepare(nn_ctx *c, nn_node *n) {
     return st;
   const nn_value *x = n->x[0];
   lrn_priv p;
-  p.size = nn_attr_int(n, "size", 0);
-  if (p.size < 1 || p.size > (1 << 20))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "size %lld is invalid", (long long)p.size);
-  p.alpha = nn_attr_float(n, "alpha", 1e-4f);
-  p.beta = nn_attr_float(n, "beta", 0.75f);
-  p.bias = nn_attr_float(n, "bias", 1.0f);
-  if (!isfinite(p.alpha) || !isfinite(p.beta) || !isfinite(p.bias))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "alpha, beta and bias must be finite");
-  p.lo = (p.size - 1) / 2;
-  p.hi = p.size / 2;   /* ceil((size - 1) / 2) */
+  nn_lrn_params lp;
+  if ((st = nn_lrn_params_init(c, n, &lp)))
+    return st;
+  p.size = lp.size;
+  p.alpha = lp.alpha;
+  p.beta = lp.beta;
+  p.bias = lp.bias;
+  p.lo = lp.lo;
+  p.hi = lp.hi;
   p.N = x->dims[0];
   p.C = x->dims[1];
   p.inner = 1;

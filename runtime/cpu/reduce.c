@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cpu/ops.h"
+#include "ops/reduce.h"
 
 /* ---- Reduce* ----------------------------------------------------------------- */
 typedef enum red_op {
@@ -237,20 +238,20 @@ static uint64_t red_uint_max(nn_dtype dt) {
 typedef struct red_def {
   const char *name;
   red_op op;
-  int axes_input_version;     /* first version taking axes as input 1 */
 } red_def;
 
+/* (where each takes its axes from: ops/reduce.h) */
 static const red_def red_defs[] = {
-  {"ReduceSum", RED_SUM, 13},
-  {"ReduceMean", RED_MEAN, 18},
-  {"ReduceMax", RED_MAX, 18},
-  {"ReduceMin", RED_MIN, 18},
-  {"ReduceProd", RED_PROD, 18},
-  {"ReduceL1", RED_L1, 18},
-  {"ReduceL2", RED_L2, 18},
-  {"ReduceLogSum", RED_LOGSUM, 18},
-  {"ReduceLogSumExp", RED_LOGSUMEXP, 18},
-  {"ReduceSumSquare", RED_SUMSQ, 18},
+  {"ReduceSum", RED_SUM},
+  {"ReduceMean", RED_MEAN},
+  {"ReduceMax", RED_MAX},
+  {"ReduceMin", RED_MIN},
+  {"ReduceProd", RED_PROD},
+  {"ReduceL1", RED_L1},
+  {"ReduceL2", RED_L2},
+  {"ReduceLogSum", RED_LOGSUM},
+  {"ReduceLogSumExp", RED_LOGSUMEXP},
+  {"ReduceSumSquare", RED_SUMSQ},
 };
 
 static const red_def *red_def_of(const nn_node *n) {
@@ -275,47 +276,11 @@ static nn_status reduce_prepare(nn_ctx *c, nn_node *n) {
                    nn_dtype_name(dt));
 
   int rank = x->rank;
-  bool reduce[NN_MAX_RANK] = {false};
-  int naxes = 0;
-  int64_t keepdims = nn_attr_int(n, "keepdims", 1);
-  int64_t noop_empty = 0;
-  const nn_value *axv = n->n_in > 1 ? n->x[1] : NULL;
-  if (n->version >= def->axes_input_version) {
-    noop_empty = nn_attr_int(n, "noop_with_empty_axes", 0);
-    if (axv) {
-      if (!axv->data)
-        return nn_fail(c, NN_ERR_UNSUPPORTED, "axes must be known before the run");
-      if (!nn_dtype_is_int(axv->dtype) || axv->rank > 1)
-        return nn_fail(c, NN_ERR_INVALID_MODEL, "axes must be a 1-D integer tensor");
-      if (axv->numel > NN_MAX_RANK)
-        return nn_fail(c, NN_ERR_INVALID_MODEL, "%lld axes for a rank-%d input",
-                       (long long)axv->numel, rank);
-      for (int64_t i = 0; i < axv->numel; i++) {
-        int a;
-        int64_t v = nn_value_get_int(axv, i);
-        if (!nn_norm_axis(v, rank, &a))
-          return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld out of range for rank %d",
-                         (long long)v, rank);
-        if (reduce[a])
-          return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld repeated", (long long)v);
-        reduce[a] = true;
-        naxes++;
-      }
-    }
-  } else {
-    int cnt = 0;
-    const int64_t *ax = nn_attr_ints(n, "axes", &cnt);
-    for (int i = 0; i < cnt; i++) {
-      int a;
-      if (!nn_norm_axis(ax[i], rank, &a))
-        return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld out of range for rank %d",
-                       (long long)ax[i], rank);
-      if (reduce[a])
-        return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld repeated", (long long)ax[i]);
-      reduce[a] = true;
-      naxes++;
-    }
-  }
+  nn_reduce_axes ra;
+  nn_status st0 = nn_reduce_axes_init(c, n, &ra);
+  if (st0 != NN_OK)
+    return st0;
+  const bool *reduce = ra.reduce;
 
   red_plan *p = nn_calloc(1, sizeof *p);
   if (!p)
@@ -323,23 +288,12 @@ static nn_status reduce_prepare(nn_ctx *c, nn_node *n) {
   n->priv = p;
   p->op = def->op;
   p->dom = red_domain_of(dt);
-  if (naxes == 0) {
-    if (noop_empty) {
-      p->noop = true;
-      return nn_set_output(c, n->y[0], dt, rank, x->dims);
-    }
-    for (int i = 0; i < rank; i++)
-      reduce[i] = true;
+  if (ra.noop) {
+    p->noop = true;
+    return nn_set_output(c, n->y[0], dt, rank, x->dims);
   }
-
-  int64_t yd[NN_MAX_RANK];
-  int yr = 0;
-  for (int i = 0; i < rank; i++) {
-    if (!reduce[i])
-      yd[yr++] = x->dims[i];
-    else if (keepdims)
-      yd[yr++] = 1;
-  }
+  const int64_t *yd = ra.out;
+  int yr = ra.out_rank;
 
   /* groups: drop size-1 dims, merge neighbours with the same role */
   p->count = 1;
@@ -590,22 +544,14 @@ static nn_status arg_prepare(nn_ctx *c, nn_node *n) {
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   n->priv = p;
-  int64_t axis = nn_attr_int(n, "axis", 0);
-  if (!nn_norm_axis(axis, x->rank, &p->axis))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld out of range for rank %d",
-                   (long long)axis, x->rank);
+  nn_arg_params ap;
+  nn_status st = nn_arg_params_init(c, n, &ap);
+  if (st != NN_OK)
+    return st;
+  p->axis = ap.axis;
   p->is_max = strcmp(n->op_type, "ArgMax") == 0;
-  p->last = nn_attr_int(n, "select_last_index", 0) != 0;
-  int64_t keepdims = nn_attr_int(n, "keepdims", 1);
-  int64_t yd[NN_MAX_RANK];
-  int yr = 0;
-  for (int i = 0; i < x->rank; i++) {
-    if (i != p->axis)
-      yd[yr++] = x->dims[i];
-    else if (keepdims)
-      yd[yr++] = 1;
-  }
-  nn_status st = nn_set_output(c, n->y[0], NN_DTYPE_INT64, yr, yd);
+  p->last = ap.last;
+  st = nn_set_output(c, n->y[0], NN_DTYPE_INT64, ap.out_rank, ap.out);
   if (st != NN_OK)
     return st;
   if (x->dims[p->axis] == 0 && n->y[0]->numel > 0)

@@ -3,6 +3,7 @@
  * few).  The CPU side is cpu/gemm.c. */
 #include <string.h>
 
+#include "ops/gemm.h"
 #include "vk_op_util.h"
 #include "vulkan/nn_vk_spirv.h"
 
@@ -17,34 +18,37 @@ static bool gemm_supports(const nn_vk_ctx *ctx, const nn_node *n) {
     return false;
   if (n->x[0]->rank != 2 || n->x[1]->rank != 2 || n->y[0]->rank != 2)
     return false;
-  if (nn_attr_int(n, "broadcast", 1) == 0 && n->version < 7 && has_c &&
-      n->x[2]->numel != n->y[0]->numel)
-    return false;
+
   if (has_c && n->x[2]->rank > 2)
     return false;
   /* B beyond maxStorageBufferRange is split by output columns (M == 1) */
   if (!fits(ctx, n->x[1]) && n->y[0]->dims[0] != 1)
     return false;
+  nn_ctx c = {0};
+  nn_gemm_params gp;
   nn_vk_act a;
+  if (nn_gemm_params_init(&c, n, &gp) != NN_OK ||
+      (gp.c_no_broadcast && n->x[2]->numel != n->y[0]->numel))
+    return false;
   return nn_vk_fused_act(n, &a);
 }
 
 static nn_status gemm_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
-  const nn_value *a = n->x[0], *b = n->x[1], *y = n->y[0];
-  bool ta = nn_attr_int(n, "transA", 0) != 0, tb = nn_attr_int(n, "transB", 0) != 0;
-  bool has_c = n->n_in > 2 && n->x[2];
-  int64_t M = y->dims[0], N = y->dims[1], K = ta ? a->dims[0] : a->dims[1];
-  nn_vk_gemm p = {.M = M, .N = N, .K = K, .batch1 = 1, .batch2 = 1,
-                  .alpha = nn_attr_float(n, "alpha", 1.0f), .beta = nn_attr_float(n, "beta", 1.0f)};
-  p.sam = ta ? 1 : a->dims[1];
-  p.sak = ta ? a->dims[1] : 1;
-  p.sbk = tb ? 1 : b->dims[1];
-  p.sbn = tb ? b->dims[1] : 1;
+  const nn_value *a = n->x[0], *b = n->x[1];
+  nn_ctx oc = {0};
+  nn_gemm_params gp;
+  nn_gemm_params_init(&oc, n, &gp); /* checked by gemm_supports */
+  bool has_c = gp.has_c;
+  nn_vk_gemm p = {.M = gp.M, .N = gp.N, .K = gp.K, .batch1 = 1, .batch2 = 1,
+                  .alpha = gp.alpha, .beta = gp.beta};
+  p.sam = gp.ta ? 1 : a->dims[1];
+  p.sak = gp.ta ? a->dims[1] : 1;
+  p.sbk = gp.tb ? 1 : b->dims[1];
+  p.sbn = gp.tb ? b->dims[1] : 1;
   if (has_c) {
-    const nn_value *c = n->x[2];
-    int64_t cm = c->rank == 2 ? c->dims[0] : 1, cn = c->rank >= 1 ? c->dims[c->rank - 1] : 1;
-    p.scm = cm == 1 ? 0 : cn;
-    p.scn = cn == 1 ? 0 : 1;
+    /* C's strides over the M x N result, 0 along a broadcast axis */
+    p.scm = gp.M == 1 ? 0 : gp.cs[0];
+    p.scn = gp.N == 1 ? 0 : gp.cs[1];
   }
   nn_vk_fused_act(n, &p.act);
   nn_vk_tensor tA, tB, tC, tY;

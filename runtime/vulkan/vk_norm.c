@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ops/activation.h"
+#include "ops/norm.h"
 #include "vk_op_util.h"
 #include "vulkan/nn_vk_spirv.h"
 
@@ -14,7 +15,9 @@
 static bool bn_supports(const nn_vk_ctx *ctx, const nn_node *n) {
   if (n->n_in < 5 || !f32_io(ctx, n, 1) || n->x[0]->rank < 2)
     return false;
-  if (nn_attr_int(n, "training_mode", 0) != 0 || (n->version < 7 && nn_attr_int(n, "is_test", 0) == 0))
+  nn_ctx c = {0};
+  nn_bn_params bp;
+  if (nn_bn_params_init(&c, n, &bp) != NN_OK || bp.training || bp.not_test || bp.per_element)
     return false;
   for (int k = 1; k < 5; k++)
     if (!known_value(n->x[k]) || !is_f32(n->x[k]) || n->x[k]->numel != n->x[0]->dims[1])
@@ -25,7 +28,10 @@ static bool bn_supports(const nn_vk_ctx *ctx, const nn_node *n) {
 static nn_status bn_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
   const nn_value *x = n->x[0];
   int64_t C = x->dims[1];
-  float eps = nn_attr_float(n, "epsilon", 1e-5f);
+  nn_ctx oc = {0};
+  nn_bn_params bp;
+  nn_bn_params_init(&oc, n, &bp); /* checked by bn_supports */
+  float eps = (float)bp.eps;
   const float *sc = n->x[1]->data, *b = n->x[2]->data, *mean = n->x[3]->data, *var = n->x[4]->data;
   /* y = (x - mean) / sqrt(var + eps) * scale + B = x * s + (B - mean * s) */
   float *sb = nn_malloc((size_t)C * 2 * sizeof *sb);
@@ -52,17 +58,21 @@ static nn_status bn_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
 }
 
 static bool lrn_supports(const nn_vk_ctx *ctx, const nn_node *n) {
-  return f32_io(ctx, n, 1) && n->x[0]->rank >= 2 && nn_attr_int(n, "size", 0) >= 1;
+  nn_ctx c = {0};
+  nn_lrn_params lp;
+  return f32_io(ctx, n, 1) && n->x[0]->rank >= 2 && nn_lrn_params_init(&c, n, &lp) == NN_OK;
 }
 
 static nn_status lrn_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
   const nn_value *x = n->x[0];
+  nn_ctx c = {0};
+  nn_lrn_params lp;
+  nn_lrn_params_init(&c, n, &lp); /* checked by lrn_supports */
   nn_vk_tensor tx, ty;
   TRY(in_t(r, n, 0, &tx, err));
   TRY(out_t(r, n, 0, &ty, err));
   return nn_vk_k_lrn(nn_vk_rec_exec(r), x->dims[0], x->dims[1], prod(x->dims, 2, x->rank),
-                     (int)nn_attr_int(n, "size", 1), nn_attr_float(n, "alpha", 1e-4f),
-                     nn_attr_float(n, "beta", 0.75f), nn_attr_float(n, "bias", 1.0f), &tx, &ty, err);
+                     (int)lp.size, (float)lp.alpha, (float)lp.beta, (float)lp.bias, &tx, &ty, err);
 }
 
 /* ---- row normalizations: Layer, RMS, Instance, Group -------------------------------- */
@@ -77,8 +87,12 @@ typedef struct rownorm_geom {
 } rownorm_geom;
 
 static bool rownorm_eps(const nn_node *n, float *eps) {
-  *eps = nn_attr_float(n, "epsilon", 1e-5f);
-  return *eps >= 0.0f && !isinf(*eps);
+  nn_ctx c = {0};
+  double e;
+  if (nn_norm_epsilon(&c, n, &e) != NN_OK)
+    return false;
+  *eps = (float)e;
+  return true;
 }
 
 /* A Layer/RMS parameter (input i) against the normalized shape x->dims[axis:]:
@@ -126,16 +140,11 @@ static bool rownorm_plan(const nn_vk_ctx *ctx, const nn_node *n, rownorm_geom *g
     return false;
   k->kind = rms ? NN_VK_ROWNORM_RMS : NN_VK_ROWNORM_LAYER;
   if (layer || rms) {
-    int64_t a = nn_attr_int(n, "axis", -1);
-    if (a < 0)
-      a += x->rank;
-    if (a < 0 || a >= x->rank)
+    nn_ctx c = {0};
+    nn_dtype st;
+    if (nn_rownorm_axis(&c, n, x->rank, &g->axis) != NN_OK ||
+        nn_norm_stash_type(&c, n, &st) != NN_OK)
       return false;
-    int64_t st = nn_attr_int(n, "stash_type", 1);
-    if (st != NN_DTYPE_FLOAT && st != NN_DTYPE_DOUBLE && st != NN_DTYPE_FLOAT16 &&
-        st != NN_DTYPE_BFLOAT16)
-      return false;
-    g->axis = (int)a;
     k->rows = prod(x->dims, 0, g->axis);
     k->len = prod(x->dims, g->axis, x->rank);
     k->RM = 1;
@@ -167,10 +176,12 @@ static bool rownorm_plan(const nn_vk_ctx *ctx, const nn_node *n, rownorm_geom *g
     int64_t C = x->dims[1], inner = prod(x->dims, 2, x->rank), G = C;
     bool per_group = false;
     if (op_is(n, "GroupNormalization")) {
-      G = nn_attr_int(n, "num_groups", 0);
-      if (G < 1 || C % G)
+      nn_ctx c = {0};
+      nn_groupnorm_params gp;
+      if (nn_groupnorm_params_init(&c, n, C, &gp) != NN_OK)
         return false;
-      per_group = n->version < 21;
+      G = gp.groups;
+      per_group = gp.per_group;
     }
     int64_t pc = per_group ? G : C;
     if (!is_f32(n->x[1]) || !fits(ctx, n->x[1]) || n->x[1]->numel != pc ||

@@ -2,6 +2,7 @@
  * supports/record and the reduce kernel (shader reduce), which global
  * pooling (vk_pool.c) uses too; ArgMax/ArgMin (shader reduce_arg).  The CPU
  * side is cpu/reduce.c. */
+#include "ops/reduce.h"
 #include "vk_op_util.h"
 #include "vulkan/nn_vk_spirv.h"
 
@@ -10,15 +11,15 @@
 typedef struct reduce_map {
   const char *name;
   int kind;
-  int axes_input_version;
 } reduce_map;
 
+/* (the axes: ops/reduce.h) */
 static const reduce_map k_reduce[] = {
-    {"ReduceSum", NN_VK_RED_SUM, 13},          {"ReduceMean", NN_VK_RED_MEAN, 18},
-    {"ReduceMax", NN_VK_RED_MAX, 18},          {"ReduceMin", NN_VK_RED_MIN, 18},
-    {"ReduceProd", NN_VK_RED_PROD, 18},        {"ReduceL1", NN_VK_RED_L1, 18},
-    {"ReduceL2", NN_VK_RED_L2, 18},            {"ReduceLogSum", NN_VK_RED_LOG_SUM, 18},
-    {"ReduceLogSumExp", NN_VK_RED_LOG_SUM_EXP, 18}, {"ReduceSumSquare", NN_VK_RED_SUM_SQUARE, 18},
+    {"ReduceSum", NN_VK_RED_SUM},          {"ReduceMean", NN_VK_RED_MEAN},
+    {"ReduceMax", NN_VK_RED_MAX},          {"ReduceMin", NN_VK_RED_MIN},
+    {"ReduceProd", NN_VK_RED_PROD},        {"ReduceL1", NN_VK_RED_L1},
+    {"ReduceL2", NN_VK_RED_L2},            {"ReduceLogSum", NN_VK_RED_LOG_SUM},
+    {"ReduceLogSumExp", NN_VK_RED_LOG_SUM_EXP}, {"ReduceSumSquare", NN_VK_RED_SUM_SQUARE},
 };
 
 /* The reduced axes must form one contiguous run once unit dims are
@@ -33,38 +34,14 @@ static bool reduce_shape(const nn_node *n, int *kind, int64_t *outer, int64_t *r
     return false;
   const nn_value *x = n->x[0];
   int rank = x->rank;
-  bool red[NN_MAX_RANK] = {false};
-  int naxes = 0;
-  *noop = false;
-  if (n->version >= m->axes_input_version) {
-    bool noop_empty = nn_attr_int(n, "noop_with_empty_axes", 0) != 0;
-    if (n->n_in > 1 && n->x[1]) {
-      if (!known_value(n->x[1]))
-        return false;
-      for (int64_t i = 0; i < n->x[1]->numel; i++) {
-        int a;
-        if (!nn_norm_axis(nn_value_get_int(n->x[1], i), rank, &a))
-          return false;
-        red[a] = true;
-        naxes++;
-      }
-    }
-    if (naxes == 0 && noop_empty)
-      *noop = true;
-  } else {
-    int cnt = 0;
-    const int64_t *ax = nn_attr_ints(n, "axes", &cnt);
-    for (int i = 0; ax && i < cnt; i++) {
-      int a;
-      if (!nn_norm_axis(ax[i], rank, &a))
-        return false;
-      red[a] = true;
-      naxes++;
-    }
-  }
-  if (naxes == 0)
-    for (int i = 0; i < rank; i++)
-      red[i] = true;
+  if (n->n_in > 1 && n->x[1] && !known_value(n->x[1]))
+    return false;
+  nn_ctx c = {0};
+  nn_reduce_axes ra;
+  if (nn_reduce_axes_init(&c, n, &ra) != NN_OK)
+    return false;
+  const bool *red = ra.reduce;
+  *noop = ra.noop;
   int first = -1, last = -1;
   for (int i = 0; i < rank; i++) {
     if (!red[i] || x->dims[i] == 1)
@@ -123,24 +100,24 @@ static bool arg_supports(const nn_vk_ctx *ctx, const nn_node *n) {
       n->x[0]->dtype == NN_DTYPE_BOOL)
     return false;
   const nn_value *x = n->x[0];
-  int64_t axis = nn_attr_int(n, "axis", 0);
-  if (axis < 0)
-    axis += x->rank;
-  return axis >= 0 && axis < x->rank && (x->dims[axis] > 0 || n->y[0]->numel == 0);
+  nn_ctx c = {0};
+  nn_arg_params ap;
+  return nn_arg_params_init(&c, n, &ap) == NN_OK &&
+         (x->dims[ap.axis] > 0 || n->y[0]->numel == 0);
 }
 
 static nn_status arg_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
   const nn_value *x = n->x[0];
-  int64_t axis = nn_attr_int(n, "axis", 0);
-  if (axis < 0)
-    axis += x->rank;
+  nn_ctx c = {0};
+  nn_arg_params ap;
+  nn_arg_params_init(&c, n, &ap); /* checked by arg_supports */
+  int axis = ap.axis;
   nn_vk_tensor tx, ty;
   TRY(in_t(r, n, 0, &tx, err));
   TRY(out_t(r, n, 0, &ty, err));
-  return nn_vk_k_argminmax(nn_vk_rec_exec(r), vk_et(x->dtype), op_is(n, "ArgMax"),
-                           nn_attr_int(n, "select_last_index", 0) != 0,
-                           prod(x->dims, 0, (int)axis), x->dims[axis],
-                           prod(x->dims, (int)axis + 1, x->rank), &tx, &ty, err);
+  return nn_vk_k_argminmax(nn_vk_rec_exec(r), vk_et(x->dtype), op_is(n, "ArgMax"), ap.last,
+                           prod(x->dims, 0, axis), x->dims[axis], prod(x->dims, axis + 1, x->rank),
+                           &tx, &ty, err);
 }
 
 /* ---- kernels ---------------------------------------------------------------------- */
