@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "cpu/ops.h"
+#include "ops/inputs.h"
 
 /* Rows per parallel chunk are sized to move about this many bytes. */
 #define SHP_GRAIN_BYTES ((int64_t)1 << 16)
@@ -69,39 +70,16 @@ static inline int shp_read_ints(const nn_value *v, int64_t *out, int max) {
 }
 
 /* Read an integer list input (1-D or scalar) whose values are needed at
- * prepare, reporting why it cannot be used. */
+ * prepare, reporting why it cannot be used (the op layer's reader). */
 static inline nn_status shp_get_ints(nn_ctx *c, const nn_value *v, const char *what,
                                      int64_t *out, int max, int *count) {
-  *count = 0;
-  if (!v || !v->data)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "input '%s' must be known when the model is prepared",
-                   what);
-  if (!nn_dtype_is_int(v->dtype))
-    return nn_fail(c, NN_ERR_DTYPE, "input '%s' must be an integer tensor, got %s", what,
-                   nn_dtype_name(v->dtype));
-  if (v->rank > 1)
-    return nn_fail(c, NN_ERR_SHAPE, "input '%s' must be 1-D, got rank %d", what, v->rank);
-  if (v->numel > max)
-    return nn_fail(c, NN_ERR_LIMIT, "input '%s' has %lld values, at most %d are allowed", what,
-                   (long long)v->numel, max);
-  for (int64_t i = 0; i < v->numel; i++)
-    out[i] = nn_value_get_int(v, i);
-  *count = (int)v->numel;
-  return NN_OK;
+  return nn_op_ints(c, v, what, out, max, count);
 }
 
 /* Normalize a list of axes against `rank`; duplicates are refused. */
 static inline nn_status shp_norm_axes(nn_ctx *c, const int64_t *axes, int n, int rank,
                                       int *out, const char *what) {
-  for (int i = 0; i < n; i++) {
-    if (!nn_norm_axis(axes[i], rank, &out[i]))
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "%s value %lld is out of range for rank %d", what,
-                     (long long)axes[i], rank);
-    for (int j = 0; j < i; j++)
-      if (out[j] == out[i])
-        return nn_fail(c, NN_ERR_INVALID_MODEL, "%s repeats axis %d", what, out[i]);
-  }
-  return NN_OK;
+  return nn_op_norm_axes(c, axes, n, rank, out, what);
 }
 
 /* Input i of the node, NULL when omitted (empty name) or absent. */

@@ -20,6 +20,18 @@ static nn_status mark_axis(nn_ctx *c, int64_t v, nn_reduce_axes *p, int *naxes) 
   return NN_OK;
 }
 
+/* The shape left when the axes in `reduce` go (or become 1 with keepdims). */
+static int reduced_shape(const nn_value *x, const bool *reduce, bool keepdims, int64_t *out) {
+  int r = 0;
+  for (int i = 0; i < x->rank; i++) {
+    if (!reduce[i])
+      out[r++] = x->dims[i];
+    else if (keepdims)
+      out[r++] = 1;
+  }
+  return r;
+}
+
 nn_status nn_reduce_axes_init(nn_ctx *c, const nn_node *n, nn_reduce_axes *p) {
   const nn_value *x = n->n_in > 0 ? n->x[0] : NULL;
   if (!x)
@@ -62,12 +74,7 @@ nn_status nn_reduce_axes_init(nn_ctx *c, const nn_node *n, nn_reduce_axes *p) {
     for (int i = 0; i < p->rank; i++)
       p->reduce[i] = true;
   }
-  for (int i = 0; i < p->rank; i++) {
-    if (!p->reduce[i])
-      p->out[p->out_rank++] = x->dims[i];
-    else if (p->keepdims)
-      p->out[p->out_rank++] = 1;
-  }
+  p->out_rank = reduced_shape(x, p->reduce, p->keepdims, p->out);
   return NN_OK;
 }
 
@@ -84,11 +91,8 @@ nn_status nn_arg_params_init(nn_ctx *c, const nn_node *n, nn_arg_params *p) {
                    x->rank);
   p->last = nn_attr_int(n, "select_last_index", 0) != 0;
   p->keepdims = nn_attr_int(n, "keepdims", 1) != 0;
-  for (int i = 0; i < x->rank; i++) {
-    if (i != p->axis)
-      p->out[p->out_rank++] = x->dims[i];
-    else if (p->keepdims)
-      p->out[p->out_rank++] = 1;
-  }
+  bool reduce[NN_MAX_RANK] = {false};
+  reduce[p->axis] = true;
+  p->out_rank = reduced_shape(x, reduce, p->keepdims, p->out);
   return NN_OK;
 }

@@ -1,44 +1,10 @@
 /* transform.c - the element-moving ops' parameters (transform.h). */
 #include <string.h>
 
+#include "ops/inputs.h"
 #include "ops/transform.h"
 
 static const nn_value *input(const nn_node *n, int i) { return i < n->n_in ? n->x[i] : NULL; }
-
-/* A 1-D integer input known at prepare, into out[<= max]. */
-static nn_status ints_of(nn_ctx *c, const nn_value *v, const char *what, int64_t *out, int max,
-                         int *count) {
-  *count = 0;
-  if (!v || !v->data)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "input '%s' must be known when the model is prepared",
-                   what);
-  if (!nn_dtype_is_int(v->dtype))
-    return nn_fail(c, NN_ERR_DTYPE, "input '%s' must be an integer tensor, got %s", what,
-                   nn_dtype_name(v->dtype));
-  if (v->rank > 1)
-    return nn_fail(c, NN_ERR_SHAPE, "input '%s' must be 1-D, got rank %d", what, v->rank);
-  if (v->numel > max)
-    return nn_fail(c, NN_ERR_LIMIT, "input '%s' has %lld values, at most %d are allowed", what,
-                   (long long)v->numel, max);
-  for (int64_t i = 0; i < v->numel; i++)
-    out[i] = nn_value_get_int(v, i);
-  *count = (int)v->numel;
-  return NN_OK;
-}
-
-/* Axes normalized against rank; a repeated axis is refused. */
-static nn_status norm_axes(nn_ctx *c, const int64_t *axes, int cnt, int rank, int *out,
-                           const char *what) {
-  for (int i = 0; i < cnt; i++) {
-    if (!nn_norm_axis(axes[i], rank, &out[i]))
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "%s value %lld is out of range for rank %d", what,
-                     (long long)axes[i], rank);
-    for (int j = 0; j < i; j++)
-      if (out[j] == out[i])
-        return nn_fail(c, NN_ERR_INVALID_MODEL, "%s repeats axis %d", what, out[i]);
-  }
-  return NN_OK;
-}
 
 /* ---- Transpose, Concat, Split ----------------------------------------------------------- */
 
@@ -136,12 +102,12 @@ nn_status nn_slice_params_init(nn_ctx *c, const nn_node *n, nn_slice_params *p) 
       na = cnt;
     }
   } else {
-    if ((st = ints_of(c, input(n, 1), "starts", starts, NN_MAX_RANK, &ns)) != NN_OK ||
-        (st = ints_of(c, input(n, 2), "ends", ends, NN_MAX_RANK, &ne)) != NN_OK)
+    if ((st = nn_op_ints(c, input(n, 1), "starts", starts, NN_MAX_RANK, &ns)) != NN_OK ||
+        (st = nn_op_ints(c, input(n, 2), "ends", ends, NN_MAX_RANK, &ne)) != NN_OK)
       return st;
-    if (input(n, 3) && (st = ints_of(c, input(n, 3), "axes", axes, NN_MAX_RANK, &na)) != NN_OK)
+    if (input(n, 3) && (st = nn_op_ints(c, input(n, 3), "axes", axes, NN_MAX_RANK, &na)) != NN_OK)
       return st;
-    if (input(n, 4) && (st = ints_of(c, input(n, 4), "steps", steps, NN_MAX_RANK, &nst)) != NN_OK)
+    if (input(n, 4) && (st = nn_op_ints(c, input(n, 4), "steps", steps, NN_MAX_RANK, &nst)) != NN_OK)
       return st;
   }
   if (ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns))
@@ -152,7 +118,7 @@ nn_status nn_slice_params_init(nn_ctx *c, const nn_node *n, nn_slice_params *p) 
   if (na < 0) {
     for (int i = 0; i < ns; i++)
       ax[i] = i;
-  } else if ((st = norm_axes(c, axes, ns, r, ax, "axes")) != NN_OK) {
+  } else if ((st = nn_op_norm_axes(c, axes, ns, r, ax, "axes")) != NN_OK) {
     return st;
   }
   int64_t b[NN_MAX_RANK], e[NN_MAX_RANK];
@@ -209,10 +175,10 @@ nn_status nn_pad_params_init(nn_ctx *c, const nn_node *n, nn_pad_params *p) {
       memcpy(raw, a, (size_t)np * sizeof *a);
     p->value = nn_attr_float(n, "value", 0.0f);
   } else {
-    if ((st = ints_of(c, input(n, 1), "pads", raw, 2 * NN_MAX_RANK, &np)) != NN_OK)
+    if ((st = nn_op_ints(c, input(n, 1), "pads", raw, 2 * NN_MAX_RANK, &np)) != NN_OK)
       return st;
     if (n->version >= 18 && input(n, 3) &&
-        (st = ints_of(c, input(n, 3), "axes", axes_v, NN_MAX_RANK, &na)) != NN_OK)
+        (st = nn_op_ints(c, input(n, 3), "axes", axes_v, NN_MAX_RANK, &na)) != NN_OK)
       return st;
     const nn_value *cv = input(n, 2);
     if (cv && cv->dtype != x->dtype)
@@ -224,7 +190,7 @@ nn_status nn_pad_params_init(nn_ctx *c, const nn_node *n, nn_pad_params *p) {
   }
   int ax[NN_MAX_RANK], nax = na >= 0 ? na : r;
   if (na >= 0) {
-    if ((st = norm_axes(c, axes_v, na, r, ax, "axes")) != NN_OK)
+    if ((st = nn_op_norm_axes(c, axes_v, na, r, ax, "axes")) != NN_OK)
       return st;
   } else {
     for (int i = 0; i < r; i++)

@@ -1,0 +1,22 @@
+/* inputs.h - reading what an op needs to know at prepare: integer-list
+ * inputs (Slice's starts, Pad's pads, a reduction's axes...) and axis lists.
+ * For the op layer's parsers and the CPU kernels alike (cpu/shp_common.h
+ * names them for the kernels).  Errors go through nn_fail(c); nothing is
+ * allocated. */
+#ifndef NN_OPS_INPUTS_H
+#define NN_OPS_INPUTS_H
+
+#include "nn_internal.h"
+
+/* A 1-D (or scalar) integer input whose values are needed at prepare, into
+ * out[<= max]; *count = its length.  Refused, with the reason, when it is
+ * unknown, not integer, of rank > 1 or longer than max. */
+nn_status nn_op_ints(nn_ctx *c, const nn_value *v, const char *what, int64_t *out, int max,
+                     int *count);
+
+/* n axes normalized against rank into out; an axis out of range or repeated
+ * is refused (`what` names the list in the message). */
+nn_status nn_op_norm_axes(nn_ctx *c, const int64_t *axes, int n, int rank, int *out,
+                          const char *what);
+
+#endif /* NN_OPS_INPUTS_H */
