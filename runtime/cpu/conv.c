@@ -241,18 +241,11 @@ static nn_status conv_check_inputs(nn_ctx *c, const nn_node *n, int wi, int *nsp
   if (w->rank != x->rank)
     return nn_fail(c, NN_ERR_SHAPE, "W has rank %d, X has rank %d", w->rank, x->rank);
   *nsp = x->rank - 2;
-  int cnt = 0;
-  const int64_t *ks = nn_attr_ints(n, "kernel_shape", &cnt);
-  if (ks && cnt != *nsp)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "kernel_shape has %d values, expected %d", cnt, *nsp);
   for (int i = 0; i < *nsp; i++) {
     in_sp[i] = x->dims[2 + i];
     kern[i] = w->dims[2 + i];
-    if (ks && ks[i] != kern[i])
-      return nn_fail(c, NN_ERR_SHAPE, "kernel_shape[%d] = %lld but W has %lld", i,
-                     (long long)ks[i], (long long)kern[i]);
   }
-  return NN_OK;
+  return nn_conv_kernel_shape(c, n, *nsp, kern);
 }
 
 static nn_status conv_finish_priv(nn_ctx *c, nn_node *n, const conv_priv *p) {
@@ -312,12 +305,8 @@ static nn_status conv_prepare_common(nn_ctx *c, nn_node *n, int wi, int bi, nn_d
   p->batch = x->dims[0];
   p->C = x->dims[1];
   p->M = w->dims[0];
-  p->group = nn_attr_int(n, "group", 1);
-  if (p->group < 1 || p->group > NN_CONV_ATTR_MAX)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "group %lld is invalid", (long long)p->group);
-  if (p->C % p->group != 0 || p->M % p->group != 0)
-    return nn_fail(c, NN_ERR_SHAPE, "group %lld does not divide %lld input / %lld output channels",
-                   (long long)p->group, (long long)p->C, (long long)p->M);
+  if ((st = nn_conv_group(c, n, p->C, p->M, &p->group)))
+    return st;
   p->Cg = p->C / p->group;
   p->Mg = p->M / p->group;
   if (w->dims[1] != p->Cg)
@@ -1362,12 +1351,9 @@ static nn_status convt_prepare(nn_ctx *c, nn_node *n) {
   p.dt = x->dtype;
   p.batch = x->dims[0];
   p.C = x->dims[1];
-  p.group = nn_attr_int(n, "group", 1);
-  if (p.group < 1 || p.group > NN_CONV_ATTR_MAX)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "group %lld is invalid", (long long)p.group);
-  if (p.C % p.group != 0)
-    return nn_fail(c, NN_ERR_SHAPE, "group %lld does not divide %lld input channels",
-                   (long long)p.group, (long long)p.C);
+  nn_status gst = nn_conv_group(c, n, p.C, 0, &p.group);
+  if (gst)
+    return gst;
   if (w->dims[0] != p.C)
     return nn_fail(c, NN_ERR_SHAPE, "W has %lld input channels, X has %lld",
                    (long long)w->dims[0], (long long)p.C);

@@ -433,15 +433,6 @@ static nn_status pool_check_input(nn_ctx *c, const nn_node *n, bool allow_int) {
   return NN_OK;
 }
 
-static nn_status pool_bool_attr(nn_ctx *c, const nn_node *n, const char *name, bool *out) {
-  int64_t v = nn_attr_int(n, name, 0);
-  if (v != 0 && v != 1)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "%s = %lld is not supported (0 or 1)", name,
-                   (long long)v);
-  *out = v == 1;
-  return NN_OK;
-}
-
 /* LpPool / GlobalLpPool: p is a float in version 1, an int afterwards. */
 static nn_status pool_lp_attr(nn_ctx *c, const nn_node *n, double *p) {
   const nn_attr *a = nn_attr_get(n, "p");
@@ -487,30 +478,17 @@ static nn_status pool_prepare_window(nn_ctx *c, nn_node *n, pool_kind kind) {
   if (st)
     return st;
   const nn_value *x = n->x[0];
-  int nsp = x->rank - 2;
-  int cnt = 0;
-  const int64_t *ks = nn_attr_ints(n, "kernel_shape", &cnt);
-  if (!ks)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "kernel_shape is required");
-  if (cnt != nsp)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "kernel_shape has %d values, input has %d spatial dims",
-                   cnt, nsp);
   pool_priv p;
   memset(&p, 0, sizeof p);
   p.kind = kind;
   p.dt = x->dtype;
-  bool ceil_mode = false;
-  if ((st = pool_bool_attr(c, n, "ceil_mode", &ceil_mode)))
+  nn_pool_params pp;
+  if ((st = nn_pool_params_init(c, n, &pp)))
     return st;
-  if (kind == POOL_AVG && (st = pool_bool_attr(c, n, "count_include_pad", &p.include_pad)))
-    return st;
-  if (kind == POOL_MAX) {
-    if ((st = pool_bool_attr(c, n, "storage_order", &p.col_major)))
-      return st;
-  }
+  p.g = pp.g;
+  p.include_pad = kind == POOL_AVG && pp.count_include_pad;
+  p.col_major = kind == POOL_MAX && pp.storage_order;
   if (kind == POOL_LP && (st = pool_lp_attr(c, n, &p.p)))
-    return st;
-  if ((st = nn_conv_geom_init(c, n, nsp, x->dims + 2, ks, true, ceil_mode, &p.g)))
     return st;
   return pool_finish(c, n, &p);
 }

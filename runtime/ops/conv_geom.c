@@ -200,3 +200,57 @@ nn_status nn_convt_geom_init(nn_ctx *c, const nn_node *n, int nsp, const int64_t
   }
   return NN_OK;
 }
+
+/* 0 or 1, else refused. */
+static nn_status pool_flag(nn_ctx *c, const nn_node *n, const char *name, bool *out) {
+  int64_t v = nn_attr_int(n, name, 0);
+  if (v != 0 && v != 1)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "%s = %lld is not supported (0 or 1)", name,
+                   (long long)v);
+  *out = v == 1;
+  return NN_OK;
+}
+
+nn_status nn_pool_params_init(nn_ctx *c, const nn_node *n, nn_pool_params *p) {
+  memset(p, 0, sizeof *p);
+  const nn_value *x = n->n_in > 0 ? n->x[0] : NULL;
+  if (!x || x->rank < 3)
+    return nn_fail(c, NN_ERR_SHAPE, "input needs spatial dimensions");
+  int nsp = x->rank - 2, cnt = 0;
+  const int64_t *ks = nn_attr_ints(n, "kernel_shape", &cnt);
+  if (!ks)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "kernel_shape is required");
+  if (cnt != nsp)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "kernel_shape has %d values, input has %d spatial dims",
+                   cnt, nsp);
+  nn_status st;
+  if ((st = pool_flag(c, n, "ceil_mode", &p->ceil_mode)) != NN_OK ||
+      (st = pool_flag(c, n, "count_include_pad", &p->count_include_pad)) != NN_OK ||
+      (st = pool_flag(c, n, "storage_order", &p->storage_order)) != NN_OK)
+    return st;
+  return nn_conv_geom_init(c, n, nsp, x->dims + 2, ks, true, p->ceil_mode, &p->g);
+}
+
+nn_status nn_conv_group(nn_ctx *c, const nn_node *n, int64_t C, int64_t M, int64_t *group) {
+  *group = nn_attr_int(n, "group", 1);
+  if (*group < 1 || *group > NN_CONV_ATTR_MAX)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "group %lld is invalid", (long long)*group);
+  if (C % *group != 0 || (M > 0 && M % *group != 0))
+    return nn_fail(c, NN_ERR_SHAPE, "group %lld does not divide %lld input / %lld output channels",
+                   (long long)*group, (long long)C, (long long)M);
+  return NN_OK;
+}
+
+nn_status nn_conv_kernel_shape(nn_ctx *c, const nn_node *n, int nsp, const int64_t *kern) {
+  int cnt = 0;
+  const int64_t *ks = nn_attr_ints(n, "kernel_shape", &cnt);
+  if (!ks)
+    return NN_OK;
+  if (cnt != nsp)
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "kernel_shape has %d values, expected %d", cnt, nsp);
+  for (int i = 0; i < nsp; i++)
+    if (ks[i] != kern[i])
+      return nn_fail(c, NN_ERR_SHAPE, "kernel_shape[%d] = %lld but W has %lld", i,
+                     (long long)ks[i], (long long)kern[i]);
+  return NN_OK;
+}

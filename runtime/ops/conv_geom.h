@@ -63,6 +63,25 @@ nn_status nn_conv_geom_init(nn_ctx *c, const nn_node *n, int nsp, const int64_t 
 nn_status nn_convt_geom_init(nn_ctx *c, const nn_node *n, int nsp, const int64_t *in,
                              const int64_t *kern, nn_conv_geom *g);
 
+/* Max / Average / LpPool on an input of rank >= 3: kernel_shape (required,
+ * one per spatial dim) through nn_conv_geom_init with ceil_mode, and the
+ * flags, each 0 or 1 (count_include_pad: AveragePool; storage_order:
+ * MaxPool's indices).  Both backends' pooling geometry. */
+typedef struct nn_pool_params {
+  nn_conv_geom g;
+  bool ceil_mode, count_include_pad, storage_order;
+} nn_pool_params;
+
+nn_status nn_pool_params_init(nn_ctx *c, const nn_node *n, nn_pool_params *p);
+
+/* Conv / ConvTranspose: kernel_shape, when given, has nsp entries equal to
+ * the weights' spatial dims kern[0..nsp). */
+nn_status nn_conv_kernel_shape(nn_ctx *c, const nn_node *n, int nsp, const int64_t *kern);
+
+/* Conv / ConvTranspose's `group`: >= 1 and dividing both the input channels
+ * C and the output channels M (pass M = 0 to check C only). */
+nn_status nn_conv_group(nn_ctx *c, const nn_node *n, int64_t C, int64_t M, int64_t *group);
+
 /* Range [*lo, *hi) of kernel taps t (0 <= t < k) for which o*s - pb + t*d
  * falls inside [0, in).  Inline: kernels call it per output position. */
 static inline void nn_conv_geom_taps(int64_t o, int64_t s, int64_t pb, int64_t d, int64_t k,

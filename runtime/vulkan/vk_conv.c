@@ -27,8 +27,10 @@ static bool conv_supports(const nn_vk_ctx *ctx, const nn_node *n) {
   const nn_value *x = n->x[0], *w = n->x[1], *y = n->y[0];
   if (w->rank != x->rank || y->rank != x->rank)
     return false;
-  int64_t group = nn_attr_int(n, "group", 1);
-  if (group < 1 || x->dims[1] % group || w->dims[0] % group || w->dims[1] * group != x->dims[1])
+  nn_ctx c = {0};
+  int64_t group;
+  if (nn_conv_group(&c, n, x->dims[1], w->dims[0], &group) != NN_OK ||
+      w->dims[1] * group != x->dims[1])
     return false;
   nn_conv_geom g;
   nn_vk_act a;
@@ -44,11 +46,14 @@ static nn_status conv_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
   const nn_value *x = n->x[0], *w = n->x[1], *y = n->y[0];
   nn_conv_geom g;
   conv_geometry(n, &g);
+  nn_ctx c = {0};
+  int64_t group;
+  nn_conv_group(&c, n, x->dims[1], w->dims[0], &group); /* checked by conv_supports */
   nn_vk_conv2d p = {
       .N = x->dims[0], .C = x->dims[1], .H = g.in[1], .W = g.in[2], .M = w->dims[0],
       .OH = g.out[1], .OW = g.out[2], .KH = (int)g.k[1], .KW = (int)g.k[2], .SH = (int)g.s[1],
       .SW = (int)g.s[2], .DH = (int)g.d[1], .DW = (int)g.d[2], .PT = (int)g.pb[1],
-      .PL = (int)g.pb[2], .group = (int)nn_attr_int(n, "group", 1),
+      .PL = (int)g.pb[2], .group = (int)group,
   };
   nn_vk_fused_act(n, &p.act);
   (void)y;
@@ -68,15 +73,10 @@ static bool convt_geometry(const nn_node *n, nn_conv_geom *g) {
   const nn_value *x = n->x[0], *w = n->x[1];
   if (x->rank < 3 || x->rank > 2 + NN_CONV_SP || w->rank != x->rank)
     return false;
-  int nsp = x->rank - 2, cnt = 0;
-  const int64_t *ks = nn_attr_ints(n, "kernel_shape", &cnt);
-  if (ks && cnt != nsp)
-    return false;
-  for (int i = 0; ks && i < nsp; i++)
-    if (ks[i] != w->dims[2 + i])
-      return false;
+  int nsp = x->rank - 2;
   nn_ctx c = {0};
-  return nn_convt_geom_init(&c, n, nsp, x->dims + 2, w->dims + 2, g) == NN_OK;
+  return nn_conv_kernel_shape(&c, n, nsp, w->dims + 2) == NN_OK &&
+         nn_convt_geom_init(&c, n, nsp, x->dims + 2, w->dims + 2, g) == NN_OK;
 }
 
 static bool convt_supports(const nn_vk_ctx *ctx, const nn_node *n) {
@@ -84,8 +84,9 @@ static bool convt_supports(const nn_vk_ctx *ctx, const nn_node *n) {
   if (n->n_in < 2 || !f32_io(ctx, n, 2) || (bias && (!is_f32(n->x[2]) || !fits(ctx, n->x[2]))))
     return false;
   const nn_value *x = n->x[0], *w = n->x[1], *y = n->y[0];
-  int64_t group = nn_attr_int(n, "group", 1);
-  if (group < 1 || x->numel == 0 || x->rank != y->rank || x->dims[1] % group || w->dims[0] != x->dims[1] ||
+  nn_ctx c = {0};
+  int64_t group;
+  if (nn_conv_group(&c, n, x->dims[1], 0, &group) != NN_OK || x->numel == 0 || x->rank != y->rank || x->dims[1] % group || w->dims[0] != x->dims[1] ||
       y->dims[0] != x->dims[0] || y->dims[1] != w->dims[1] * group ||
       (bias && n->x[2]->numel != y->dims[1]))
     return false;
@@ -109,7 +110,9 @@ static nn_status convt_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
   const nn_value *x = n->x[0], *w = n->x[1];
   nn_conv_geom g;
   convt_geometry(n, &g);
-  int64_t group = nn_attr_int(n, "group", 1);
+  nn_ctx c = {0};
+  int64_t group;
+  nn_conv_group(&c, n, x->dims[1], 0, &group); /* checked by convt_supports */
   nn_vk_convt p = {.N = x->dims[0], .C = x->dims[1], .M = w->dims[1] * group, .group = (int)group};
   for (int i = 0; i < NN_CONV_SP; i++) {
     p.in[i] = g.in[i];

@@ -7,24 +7,22 @@
 
 /* ---- ops -------------------------------------------------------------------------- */
 
-static bool pool_geometry(const nn_node *n, nn_conv_geom *g) {
+/* The op layer's pooling parameters, for the 1-D and 2-D windows the
+ * kernel takes. */
+static bool pool_params(const nn_node *n, nn_pool_params *pp) {
   const nn_value *x = n->x[0];
   if (x->rank != 3 && x->rank != 4)
     return false;
-  int nsp = x->rank - 2, cnt = 0;
-  const int64_t *ks = nn_attr_ints(n, "kernel_shape", &cnt);
-  if (!ks || cnt != nsp)
-    return false;
-  bool ceil = nn_attr_int(n, "ceil_mode", 0) != 0;
   nn_ctx c = {0};
-  return nn_conv_geom_init(&c, n, nsp, x->dims + 2, ks, true, ceil, g) == NN_OK;
+  return nn_pool_params_init(&c, n, pp) == NN_OK;
 }
 
 static bool pool_supports(const nn_vk_ctx *ctx, const nn_node *n) {
-  nn_conv_geom g;
-  if (!f32_io(ctx, n, 1) || !pool_geometry(n, &g))
+  nn_pool_params pp;
+  if (!f32_io(ctx, n, 1) || !pool_params(n, &pp))
     return false;
-  if (op_is(n, "MaxPool") && nn_attr_int(n, "storage_order", 0) != 0 && n->n_out > 1)
+  const nn_conv_geom g = pp.g;
+  if (op_is(n, "MaxPool") && pp.storage_order && n->n_out > 1)
     return false;
   const nn_value *y = n->y[0];
   for (int i = 1; i < 3; i++)
@@ -35,15 +33,16 @@ static bool pool_supports(const nn_vk_ctx *ctx, const nn_node *n) {
 
 static nn_status pool_record(nn_vk_rec *r, const nn_node *n, nn_error *err) {
   const nn_value *x = n->x[0];
-  nn_conv_geom g;
-  pool_geometry(n, &g);
+  nn_pool_params pp;
+  pool_params(n, &pp); /* checked by pool_supports */
+  const nn_conv_geom g = pp.g;
   nn_vk_pool2d p = {
       .kind = op_is(n, "MaxPool") ? NN_VK_POOL_MAX : NN_VK_POOL_AVG,
       .NC = x->dims[0] * x->dims[1], .H = g.in[1], .W = g.in[2], .OH = g.out[1], .OW = g.out[2],
       .KH = (int)g.k[1], .KW = (int)g.k[2], .SH = (int)g.s[1], .SW = (int)g.s[2],
       .DH = (int)g.d[1], .DW = (int)g.d[2], .PT = (int)g.pb[1], .PL = (int)g.pb[2],
       .PB = (int)g.pe[1], .PR = (int)g.pe[2],
-      .count_include_pad = nn_attr_int(n, "count_include_pad", 0) != 0,
+      .count_include_pad = pp.count_include_pad,
   };
   nn_vk_tensor tx, ty;
   TRY(in_t(r, n, 0, &tx, err));
