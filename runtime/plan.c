@@ -654,7 +654,9 @@ static nn_status fuse_residuals(nn_ctx *c, nn_graph *g, nn_error *err) {
   nn_status st = NN_OK;
   for (int i = 0; i < g->n_nodes && st == NN_OK; i++) {
     nn_node *add = &g->nodes[i];
-    if (!op_is(add, "Add") || add->removed || add->folded || add->fused || add->n_in != 2 ||
+    /* a two-input Sum is an Add (caffe2 exports write ResNet shortcuts so) */
+    if (!(op_is(add, "Add") || op_is(add, "Sum")) || add->removed || add->folded || add->fused ||
+        add->n_in != 2 ||
         !add->x[0] || !add->x[1] || !add->y[0] || add->y[0]->dtype != NN_DTYPE_FLOAT)
       continue;
     for (int side = 0; side < 2; side++) {

@@ -19,7 +19,7 @@ A second model checks the residual fusion (a shortcut Add into the epilogue
 of the Conv producing one side, then its Relu), through each Conv path:
 
     DW3x3 -> Conv1x1 -> Add(x, .) -> Relu          residual = the graph input
-    Conv3x3 -> Add(., previous)                    3x3 path, no activation
+    Conv3x3 -> Sum(., previous)                    3x3 path, no activation; a 2-input Sum
     DW3x3 -> Add(previous, .) -> Relu              the depthwise kernel
     Conv1x1 a, Conv1x1 b -> Add(a, b)              fused into b (a is ready)
     Conv1x1 -> Add(., ReduceMean(...))             broadcast: not fused
@@ -113,7 +113,8 @@ def build_residual(rng, c, hw):
     nodes.append(helper.make_node('Add', ['x', 'p1'], ['a1']))
     nodes.append(helper.make_node('Relu', ['a1'], ['r1']))
     conv('r1', 'c2', 3, bias=False)
-    nodes.append(helper.make_node('Add', ['c2', 'r1'], ['a2']))
+    # a two-input Sum is an Add (caffe2 exports, ResNet-50 among them)
+    nodes.append(helper.make_node('Sum', ['c2', 'r1'], ['a2']))
     conv('a2', 'd3', 3, dw=True)
     nodes.append(helper.make_node('Add', ['a2', 'd3'], ['a3']))
     nodes.append(helper.make_node('Relu', ['a3'], ['r3']))
