@@ -1056,7 +1056,7 @@ static void conv_wino_gemms(void *arg, int64_t x0, int64_t x1) {
 
 /* Whole blocks per worker (conv_priv.wino_par > 1): block b = tiles
  * [b * tb, ...) through the three phases, serially, in the worker's own
- * V + M buffers and engine slot. */
+ * V + M buffers and engine slot (conv_wino_gemms picks the slot). */
 typedef struct conv_wino_par_job {
   conv_wino_job base;     /* group, planes, bias, residual; t0 / nt / v / mm per block */
   float *bufs;            /* wino_par blocks of blk_floats */
@@ -1071,22 +1071,15 @@ static void conv_wino_blocks(void *arg, int64_t b0, int64_t b1) {
   conv_wino_job j = pj->base;
   j.v = pj->bufs + (size_t)w * p->blk_floats;
   j.mm = j.v + p->v_floats;
-  j.gws = pj->base.gws + (size_t)w * pj->base.slot_bytes;
-  j.slot_bytes = pj->base.slot_bytes;
-  j.st = NN_OK;
   for (int64_t b = b0; b < b1; b++) {
     j.t0 = b * p->tb;
     j.nt = pj->tiles - j.t0 < p->tb ? pj->tiles - j.t0 : p->tb;
     pj->in(&j, 0, p->Cg);
-    for (int xi = 0; xi < 16; xi++) {
-      nn_status st = nn_sgemm_compute_pa(NULL, 0, p->Mg, j.nt, p->Cg, 1.0f, conv_wino_u(p, j.gi, xi),
-                                         j.v + xi * p->Cg * j.nt, j.nt, 0.0f,
-                                         j.mm + xi * p->Mg * j.nt, j.nt, NULL, j.gws, j.slot_bytes);
-      if (st)
-        pj->base.st = st;   /* any failure; which one does not matter */
-    }
+    conv_wino_gemms(&j, 0, 16);
     pj->out(&j, 0, p->Mg);
   }
+  if (j.st)
+    pj->base.st = j.st;   /* any failure; which one does not matter */
 }
 
 static nn_status conv_run_wino(nn_ctx *c, const conv_priv *p, conv_job *jb, void *gws) {

@@ -668,9 +668,7 @@ static nn_status mvn_run(nn_ctx *c, nn_node *n) {
 
 typedef struct lrn_priv {
   int64_t N, C, inner;
-  int64_t lo, hi;         /* window c - lo .. c + hi */
-  double alpha, beta, bias;
-  int64_t size;
+  nn_lrn_params l;        /* the op layer's: window c - lo .. c + hi, constants */
 } lrn_priv;
 
 static nn_status lrn_prepare(nn_ctx *c, nn_node *n) {
@@ -679,15 +677,8 @@ static nn_status lrn_prepare(nn_ctx *c, nn_node *n) {
     return st;
   const nn_value *x = n->x[0];
   lrn_priv p;
-  nn_lrn_params lp;
-  if ((st = nn_lrn_params_init(c, n, &lp)))
+  if ((st = nn_lrn_params_init(c, n, &p.l)))
     return st;
-  p.size = lp.size;
-  p.alpha = lp.alpha;
-  p.beta = lp.beta;
-  p.bias = lp.bias;
-  p.lo = lp.lo;
-  p.hi = lp.hi;
   p.N = x->dims[0];
   p.C = x->dims[1];
   p.inner = 1;
@@ -708,11 +699,11 @@ static void lrn_planes(void *arg, int64_t b, int64_t e) {
   const lrn_priv *p = jb->p;
   const nn_value *xv = jb->n->x[0];
   nn_value *yv = jb->n->y[0];
-  const double k = p->alpha / (double)p->size;
+  const double k = p->l.alpha / (double)p->l.size;
   for (int64_t t = b; t < e; t++) {
     int64_t bi = t / p->C, ch = t % p->C;
-    int64_t c0 = ch - p->lo < 0 ? 0 : ch - p->lo;
-    int64_t c1 = ch + p->hi >= p->C ? p->C - 1 : ch + p->hi;
+    int64_t c0 = ch - p->l.lo < 0 ? 0 : ch - p->l.lo;
+    int64_t c1 = ch + p->l.hi >= p->C ? p->C - 1 : ch + p->l.hi;
     int64_t off = t * p->inner;
     if (xv->dtype == NN_DTYPE_FLOAT) {
       const float *x = xv->data;
@@ -725,17 +716,17 @@ static void lrn_planes(void *arg, int64_t b, int64_t e) {
           y[i] += xc[i] * xc[i];
       }
       const float *xs = x + off;
-      float kf = (float)k, bf = (float)p->bias;
-      if (p->beta == 0.75) {
+      float kf = (float)k, bf = (float)p->l.bias;
+      if (p->l.beta == 0.75) {
         for (int64_t i = 0; i < p->inner; i++) {
           float r = 1.0f / sqrtf(bf + kf * y[i]);
           y[i] = xs[i] * r * sqrtf(r);
         }
-      } else if (p->beta == 0.5) {
+      } else if (p->l.beta == 0.5) {
         for (int64_t i = 0; i < p->inner; i++)
           y[i] = xs[i] / sqrtf(bf + kf * y[i]);
       } else {
-        float nb = (float)-p->beta;
+        float nb = (float)-p->l.beta;
         for (int64_t i = 0; i < p->inner; i++)
           y[i] = xs[i] * powf(bf + kf * y[i], nb);
       }
@@ -747,7 +738,7 @@ static void lrn_planes(void *arg, int64_t b, int64_t e) {
           s += v * v;
         }
         double v = norm_ld(xv->dtype, xv->data, off + i);
-        norm_st(yv->dtype, yv->data, off + i, v * pow(p->bias + k * s, -p->beta));
+        norm_st(yv->dtype, yv->data, off + i, v * pow(p->l.bias + k * s, -p->l.beta));
       }
     }
   }
@@ -756,7 +747,7 @@ static void lrn_planes(void *arg, int64_t b, int64_t e) {
 static nn_status lrn_run(nn_ctx *c, nn_node *n) {
   const lrn_priv *p = n->priv;
   lrn_job jb = {p, n};
-  nn_parallel_for(c, p->N * p->C, 1 + (1 << 14) / (p->inner * p->size + 1), lrn_planes, &jb);
+  nn_parallel_for(c, p->N * p->C, 1 + (1 << 14) / (p->inner * p->l.size + 1), lrn_planes, &jb);
   return NN_OK;
 }
 

@@ -86,7 +86,8 @@ static bool convt_supports(const nn_vk_ctx *ctx, const nn_node *n) {
   const nn_value *x = n->x[0], *w = n->x[1], *y = n->y[0];
   nn_ctx c = {0};
   int64_t group;
-  if (nn_conv_group(&c, n, x->dims[1], 0, &group) != NN_OK || x->numel == 0 || x->rank != y->rank || x->dims[1] % group || w->dims[0] != x->dims[1] ||
+  if (nn_conv_group(&c, n, x->dims[1], 0, &group) != NN_OK || x->numel == 0 ||
+      x->rank != y->rank || w->dims[0] != x->dims[1] ||
       y->dims[0] != x->dims[0] || y->dims[1] != w->dims[1] * group ||
       (bias && n->x[2]->numel != y->dims[1]))
     return false;
