@@ -17,9 +17,11 @@
  *   NN_NO_FUSION=1                no plan-time activation/Add fusion
  *   NN_NO_PACK=1                  weights stay in the ONNX layout (no packed
  *                                 GEMM panels)
- *   NN_PROFILE=1                  the CPU backend times every step and logs
- *                                 (nn_log, info) the time per op type and
- *                                 the slowest nodes when its plan is dropped
+ *   NN_PROFILE=1                  the CPU backend times every step but a
+ *                                 plan's first and logs (nn_log, info) the
+ *                                 time per op type and the 20 slowest nodes
+ *                                 when its plan is dropped; NN_PROFILE=N > 1
+ *                                 lists the N slowest
  *   NN_SPIN_US=N                  how long idle workers spin before sleeping,
  *                                 microseconds, 0-100000
  *   NN_VULKAN_DEVICE=N            use Vulkan physical device N (also makes
@@ -41,7 +43,8 @@ typedef struct nn_knobs_t {
   bool no_fusion;
   bool no_pack;
   int spin_us;                /* -1 when unset */
-  bool profile;               /* NN_PROFILE */
+  int profile;                /* NN_PROFILE: 0 off, else how many of the slowest
+                                 nodes to list (1 = the default 20) */
   const char *vulkan_device;  /* NN_VULKAN_DEVICE, NULL when unset or empty */
   bool vulkan_validation;
   int vulkan_unified;         /* -1 unset, 0, 1 */

@@ -561,6 +561,9 @@ static void test_conv_im2col(void) {
       {2, 11, 13, 7, 5, 5, 2, 2, 1},  {5, 10, 10, 6, 3, 3, 1, 2, 2},  {1, 1, 20, 3, 1, 3, 1, 1, 1},
       {6, 4, 4, 9, 3, 3, 1, 0, 1},    {8, 3, 3, 30, 3, 3, 2, 1, 1},   {16, 30, 30, 24, 3, 3, 1, 1, 1},
       {7, 2, 2, 4, 1, 1, 1, 0, 1},    {3, 40, 45, 33, 7, 7, 2, 3, 1}, {32, 14, 14, 40, 3, 3, 1, 1, 1},
+      /* rows longer than a panel (the masked run copies of the AVX paths
+       * split them at panel edges), stride 2 without padding, stride 3 */
+      {4, 9, 70, 12, 3, 3, 1, 1, 1},  {5, 21, 67, 9, 3, 3, 2, 0, 1},  {3, 12, 50, 6, 3, 3, 3, 1, 1},
   };
   for (int isa = 0; isa < NN_CPU_ISA_COUNT; isa++) {
     if (!nn_cpu_isa_set((nn_cpu_isa)isa))
