@@ -251,7 +251,8 @@ void nn_parallel_for(nn_ctx *c, int64_t n, int64_t grain, nn_range_fn fn, void *
   }
   int participants = p->n_workers + 1;
   int64_t max_chunks = n / grain;
-  int64_t n_chunks = (int64_t)participants * 4 < max_chunks ? (int64_t)participants * 4 : max_chunks;
+  int64_t cpp = getenv("NN_CPP") ? atoi(getenv("NN_CPP")) : 4;
+  int64_t n_chunks = (int64_t)participants * cpp < max_chunks ? (int64_t)participants * cpp : max_chunks;
   int64_t chunk = (n + n_chunks - 1) / n_chunks;
   n_chunks = (n + chunk - 1) / chunk;
   /* publish: the gate is closed and empty since the previous job ended */
