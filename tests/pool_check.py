@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""3x3 stride-1 "same" pools (cpu/pool.c's whole-plane path) against numpy:
-AveragePool with and without count_include_pad and MaxPool, on maps from 2x2
-to 28x28 (and one past the path's size limit, which takes the row path), on
-every CPU instruction set this machine has, serial and on two threads.  The
-backend-ops harness compares the CPU backend with itself; this compares it
-with values computed another way.
+"""The 3x3 pools of cpu/pool.c's special paths against numpy: stride 1 with
+one pixel of padding (AveragePool with and without count_include_pad,
+MaxPool; maps from 2x2 to 28x28 and one past the path's size limit, which
+takes the row path), and MaxPool stride 2 with padding 0 or 1 before, any
+after, ceil_mode on and off; on every CPU instruction set this machine has,
+serial and on two threads.  The backend-ops harness compares the CPU backend
+with itself; this compares it with values computed another way.
 
     pool_check.py NN_RUN WORKDIR
 """
@@ -17,34 +18,42 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
-def reference(x, op, include_pad):
+def out_size(n, s, pb, pe, ceil):
+    span = n + pb + pe - 3
+    return (span + s - 1) // s + 1 if ceil else span // s + 1
+
+
+def reference(x, op, include_pad, s, pads, ceil):
+    """Window by window: taps outside the input are left out (MaxPool,
+    AveragePool without count_include_pad) or count as zeros."""
     n, c, h, w = x.shape
-    fill = -np.inf if op == "MaxPool" else 0.0
-    xp = np.full((n, c, h + 2, w + 2), fill, np.float64)
-    xp[:, :, 1:-1, 1:-1] = x
-    ones = np.zeros((h + 2, w + 2))
-    ones[1:-1, 1:-1] = 1
-    y = np.full(x.shape, -np.inf if op == "MaxPool" else 0.0)
-    cnt = np.zeros((h, w))
-    for dh in range(3):
-        for dw in range(3):
-            win = xp[:, :, dh:dh + h, dw:dw + w]
-            y = np.maximum(y, win) if op == "MaxPool" else y + win
-            cnt += ones[dh:dh + h, dw:dw + w]
-    if op == "AveragePool":
-        y = y / (9.0 if include_pad else cnt)
+    oh, ow = out_size(h, s, pads[0], pads[2], ceil), out_size(w, s, pads[1], pads[3], ceil)
+    y = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            r0, c0 = i * s - pads[0], j * s - pads[1]
+            rs = [r for r in range(r0, r0 + 3) if 0 <= r < h]
+            cs = [q for q in range(c0, c0 + 3) if 0 <= q < w]
+            win = x[:, :, rs][:, :, :, cs]
+            if op == "MaxPool":
+                y[:, :, i, j] = win.max(axis=(2, 3))
+            else:
+                y[:, :, i, j] = win.sum(axis=(2, 3)) / (9.0 if include_pad else len(rs) * len(cs))
     return y.astype(np.float32)
 
 
-def make_case(d, shape, op, include_pad, seed):
+def make_case(d, shape, op, include_pad, seed, s=1, pads=(1, 1, 1, 1), ceil=False):
     rng = np.random.default_rng(seed)
     x = rng.uniform(-2, 2, shape).astype(np.float32)
-    attrs = dict(kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1])
+    attrs = dict(kernel_shape=[3, 3], strides=[s, s], pads=list(pads))
     if op == "AveragePool":
         attrs["count_include_pad"] = int(include_pad)
+    if ceil:
+        attrs["ceil_mode"] = 1
+    y = reference(x.astype(np.float64), op, include_pad, s, pads, ceil)
     node = helper.make_node(op, ["x"], ["y"], **attrs)
     g = helper.make_graph([node], "pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))])
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 7
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
@@ -52,7 +61,7 @@ def make_case(d, shape, op, include_pad, seed):
     with open(os.path.join(d, "test_data_set_0", "input_0.pb"), "wb") as f:
         f.write(numpy_helper.from_array(x, "x").SerializeToString())
     with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(reference(x.astype(np.float64), op, include_pad), "y").SerializeToString())
+        f.write(numpy_helper.from_array(y, "y").SerializeToString())
 
 
 def main():
@@ -65,6 +74,17 @@ def main():
             d = os.path.join(work, f"{op}_{inc:d}_{'x'.join(map(str, shape))}")
             make_case(d, shape, op, inc, i)
             cases.append(d)
+    # stride 2 (MaxPool): SqueezeNet's unpadded, ResNet's padded, Inception's
+    # padded after only; odd and even sizes, ceil_mode
+    for i, (shape, pads, ceil) in enumerate([((1, 3, 111, 111), (0, 0, 0, 0), False),
+                                             ((1, 2, 112, 112), (1, 1, 1, 1), False),
+                                             ((1, 4, 28, 28), (0, 0, 1, 1), False),
+                                             ((2, 3, 13, 13), (0, 0, 0, 0), True),
+                                             ((1, 2, 14, 9), (1, 0, 2, 1), True),
+                                             ((1, 1, 3, 4), (1, 1, 0, 0), False)]):
+        d = os.path.join(work, f"MaxPool_s2_{'x'.join(map(str, shape))}_{i}")
+        make_case(d, shape, "MaxPool", False, 100 + i, 2, pads, ceil)
+        cases.append(d)
     failures, runs = [], 0
     for isa in ("portable", "avx2", "avx512"):
         for threads in ("1", "2"):
