@@ -38,6 +38,8 @@ typedef struct nn_backend_stats {
   size_t weight_bytes;        /* extra copies of weights in the backend's layout */
   size_t device_bytes;        /* device memory */
   size_t staging_bytes;       /* host-visible transfer buffers */
+  int nodes_one_thread;       /* of nodes_host: the steps that run on the calling thread
+                                 alone because they were faster so (cpu_backend.c) */
 } nn_backend_stats;
 
 typedef struct nn_backend_iface {

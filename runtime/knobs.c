@@ -33,6 +33,7 @@ nn_knobs_t nn_knobs(void) {
   k.no_fusion = getenv("NN_NO_FUSION") != NULL;
   k.no_pack = getenv("NN_NO_PACK") != NULL;
   k.spin_us = env_int("NN_SPIN_US", 0, 100000);
+  k.thread_tune = env_int("NN_THREAD_TUNE", 0, 1);
   k.profile = env_flag("NN_PROFILE") ? env_int("NN_PROFILE", 1, 1 << 20) : 0;
   k.vulkan_device = env_str("NN_VULKAN_DEVICE");
   k.vulkan_validation = env_flag("NN_VULKAN_VALIDATION");

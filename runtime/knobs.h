@@ -22,6 +22,10 @@
  *                                 time per op type and the 20 slowest nodes
  *                                 when its plan is dropped; NN_PROFILE=N > 1
  *                                 lists the N slowest
+ *   NN_THREAD_TUNE=0              every CPU step on the worker pool; by
+ *                                 default the first runs of a plan time each
+ *                                 step on the pool and alone and keep the
+ *                                 faster (cpu/cpu_backend.c)
  *   NN_SPIN_US=N                  how long idle workers spin before sleeping,
  *                                 microseconds, 0-100000
  *   NN_VULKAN_DEVICE=N            use Vulkan physical device N (also makes
@@ -43,6 +47,7 @@ typedef struct nn_knobs_t {
   bool no_fusion;
   bool no_pack;
   int spin_us;                /* -1 when unset */
+  int thread_tune;            /* NN_THREAD_TUNE: -1 unset (on), 0 off, 1 on */
   int profile;                /* NN_PROFILE: 0 off, else how many of the slowest
                                  nodes to list (1 = the default 20) */
   const char *vulkan_device;  /* NN_VULKAN_DEVICE, NULL when unset or empty */

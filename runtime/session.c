@@ -1096,6 +1096,7 @@ nn_status nn_session_stats(const nn_session *s, nn_stats *st) {
   nn_backend_stats bs;
   s->be->stats(s->be_state, &bs);
   st->nodes_cpu = bs.nodes_host;
+  st->nodes_cpu_one_thread = bs.nodes_one_thread;
   st->nodes_vulkan = s->be->kind == NN_BACKEND_VULKAN ? bs.nodes_device : 0;
   st->device_bytes = bs.device_bytes;
   st->staging_bytes = bs.staging_bytes;

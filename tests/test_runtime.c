@@ -593,6 +593,75 @@ static void test_planner_ratio(void) {
   }
 }
 
+/* Threads per step (cpu/cpu_backend.c): a 2-thread session times every step
+ * on the pool and alone in its first runs, then runs each the faster way.
+ * Its outputs equal the 1-thread session's on every run, calibration runs
+ * included (tiles split the outputs, never a sum); the count of steps run
+ * alone appears after the 7th run only (the steps' times are in), within the
+ * CPU steps; with NN_THREAD_TUNE=0 it stays 0. */
+static void test_thread_tune(void) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/onnx-tests/light-cases/squeezenet/model.onnx", shared_dir());
+  if (access(path, R_OK) != 0) {
+    printf("  skipped: %s not found (the shared test data)\n", path);
+    g_skipped++;
+    return;
+  }
+  size_t base = live_bytes();
+  for (int tune = 1; tune >= 0; tune--) {
+    if (!tune)
+      setenv("NN_THREAD_TUNE", "0", 1);
+    nn_session *s[2] = {NULL, NULL};
+    nn_error err;
+    for (int k = 0; k < 2; k++) {
+      nn_options o;
+      nn_options_init(&o);
+      o.threads = k + 1;
+      CHECK_ST(nn_session_create_from_file(path, &o, &s[k], &err), NN_OK);
+    }
+    if (!s[0] || !s[1]) {
+      nn_session_free(s[0]);
+      nn_session_free(s[1]);
+      unsetenv("NN_THREAD_TUNE");
+      return;
+    }
+    nn_tensor *in[2];
+    for (int k = 0; k < 2; k++) {
+      CHECK_ST(nn_session_input_tensor(s[k], 0, &in[k]), NN_OK);
+      float *d = in[k]->data;
+      for (size_t i = 0; i < in[k]->nbytes / sizeof(float); i++)
+        d[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+    }
+    int same = 0, runs = NN_CPU_CALIBRATION_RUNS + 3, alone = -1;
+    for (int r = 1; r <= runs; r++) {
+      CHECK_ST(nn_session_run(s[0]), NN_OK);
+      CHECK_ST(nn_session_run(s[1]), NN_OK);
+      const nn_tensor *out[2];
+      CHECK_ST(nn_session_output_tensor(s[0], 0, &out[0]), NN_OK);
+      CHECK_ST(nn_session_output_tensor(s[1], 0, &out[1]), NN_OK);
+      same += out[0]->nbytes == out[1]->nbytes &&
+              memcmp(out[0]->data, out[1]->data, out[0]->nbytes) == 0;
+      nn_stats st;
+      CHECK_ST(nn_session_stats(s[1], &st), NN_OK);
+      if (r < 7 || !tune)
+        CHECK(st.nodes_cpu_one_thread == 0);
+      else
+        CHECK(st.nodes_cpu_one_thread >= 0 && st.nodes_cpu_one_thread <= st.nodes_cpu);
+      alone = st.nodes_cpu_one_thread;
+      nn_stats st1;
+      CHECK_ST(nn_session_stats(s[0], &st1), NN_OK);
+      CHECK(st1.nodes_cpu_one_thread == 0);   /* no pool, nothing to choose */
+    }
+    CHECK(same == runs);
+    printf("  NN_THREAD_TUNE=%d: %d of %d runs equal to 1 thread's, %d steps on one thread\n", tune,
+           same, runs, alone);
+    nn_session_free(s[0]);
+    nn_session_free(s[1]);
+  }
+  unsetenv("NN_THREAD_TUNE");
+  CHECK(live_bytes() == base);
+}
+
 /* nn_parallel_for covers every item exactly once, whatever the split, and
  * idle workers sleep instead of spinning. */
 typedef struct pf_arg {
@@ -676,6 +745,7 @@ int main(int argc, char **argv) {
       {"zero_alloc_steady_state", test_zero_alloc_steady_state},
       {"planner_ratio", test_planner_ratio},
       {"threadpool", test_threadpool},
+      {"thread_tune", test_thread_tune},
   };
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
     if (argc > 1 && !strstr(tests[i].name, argv[1]))

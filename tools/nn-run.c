@@ -341,9 +341,11 @@ static void print_stats(nn_session *s, FILE *out) {
     return;
   fprintf(out,
           "weights_bytes=%zu arena_bytes=%zu arena_naive_bytes=%zu io_bytes=%zu device_bytes=%zu "
-          "peak_rss_bytes=%ld nodes_cpu=%d nodes_vulkan=%d nodes_folded=%d\n",
+          "peak_rss_bytes=%ld nodes_cpu=%d nodes_vulkan=%d nodes_folded=%d "
+          "nodes_cpu_one_thread=%d\n",
           st.weights_bytes, st.arena_bytes, st.arena_naive_bytes, st.io_bytes, st.device_bytes,
-          peak_rss_bytes(), st.nodes_cpu, st.nodes_vulkan, st.nodes_folded);
+          peak_rss_bytes(), st.nodes_cpu, st.nodes_vulkan, st.nodes_folded,
+          st.nodes_cpu_one_thread);
 }
 
 static void print_nodes(nn_session *s, const opts *o) {
@@ -936,12 +938,14 @@ static int run_model(const opts *o) {
     }
   }
   printf("first_run_ms=%.3f\n", first_ms);
-  if (o->stats) {
+  if (o->stats && o->bench <= 0) {
     print_stats(s, stdout);
     print_nodes(s, o);
   }
   if (o->bench > 0) {
-    for (int w = 0; w < 3; w++)
+    /* warm-up: past the CPU backend's calibration of threads per step
+     * (nn.h), so the timed runs are the steady state a stream sees */
+    for (int w = 1; w < NN_CPU_CALIBRATION_RUNS + 2; w++)
       nn_session_run(s);
     double *ms = malloc((size_t)o->bench * sizeof *ms);
     for (int r = 0; r < o->bench && ms; r++) {
@@ -954,6 +958,10 @@ static int run_model(const opts *o) {
       double med = o->bench % 2 ? ms[o->bench / 2] : (ms[o->bench / 2 - 1] + ms[o->bench / 2]) / 2;
       printf("median_ms=%.4f min_ms=%.4f\n", med, ms[0]);
       free(ms);
+    }
+    if (o->stats) {   /* after the runs: their peak RSS and the steady state */
+      print_stats(s, stdout);
+      print_nodes(s, o);
     }
   }
 out:

@@ -9,6 +9,25 @@
  * NN_PROFILE=1 (knobs.h) times every step of every run; when the plan is
  * dropped (re-plan or destroy) the totals go to nn_log: time per op type and
  * the slowest nodes, per run.  Off, it costs one branch per run.
+ *
+ * Threads per step.  With a worker pool, some steps run faster on the
+ * calling thread alone: small ones (waking and joining the worker costs
+ * more than the half they save), and, on machines whose two cores are far
+ * apart, memory-bound ones, where the worker reads what the other core has
+ * just written (a 2-core VM here read another core's cache at 27-31 GB/s
+ * against 95 from its own, and ran ShuffleNet slower on two threads than on
+ * one).  So the plan's first runs after the cold one time every step both
+ * ways, CPU_TUNE_RUNS of each, alternately; a step whose fastest time alone
+ * beats its fastest on the pool by CPU_TUNE_MARGIN is to run alone (the
+ * fastest, not the mean: a preempted sample says nothing about the step).
+ * Then, since a step's time also depends on where its neighbours left the
+ * data, CPU_TUNE_RUNS runs of that choice alternate with as many of all on
+ * the pool, and the choice stays only if its fastest whole run is faster.
+ * NN_CPU_CALIBRATION_RUNS (nn.h) runs in all, cold one included; then
+ * nothing is timed.  NN_THREAD_TUNE=0 keeps every step on the pool.  Kernels
+ * plan for any width (serially they use the first worker's workspace slot),
+ * and the choice does not change results: tiles split the outputs, never a
+ * sum.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -33,7 +52,23 @@ typedef struct cpu_backend {
                            before before_plan is called) */
   int prof_steps;
   uint64_t prof_runs;
+  /* threads per step (see the top): one block of n_steps entries each */
+  bool tune;            /* NN_THREAD_TUNE not 0, read at create */
+  int tune_steps;       /* plan->n_steps the block was made for; 0 = none */
+  int tune_run;         /* runs of this plan so far, up to NN_CPU_CALIBRATION_RUNS + 1 */
+  uint64_t *tune_ns;    /* [2][steps]: best time on the pool, alone */
+  uint64_t check_ns[2]; /* best whole run: all on the pool, the choice */
+  bool *serial;         /* [steps]: run on the calling thread alone */
+  int n_serial;         /* how many of them do */
 } cpu_backend;
+
+/* Timed runs of each kind per phase (after the cold first run), and how
+ * much faster alone a step must be to run so: parallel is the default, and
+ * a 2-core VM's timings swing by 10-30 %. */
+#define CPU_TUNE_RUNS 3
+#define CPU_TUNE_MARGIN 0.9
+_Static_assert(NN_CPU_CALIBRATION_RUNS == 1 + 4 * CPU_TUNE_RUNS,
+               "nn.h's count of calibration runs");
 
 static uint64_t cpu_now_ns(void) {
   struct timespec ts;
@@ -80,7 +115,7 @@ static void cpu_profile_flush(cpu_backend *b) {
   uint64_t total = 0;
   for (int k = 0; k < n; k++) {
     const nn_node *nd = &b->g->nodes[b->prof_node[k]];
-    rows[k] = (prof_row){nd->name, nd, b->prof_ns[k], 1};
+    rows[k] = (prof_row){nd->name, nd, b->prof_ns[k], k};   /* count: the step */
     total += b->prof_ns[k];
     int t = 0;
     while (t < n_types && strcmp(types[t].key, nd->op_type) != 0)
@@ -93,8 +128,8 @@ static void cpu_profile_flush(cpu_backend *b) {
   qsort(types, (size_t)n_types, sizeof *types, prof_row_cmp);
   qsort(rows, (size_t)n, sizeof *rows, prof_row_cmp);
   double runs = (double)b->prof_runs, all = total ? (double)total : 1.0;
-  nn_log(NN_LOG_INFO, "profile: %d steps, %llu runs, %.3f ms per run", n,
-         (unsigned long long)b->prof_runs, (double)total / runs / 1e6);
+  nn_log(NN_LOG_INFO, "profile: %d steps, %llu runs, %.3f ms per run, %d on one thread", n,
+         (unsigned long long)b->prof_runs, (double)total / runs / 1e6, b->n_serial);
   for (int t = 0; t < n_types; t++)
     nn_log(NN_LOG_INFO, "profile: %-24s %4d nodes %9.3f ms %5.1f %%", types[t].key,
            types[t].count, (double)types[t].ns / runs / 1e6, 100.0 * (double)types[t].ns / all);
@@ -105,9 +140,10 @@ static void cpu_profile_flush(cpu_backend *b) {
     const nn_node *nd = rows[k].node;
     prof_dims(in, sizeof in, nd->n_in > 0 ? nd->x[0] : NULL);
     prof_dims(out, sizeof out, nd->n_out > 0 ? nd->y[0] : NULL);
-    nn_log(NN_LOG_INFO, "profile: node %-20s %-14s %9.3f ms %5.1f %%  %s -> %s", rows[k].key,
+    bool alone = b->n_serial > 0 && b->tune_steps == n && b->serial[rows[k].count];
+    nn_log(NN_LOG_INFO, "profile: node %-20s %-14s %9.3f ms %5.1f %%  %s -> %s%s", rows[k].key,
            nd->op_type, (double)rows[k].ns / runs / 1e6, 100.0 * (double)rows[k].ns / all, in,
-           out);
+           out, alone ? "  (1 thread)" : "");
   }
 done:
   nn_free(rows);
@@ -118,11 +154,55 @@ done:
   b->prof_runs = 0;
 }
 
+/* Forgets the per-step thread choice (a new plan, or the end). */
+static void cpu_tune_drop(cpu_backend *b) {
+  nn_free(b->tune_ns);
+  b->tune_ns = NULL;
+  b->serial = NULL;
+  b->tune_steps = 0;
+  b->tune_run = 0;
+  b->n_serial = 0;
+}
+
+/* The choice, once the steps' times are in (nn_stats.nodes_cpu_one_thread
+ * counts the steps alone). */
+static void cpu_tune_decide(cpu_backend *b) {
+  int n = b->tune_steps;
+  b->n_serial = 0;
+  for (int k = 0; k < n; k++) {
+    b->serial[k] = (double)b->tune_ns[n + k] < CPU_TUNE_MARGIN * (double)b->tune_ns[k];
+    b->n_serial += b->serial[k];
+  }
+}
+
+/* How run `r` (1-based) of a plan runs while calibrating: *alone (every step
+ * on the calling thread) or *chosen (the steps of b->serial alone); which
+ * per-step times it adds to (*steps, NULL for none), or whole-run time
+ * (*whole, -1 for none). */
+static void cpu_tune_mode(const cpu_backend *b, int r, bool *alone, bool *chosen,
+                          uint64_t **steps, int *whole) {
+  *alone = *chosen = false;
+  *steps = NULL;
+  *whole = -1;
+  if (r <= 1 || r > NN_CPU_CALIBRATION_RUNS) {
+    *chosen = r > 1;   /* the cold run on the pool, then the steady state */
+    return;
+  }
+  if (r <= 1 + 2 * CPU_TUNE_RUNS) {   /* per step: on the pool, alone, in turn */
+    *alone = r % 2 == 1;
+    *steps = b->tune_ns + (*alone ? b->tune_steps : 0);
+    return;
+  }
+  *chosen = r % 2 == 0;               /* whole runs: the choice, all on the pool */
+  *whole = *chosen ? 1 : 0;
+}
+
 static nn_status cpu_create(void **state, nn_error *err) {
   cpu_backend *b = nn_calloc(1, sizeof *b);
   if (!b)
     return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
   b->profile = nn_knobs().profile;
+  b->tune = nn_knobs().thread_tune != 0;
   *state = b;
   return NN_OK;
 }
@@ -130,6 +210,7 @@ static nn_status cpu_create(void **state, nn_error *err) {
 static nn_status cpu_before_plan(void *state, nn_graph *g, nn_error *err) {
   cpu_backend *b = state;
   cpu_profile_flush(b);
+  cpu_tune_drop(b);
   b->g = NULL;
   b->plan = NULL;
   return nn_cpu_weights_restore(g, err);
@@ -152,7 +233,6 @@ static nn_status cpu_build(void *state, nn_graph *g, nn_plan *plan, const bool *
     b->arena_cap = plan->arena_bytes;
   }
   nn_plan_bind_arena(g, plan, b->arena);
-  (void)ctx;
   if (b->profile) {
     cpu_profile_flush(b);
     /* one block: the times, then the node indices */
@@ -164,6 +244,19 @@ static nn_status cpu_build(void *state, nn_graph *g, nn_plan *plan, const bool *
         b->prof_node[k] = plan->steps[k];
       b->prof_steps = plan->n_steps;
       b->prof_cold = true;
+    }
+  }
+  cpu_tune_drop(b);
+  if (b->tune && ctx && ctx->pool && ctx->threads > 1 && plan->n_steps > 0) {
+    /* one block: the times of both kinds, then the choices */
+    size_t n = (size_t)plan->n_steps;
+    b->tune_ns = nn_calloc(1, n * 2 * sizeof *b->tune_ns + n * sizeof *b->serial);
+    if (b->tune_ns) {   /* without it every step stays on the pool */
+      b->serial = (bool *)(b->tune_ns + 2 * n);
+      for (size_t k = 0; k < 2 * n; k++)
+        b->tune_ns[k] = UINT64_MAX;
+      b->check_ns[0] = b->check_ns[1] = UINT64_MAX;
+      b->tune_steps = plan->n_steps;
     }
   }
   b->g = g;
@@ -183,14 +276,33 @@ static nn_status cpu_run(void *state, nn_ctx *ctx, nn_error *err) {
     b->prof_cold = false;
     prof = NULL;
   }
-  uint64_t t0 = prof ? cpu_now_ns() : 0;
+  /* threads per step: calibrating (cpu_tune_mode), then each step as chosen */
+  bool all_alone = false, chosen = false;
+  uint64_t *tune = NULL;
+  int whole = -1;
+  if (b->tune_steps == b->plan->n_steps) {
+    if (b->tune_run <= NN_CPU_CALIBRATION_RUNS)
+      b->tune_run++;   /* stops one past: the steady state */
+    cpu_tune_mode(b, b->tune_run, &all_alone, &chosen, &tune, &whole);
+    if (b->tune_run <= NN_CPU_CALIBRATION_RUNS)
+      prof = NULL;   /* the profile is of the steady state */
+  }
+  nn_threadpool *pool = ctx->pool;
+  uint64_t t0 = prof || tune ? cpu_now_ns() : 0;
+  uint64_t t_run = whole >= 0 ? cpu_now_ns() : 0;
   for (int k = 0; k < b->plan->n_steps; k++) {
     nn_node *n = &b->g->nodes[b->plan->steps[k]];
     ctx->node = n;
+    if (all_alone || (chosen && b->n_serial > 0 && b->serial[k]))
+      ctx->pool = NULL;   /* nn_parallel_for and the GEMM engine run serially */
     st = n->op->run(ctx, n);
-    if (prof) {
+    ctx->pool = pool;
+    if (prof || tune) {
       uint64_t t1 = cpu_now_ns();
-      prof[k] += t1 - t0;
+      if (prof)
+        prof[k] += t1 - t0;
+      if (tune && t1 - t0 < tune[k])
+        tune[k] = t1 - t0;
       t0 = t1;
     }
     if (st != NN_OK) {
@@ -202,9 +314,20 @@ static nn_status cpu_run(void *state, nn_ctx *ctx, nn_error *err) {
   ctx->node = NULL;
   if (prof && st == NN_OK)
     b->prof_runs++;
+  if (whole >= 0 && st == NN_OK) {
+    uint64_t t = cpu_now_ns() - t_run;
+    if (t < b->check_ns[whole])
+      b->check_ns[whole] = t;
+  }
+  if (b->tune_steps == b->plan->n_steps && st == NN_OK) {
+    if (b->tune_run == 1 + 2 * CPU_TUNE_RUNS)
+      cpu_tune_decide(b);
+    else if (b->tune_run == NN_CPU_CALIBRATION_RUNS && b->check_ns[1] >= b->check_ns[0])
+      b->n_serial = 0;   /* the choice did not pay as a whole: all on the pool */
+  }
   /* the run is over: workers sleep now instead of spinning for a next job,
    * so a stream costs no CPU between frames */
-  nn_threadpool_park(ctx->pool);
+  nn_threadpool_park(pool);
   return st;
 }
 
@@ -212,6 +335,7 @@ static void cpu_stats(const void *state, nn_backend_stats *st) {
   const cpu_backend *b = state;
   memset(st, 0, sizeof *st);
   st->nodes_host = b->plan ? b->plan->n_steps : 0;
+  st->nodes_one_thread = b->n_serial;
   st->host_bytes = b->arena_cap;
 }
 
@@ -220,6 +344,7 @@ static void cpu_destroy(void *state) {
   if (!b)
     return;
   cpu_profile_flush(b);
+  cpu_tune_drop(b);
   nn_aligned_free(b->arena);
   nn_free(b);
 }

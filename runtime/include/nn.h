@@ -282,6 +282,13 @@ nn_status nn_session_parallel_for(nn_session *s, int64_t n, int64_t grain,
 int nn_session_parallel_width(const nn_session *s);
 int nn_session_worker_index(void);
 
+/* With threads > 1 the CPU backend's first runs of a plan (after a create or
+ * a new input shape) time each step on the worker pool and on the calling
+ * thread alone, then run each step the faster way (NN_THREAD_TUNE=0: always
+ * the pool).  This many runs, the first included; a benchmark of the steady
+ * state warms up past them.  Results do not depend on the choice. */
+#define NN_CPU_CALIBRATION_RUNS 13
+
 typedef struct nn_stats {
   size_t weights_bytes;          /* constants owned by the session (after folding) */
   size_t arena_bytes;            /* planned intermediate arena */
@@ -296,6 +303,10 @@ typedef struct nn_stats {
   int nodes_folded;              /* nodes evaluated once at plan time */
   uint64_t runs;
   nn_backend backend;            /* backend actually in use */
+  int nodes_cpu_one_thread;      /* of nodes_cpu, with threads > 1: the steps that run on
+                                    the calling thread alone, having been timed faster so
+                                    in the plan's first runs (0 until then, and with
+                                    NN_THREAD_TUNE=0) */
 } nn_stats;
 
 nn_status nn_session_stats(const nn_session *s, nn_stats *st);
