@@ -149,8 +149,8 @@ static bool check_result(const gemm_case *g, const float *A, int64_t lda, const 
 }
 
 /* ---- one GEMM case through one entry ---------------------------------------------------- */
-typedef enum entry { ENTRY_PLAIN = 0, ENTRY_PA, ENTRY_PB, ENTRY_COUNT } entry;
-static const char *entry_name[] = {"plain", "packed-A", "packed-B"};
+typedef enum entry { ENTRY_PLAIN = 0, ENTRY_PA, ENTRY_PB, ENTRY_PAPB, ENTRY_COUNT } entry;
+static const char *entry_name[] = {"plain", "packed-A", "packed-B", "packed-A+B"};
 
 static nn_ctx *g_ctx2;   /* a context on a 2-thread pool */
 
@@ -179,7 +179,7 @@ static bool run_case(const gemm_case *g, entry en, nn_ctx *ctx, bool small_ws) {
   if (small_ws && wsb > 0)   /* room for one slot only: must still be right */
     wsb = nn_sgemm_workspace(M, N, K, 1);
   void *ws = wsb ? nn_malloc(wsb) : NULL;
-  void *pk = NULL;
+  void *pk = NULL, *pk2 = NULL;
   nn_status st;
   const nn_sgemm_epi *e = g->use_epi ? &g->epi : NULL;
   switch (en) {
@@ -194,6 +194,13 @@ static bool run_case(const gemm_case *g, entry en, nn_ctx *ctx, bool small_ws) {
     nn_sgemm_pack_b(g->tb, K, N, B, ldb, pk);
     st = nn_sgemm_compute_pb(ctx, g->ta, M, N, K, g->alpha, A, lda, pk, g->beta, C, ldc, e, ws,
                              wsb);
+    break;
+  case ENTRY_PAPB:   /* the packed conv path; small B tiles take the panel-outer order */
+    pk = nn_malloc(nn_sgemm_pack_a_size(M, K));
+    pk2 = nn_malloc(nn_sgemm_pack_b_size(K, N));
+    nn_sgemm_pack_a(g->ta, M, K, A, lda, pk);
+    nn_sgemm_pack_b(g->tb, K, N, B, ldb, pk2);
+    st = nn_sgemm_compute_papb(ctx, M, N, K, g->alpha, pk, pk2, g->beta, C, ldc, e, ws, wsb);
     break;
   default:
     st = nn_sgemm_compute(ctx, g->ta, g->tb, M, N, K, g->alpha, A, lda, B, ldb, g->beta, C, ldc,
@@ -214,6 +221,7 @@ static bool run_case(const gemm_case *g, entry en, nn_ctx *ctx, bool small_ws) {
             g->use_epi ? act_name(g->epi.act) : "none", g->use_epi ? (int)g->epi.bias_kind : 0,
             g->use_epi && g->epi.res != NULL, small_ws ? " (1-slot workspace)" : "");
   nn_free(pk);
+  nn_free(pk2);
   nn_free(ws);
   nn_free(A);
   nn_free(B);

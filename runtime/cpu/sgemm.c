@@ -1209,6 +1209,46 @@ typedef struct sg_job {
   int64_t ntiles;
 } sg_job;
 
+/* One MR-row panel of A against the NR-column panels of a B block: the
+ * products of rows [i, i + mr) and columns [j0, j0 + ncur) over one K block. */
+static void sg_panel_row(const sg_job *j, int mr, int64_t kc, const float *a, const float *bp,
+                         int64_t bstride, float *crow, int64_t ncur, unsigned flags, int64_t i,
+                         int64_t j0) {
+  const sg_kern *kn = j->kn;
+  const int NR = kn->nr;
+  sg_ukr_fn ukr = kn->ukr[mr];
+  for (int64_t jp = 0; jp * NR < ncur; jp++) {
+    int nr = (int)sg_min(NR, ncur - jp * NR);
+    if (nr > SG_NARROW_MAX(kn) && nr <= NR / 2 + kn->nrn && kn->hkr[mr]) {
+      /* a last panel just past half width (7x7 maps: 49 = 32 + 17):
+       * the half-width kernel, then the narrow one for the rest */
+      kn->hkr[mr](kc, a, bp + jp * bstride, crow + jp * NR, j->ldc, NR / 2, flags, &j->rt, i,
+                  j0 + jp * NR);
+      for (int q = NR / 2; q < nr; q += kn->nrn) {
+        int n = nr - q < kn->nrn ? nr - q : kn->nrn;
+        kn->nkr[n](kc, a, bp + jp * bstride + q, NR, 1, crow + jp * NR + q, j->ldc, mr, flags,
+                   &j->rt, i, j0 + jp * NR + q);
+      }
+      continue;
+    }
+    if (nr <= SG_NARROW_MAX(kn)) {
+      /* a thin last panel: the narrow kernel reads the packed panel in
+       * place (row stride NR) instead of wasting most of NR lanes */
+      for (int q = 0; q < nr; q += kn->nrn) {
+        int n = nr - q < kn->nrn ? nr - q : kn->nrn;
+        kn->nkr[n](kc, a, bp + jp * bstride + q, NR, 1, crow + jp * NR + q, j->ldc, mr, flags,
+                   &j->rt, i, j0 + jp * NR + q);
+      }
+      continue;
+    }
+    ukr(kc, a, bp + jp * bstride, crow + jp * NR, j->ldc, nr, flags, &j->rt, i, j0 + jp * NR);
+  }
+}
+
+/* The largest B tile (K x columns, in floats: 512 KiB, half an L2) the
+ * panel-outer order of sg_tile keeps in cache. */
+#define SG_PANEL_OUTER_FLOATS ((int64_t)1 << 17)
+
 static void sg_tile(const sg_job *j, int64_t t, float *wa, float *wb) {
   const sg_kern *kn = j->kn;
   const sg_plan *pl = &j->pl;
@@ -1217,6 +1257,25 @@ static void sg_tile(const sg_job *j, int64_t t, float *wa, float *wb) {
   int64_t i0 = tm * pl->mb, j0 = tn * pl->nb;
   int64_t mcur = sg_min(pl->mb, j->M - i0), ncur = sg_min(pl->nb, j->N - j0);
   int64_t K = j->K;
+  if (j->pa && j->pb && !pl->narrow && K * sg_round_up(ncur, NR) <= SG_PANEL_OUTER_FLOATS) {
+    /* both operands pre-packed and the B tile small (the 1x1 and packed
+     * 3x3 convs of 7x7 and 14x14 maps): each A panel over the whole K
+     * before the next, so the weights stream once, front to back, while
+     * B stays in L2 and C in L1.  K blocks outermost read 14 KiB of each
+     * panel in turn, 8 streams 114 KiB apart, and ResNet-50's 7x7 1x1
+     * layers took 1.0 ms where their weights were cold, 0.62 warm; this
+     * way 0.83 (Zen 5) */
+    for (int64_t ip = 0; ip * MR < mcur; ip++)
+      for (int64_t k0 = 0; k0 < K; k0 += pl->kc) {
+        int64_t kc = sg_min(pl->kc, K - k0);
+        unsigned flags = (k0 == 0 ? SG_FIRST : 0u) | (k0 + kc == K ? SG_LAST : 0u);
+        sg_panel_row(j, (int)sg_min(MR, mcur - ip * MR), kc,
+                     j->pa + (i0 / MR + ip) * MR * K + k0 * MR,
+                     j->pb + (j0 / NR) * NR * K + k0 * NR, NR * K,
+                     j->C + (i0 + ip * MR) * j->ldc + j0, ncur, flags, i0 + ip * MR, j0);
+      }
+    return;
+  }
   for (int64_t k0 = 0; k0 < K; k0 += pl->kc) {
     int64_t kc = sg_min(pl->kc, K - k0);
     unsigned flags = (k0 == 0 ? SG_FIRST : 0u) | (k0 + kc == K ? SG_LAST : 0u);
@@ -1278,39 +1337,9 @@ static void sg_tile(const sg_job *j, int64_t t, float *wa, float *wb) {
       bp = wb;
     }
     /* A panel outer: it stays in L1 while the B block streams from L2 */
-    for (int64_t ip = 0; ip * MR < mcur; ip++) {
-      int mr = (int)sg_min(MR, mcur - ip * MR);
-      sg_ukr_fn ukr = kn->ukr[mr];
-      const float *a = ap + ip * astride;
-      float *crow = c0 + ip * MR * j->ldc;
-      for (int64_t jp = 0; jp * NR < ncur; jp++) {
-        int nr = (int)sg_min(NR, ncur - jp * NR);
-        if (nr > SG_NARROW_MAX(kn) && nr <= NR / 2 + kn->nrn && kn->hkr[mr]) {
-          /* a last panel just past half width (7x7 maps: 49 = 32 + 17):
-           * the half-width kernel, then the narrow one for the rest */
-          kn->hkr[mr](kc, a, bp + jp * bstride, crow + jp * NR, j->ldc, NR / 2, flags, &j->rt,
-                      i0 + ip * MR, j0 + jp * NR);
-          for (int q = NR / 2; q < nr; q += kn->nrn) {
-            int n = nr - q < kn->nrn ? nr - q : kn->nrn;
-            kn->nkr[n](kc, a, bp + jp * bstride + q, NR, 1, crow + jp * NR + q, j->ldc, mr,
-                       flags, &j->rt, i0 + ip * MR, j0 + jp * NR + q);
-          }
-          continue;
-        }
-        if (nr <= SG_NARROW_MAX(kn)) {
-          /* a thin last panel: the narrow kernel reads the packed panel in
-           * place (row stride NR) instead of wasting most of NR lanes */
-          for (int q = 0; q < nr; q += kn->nrn) {
-            int n = nr - q < kn->nrn ? nr - q : kn->nrn;
-            kn->nkr[n](kc, a, bp + jp * bstride + q, NR, 1, crow + jp * NR + q, j->ldc, mr,
-                       flags, &j->rt, i0 + ip * MR, j0 + jp * NR + q);
-          }
-          continue;
-        }
-        ukr(kc, a, bp + jp * bstride, crow + jp * NR, j->ldc, nr, flags, &j->rt,
-            i0 + ip * MR, j0 + jp * NR);
-      }
-    }
+    for (int64_t ip = 0; ip * MR < mcur; ip++)
+      sg_panel_row(j, (int)sg_min(MR, mcur - ip * MR), kc, ap + ip * astride, bp, bstride,
+                   c0 + ip * MR * j->ldc, ncur, flags, i0 + ip * MR, j0);
   }
 }
 
