@@ -171,8 +171,10 @@ typedef struct sg_kern {
 /* ---- packing ------------------------------------------------------------------- *
  * Panels of op(A): [panel][k][MR], rows past M zero.  Panels of op(B):
  * [panel][k][NR], columns past N zero.  `pstride` is the distance between
- * panels in floats (MR * kc in a workspace block, MR * K in a pre-packed
- * operand, where slice k0 of panel p starts at p * MR * K + k0 * MR). */
+ * panels in floats: MR * kc in a workspace block; in a pre-packed A, K
+ * block by K block (kc = the kernel's kc, the last one shorter), block k0
+ * at k0 * round_up(M, MR) and in it panel p at p * MR * kc (nn_sgemm_pack_a);
+ * in a pre-packed B, NR * K, slice k0 of panel p at p * NR * K + k0 * NR. */
 
 static SG_ALWAYS_INLINE void sg_pack_a_t(const int MR, int transa, const float *A, int64_t lda,
                                          int64_t i0, int64_t mb, int64_t k0, int64_t kc,
@@ -1121,8 +1123,16 @@ void nn_sgemm_pack_a(int transa, int64_t M, int64_t K, const float *A, int64_t l
   nn_cpu_isa isa = nn_cpu_isa_get();
   const sg_kern *kn = sg_kern_for(isa);
   float *d = sg_pack_begin(dst, SG_MAGIC_A, isa, M, K);
-  if (M > 0 && K > 0)
-    sg_pack_a(kn->mr, transa, A, lda, 0, M, 0, K, d, kn->mr * K);
+  if (M <= 0 || K <= 0)
+    return;
+  /* K block by K block (sg_pa_block): a tile's panels of one block are one
+   * contiguous run of memory, so the weights stream in the order the
+   * kernels read them */
+  const int64_t mpad = sg_round_up(M, kn->mr);
+  for (int64_t k0 = 0; k0 < K; k0 += kn->kc) {
+    int64_t kcb = sg_min(kn->kc, K - k0);
+    sg_pack_a(kn->mr, transa, A, lda, 0, M, k0, kcb, d + k0 * mpad, kn->mr * kcb);
+  }
 }
 
 void nn_sgemm_pack_b(int transb, int64_t K, int64_t N, const float *B, int64_t ldb, void *dst) {
@@ -1180,12 +1190,19 @@ nn_status nn_sgemm_unpack_a(const void *src, int64_t M, int64_t K, float *A) {
   const float *d = sg_pack_open(src, SG_MAGIC_A, M, K, &isa);
   if (!d)
     return NN_ERR_INVALID_ARG;
-  const int64_t MR = sg_kern_for(isa)->mr;
-  /* panel ip holds rows ip * MR + q at d[ip * MR * K + k * MR + q] */
-  for (int64_t i = 0; i < M; i++) {
-    const float *panel = d + (i / MR) * MR * K + i % MR;
-    for (int64_t k = 0; k < K; k++)
-      A[i * K + k] = panel[k * MR];
+  const sg_kern *kn = sg_kern_for(isa);
+  const int64_t MR = kn->mr, mpad = sg_round_up(M, MR);
+  /* row i, column k: block k0 = k - k % kc of kcb columns starts at
+   * d[k0 * mpad]; in it, panel i / MR at (i / MR) * MR * kcb, then k - k0
+   * rows of MR */
+  for (int64_t k0 = 0; k0 < K; k0 += kn->kc) {
+    int64_t kcb = sg_min(kn->kc, K - k0);
+    const float *blk = d + k0 * mpad;
+    for (int64_t i = 0; i < M; i++) {
+      const float *panel = blk + (i / MR) * MR * kcb + i % MR;
+      for (int64_t k = 0; k < kcb; k++)
+        A[i * K + k0 + k] = panel[k * MR];
+    }
   }
   return NN_OK;
 }
@@ -1245,10 +1262,6 @@ static void sg_panel_row(const sg_job *j, int mr, int64_t kc, const float *a, co
   }
 }
 
-/* The largest B tile (K x columns, in floats: 512 KiB, half an L2) the
- * panel-outer order of sg_tile keeps in cache. */
-#define SG_PANEL_OUTER_FLOATS ((int64_t)1 << 17)
-
 static void sg_tile(const sg_job *j, int64_t t, float *wa, float *wb) {
   const sg_kern *kn = j->kn;
   const sg_plan *pl = &j->pl;
@@ -1257,33 +1270,14 @@ static void sg_tile(const sg_job *j, int64_t t, float *wa, float *wb) {
   int64_t i0 = tm * pl->mb, j0 = tn * pl->nb;
   int64_t mcur = sg_min(pl->mb, j->M - i0), ncur = sg_min(pl->nb, j->N - j0);
   int64_t K = j->K;
-  if (j->pa && j->pb && !pl->narrow && K * sg_round_up(ncur, NR) <= SG_PANEL_OUTER_FLOATS) {
-    /* both operands pre-packed and the B tile small (the 1x1 and packed
-     * 3x3 convs of 7x7 and 14x14 maps): each A panel over the whole K
-     * before the next, so the weights stream once, front to back, while
-     * B stays in L2 and C in L1.  K blocks outermost read 14 KiB of each
-     * panel in turn, 8 streams 114 KiB apart, and ResNet-50's 7x7 1x1
-     * layers took 1.0 ms where their weights were cold, 0.62 warm; this
-     * way 0.83 (Zen 5) */
-    for (int64_t ip = 0; ip * MR < mcur; ip++)
-      for (int64_t k0 = 0; k0 < K; k0 += pl->kc) {
-        int64_t kc = sg_min(pl->kc, K - k0);
-        unsigned flags = (k0 == 0 ? SG_FIRST : 0u) | (k0 + kc == K ? SG_LAST : 0u);
-        sg_panel_row(j, (int)sg_min(MR, mcur - ip * MR), kc,
-                     j->pa + (i0 / MR + ip) * MR * K + k0 * MR,
-                     j->pb + (j0 / NR) * NR * K + k0 * NR, NR * K,
-                     j->C + (i0 + ip * MR) * j->ldc + j0, ncur, flags, i0 + ip * MR, j0);
-      }
-    return;
-  }
   for (int64_t k0 = 0; k0 < K; k0 += pl->kc) {
     int64_t kc = sg_min(pl->kc, K - k0);
     unsigned flags = (k0 == 0 ? SG_FIRST : 0u) | (k0 + kc == K ? SG_LAST : 0u);
     const float *ap;
     int64_t astride;
     if (j->pa) {
-      ap = j->pa + (i0 / MR) * MR * K + k0 * MR;
-      astride = MR * K;
+      ap = j->pa + k0 * sg_round_up(j->M, MR) + (i0 / MR) * MR * kc;
+      astride = MR * kc;
     } else {
       sg_pack_a(MR, j->transa, j->A, j->lda, i0, mcur, k0, kc, wa, MR * kc);
       ap = wa;
