@@ -932,6 +932,10 @@ static void bench(void) {
       {"fc 2048->1000 as x*W^T", 1, 1000, 2048, ENTRY_PB, 1},
       {"fc 2048->1000 as x*W^T, W not packed", 1, 1000, 2048, ENTRY_PLAIN, 1},
       {"matmul 256x512x512", 256, 512, 512, ENTRY_PB, 0},
+      {"conv1x1 512->2048 7x7 (N 49)", 2048, 49, 512, ENTRY_PA, 0},
+      {"conv1x1 512->2048 8x8 (N 64)", 2048, 64, 512, ENTRY_PA, 0},
+      {"conv1x1 512->2048 8x4 (N 32)", 2048, 32, 512, ENTRY_PA, 0},
+      {"conv1x1 512->2048 4x4 (N 16)", 2048, 16, 512, ENTRY_PA, 0},
       {"plain 512^3", 512, 512, 512, ENTRY_PLAIN, 0},
   };
   nn_cpu_isa top = nn_cpu_isa_get();
