@@ -2,9 +2,16 @@
  *
  * Workers are created once per session (threads - 1 of them; the calling
  * thread is the last worker).  A job is split into chunks of at least
- * `grain` items that participants claim with an atomic counter, so uneven
- * chunks and a busy core balance themselves.  Nothing here allocates per
- * job.
+ * `grain` items, the chunks into one contiguous block per participant.
+ * Each participant claims the chunks of its own block first (the caller
+ * the first block, worker i block i), then those left in the others, with
+ * an atomic counter per block: uneven chunks and a busy core still balance
+ * themselves, and in a run of jobs over the same data (a Conv, its Relu,
+ * the pool after it) each core mostly reads what it wrote.  Claimed from one
+ * counter, the chunks of consecutive jobs landed on either core at random,
+ * and on a 2-core VM whose cores read each other's caches at a quarter of
+ * their own bandwidth, SqueezeNet on 2 threads ran 8% slower than with
+ * blocks (Zen 5).  Nothing here allocates per job.
  *
  * Late workers never hold the caller up.  A job has a gate: a worker joins
  * it (atomically, while it is open) before claiming chunks and leaves it
@@ -78,7 +85,7 @@ struct nn_threadpool {
   nn_range_fn fn;
   void *arg;
   int64_t n, chunk, n_chunks;
-  atomic_int_fast64_t next;
+  nn_block *blocks;        /* one per participant: its share of the chunks */
   atomic_uint gate;
 };
 
@@ -91,10 +98,30 @@ static uint64_t now_us(void) {
   return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+void nn_blocks_init(nn_block *b, int n_blocks, int64_t n_items) {
+  for (int i = 0; i < n_blocks; i++) {
+    atomic_init(&b[i].next, (int64_t)i * n_items / n_blocks);
+    b[i].end = (int64_t)(i + 1) * n_items / n_blocks;
+  }
+}
+
+int64_t nn_blocks_claim(nn_block *b, int n_blocks, int owner) {
+  for (int i = 0; i < n_blocks; i++) {
+    nn_block *blk = &b[(owner + i) % n_blocks];
+    if (atomic_load_explicit(&blk->next, memory_order_relaxed) >= blk->end)
+      continue;
+    int64_t k = atomic_fetch_add_explicit(&blk->next, 1, memory_order_relaxed);
+    if (k < blk->end)
+      return k;
+  }
+  return -1;
+}
+
 static void job_work(nn_threadpool *p) {
+  const int participants = p->n_workers + 1;
   for (;;) {
-    int64_t k = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
-    if (k >= p->n_chunks)
+    int64_t k = nn_blocks_claim(p->blocks, participants, tl_worker_id % participants);
+    if (k < 0)
       break;
     int64_t begin = k * p->chunk;
     int64_t end = begin + p->chunk < p->n ? begin + p->chunk : p->n;
@@ -177,12 +204,15 @@ nn_status nn_threadpool_create(int threads, nn_threadpool **out) {
     return NN_ERR_NOMEM;
   p->workers = nn_calloc((size_t)threads, sizeof(pthread_t));
   p->starts = nn_calloc((size_t)threads, sizeof(worker_start));
-  if (!p->workers || !p->starts) {
+  p->blocks = nn_aligned_alloc((size_t)threads * sizeof(nn_block));
+  if (!p->workers || !p->starts || !p->blocks) {
     nn_free(p->workers);
     nn_free(p->starts);
+    nn_aligned_free(p->blocks);
     nn_free(p);
     return NN_ERR_NOMEM;
   }
+  nn_blocks_init(p->blocks, threads, 0);
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv_work, NULL);
   pthread_cond_init(&p->cv_done, NULL);
@@ -193,7 +223,6 @@ nn_status nn_threadpool_create(int threads, nn_threadpool **out) {
   if (spin >= 0)
     p->spin_us = (unsigned)spin;
   atomic_init(&p->quit, false);
-  atomic_init(&p->next, 0);
   atomic_init(&p->gate, GATE_CLOSED);
   for (int i = 0; i < threads - 1; i++) {
     p->starts[i] = (worker_start){p, i + 1};
@@ -221,6 +250,7 @@ void nn_threadpool_destroy(nn_threadpool *p) {
   pthread_mutex_destroy(&p->mu);
   nn_free(p->workers);
   nn_free(p->starts);
+  nn_aligned_free(p->blocks);
   nn_free(p);
 }
 
@@ -261,7 +291,7 @@ void nn_parallel_for(nn_ctx *c, int64_t n, int64_t grain, nn_range_fn fn, void *
   p->n = n;
   p->chunk = chunk;
   p->n_chunks = n_chunks;
-  atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+  nn_blocks_init(p->blocks, participants, n_chunks);
   atomic_store_explicit(&p->gate, 0u, memory_order_release);
   atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
   pthread_mutex_lock(&p->mu);

@@ -27,6 +27,7 @@
 #include "knobs.h"
 #include "cpu/sgemm.h"
 #include "cpu/sgemm_simd.h"
+#include "threadpool.h"
 
 static inline int64_t sg_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t sg_max(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -1209,6 +1210,10 @@ nn_status nn_sgemm_unpack_a(const void *src, int64_t M, int64_t K, float *A) {
 
 /* ---- driver ------------------------------------------------------------------------ */
 
+/* Claiming blocks of an sg_job (on the stack): participants past this many
+ * share blocks. */
+#define SG_MAX_BLOCKS 16
+
 typedef struct sg_job {
   const sg_kern *kn;
   sg_plan pl;
@@ -1222,8 +1227,13 @@ typedef struct sg_job {
   int transa, transb;
   float *C;
   char *ws;
-  atomic_int_fast64_t next;
   int64_t ntiles;
+  /* tiles in one contiguous block per participant (threadpool.h): a tile
+   * index runs over M fastest, so a block is a range of columns, and the
+   * same participant takes the same columns of consecutive products (a
+   * 1x1 Conv then reads the part of its input its own core wrote) */
+  int nblk;
+  nn_block blk[SG_MAX_BLOCKS];
 } sg_job;
 
 /* One MR-row panel of A against the NR-column panels of a B block: the
@@ -1347,8 +1357,8 @@ static void sg_slots(void *arg, int64_t s0, int64_t s1) {
       wb = (float *)(slot + nn_align_up(j->pl.a_floats * sizeof(float), SG_LINE));
     }
     for (;;) {
-      int64_t t = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
-      if (t >= j->ntiles)
+      int64_t t = nn_blocks_claim(j->blk, j->nblk, nn_parallel_worker() % j->nblk);
+      if (t < 0)
         break;
       sg_tile(j, t, wa, wb);
     }
@@ -1390,7 +1400,8 @@ static nn_status sg_run(nn_ctx *c, sg_job *j, nn_cpu_isa isa, void *ws, size_t w
     j->ws = (char *)base;
   }
   slots = sg_min(slots, j->pl.threads);
-  atomic_init(&j->next, 0);
+  j->nblk = (int)sg_max(1, sg_min(slots, SG_MAX_BLOCKS));
+  nn_blocks_init(j->blk, j->nblk, j->ntiles);
   if (slots <= 1)
     sg_slots(j, 0, 1);
   else
