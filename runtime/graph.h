@@ -16,6 +16,8 @@ typedef struct nn_opset {
 /* Fusions a backend opts into (nn_backend_iface.fusions, nn_graph.fusions). */
 #define NN_FUSE_RESIDUAL 1u  /* Add(Conv(x), r) -> Conv with r in its epilogue (res_slot) */
 #define NN_FUSE_DW_PW 2u     /* depthwise Conv -> 1x1 Conv: one node (nn_node.pre) */
+#define NN_FUSE_NORM_ACT 4u  /* BatchNormalization (inference) -> Relu / Clip: the
+                                normalization applies it (nn_node.act) */
 
 /* The outcome of planning for concrete input shapes. */
 typedef struct nn_plan {

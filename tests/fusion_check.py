@@ -35,6 +35,15 @@ it), in each of its modes:
     DW3x3 -> Conv1x1 24->128                      packed once (M > a row tile)
     DW3x3 stride 2 -> Conv1x1 128->16             as planes (no vector path)
 
+A fourth model checks the normalization folds of pre-activation blocks
+(Caffe2's DenseNet-121 writes each of its 62 that way):
+
+    BatchNorm -> Mul([C,1,1]) -> Add([C,1,1]) -> Relu -> Conv1x1   all into the BN
+    -> Add(., x)                                                   (into the Conv)
+    BatchNorm -> Sub(scalar) -> Clip(0, 6)                         Sub and Clip into the BN
+    BatchNorm -> Mul([1,C,1,1]) (also a graph output)              the BN's output read twice:
+    -> Sigmoid                                                     not folded
+
 Exits 77 without onnx/numpy.
 """
 import os
@@ -164,6 +173,40 @@ def build_separable(rng, hw):
     return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
 
 
+def build_preact(rng, c, hw):
+    inits, nodes = [], []
+
+    def t(name, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr, np.float32), name))
+        return name
+
+    def bn(x, y):
+        nodes.append(helper.make_node('BatchNormalization', [
+            x, t(y + '_s', rng.standard_normal(c)), t(y + '_b', rng.standard_normal(c)),
+            t(y + '_m', rng.standard_normal(c) * 0.1), t(y + '_v', rng.uniform(0.5, 2.0, c))], [y],
+            epsilon=1e-5))
+
+    bn('x', 'n1')
+    nodes.append(helper.make_node('Mul', ['n1', t('k1', rng.standard_normal((c, 1, 1)))], ['m1']))
+    nodes.append(helper.make_node('Add', [t('d1', rng.standard_normal((c, 1, 1))), 'm1'], ['a1']))
+    nodes.append(helper.make_node('Relu', ['a1'], ['r1']))
+    nodes.append(helper.make_node('Conv', ['r1', t('w1', rng.standard_normal((c, c, 1, 1)) * 0.3)],
+                                  ['c1']))
+    nodes.append(helper.make_node('Add', ['c1', 'x'], ['e1']))   # not a Conv's output: no BN fold
+    bn('e1', 'n2')
+    nodes.append(helper.make_node('Sub', ['n2', t('d2', [0.25])], ['s2']))
+    nodes.append(helper.make_node('Clip', ['s2', t('lo', 0.0), t('hi', 6.0)], ['q2']))
+    bn('q2', 'n3')
+    nodes.append(helper.make_node('Mul', ['n3', t('k3', rng.standard_normal((1, c, 1, 1)))], ['y2']))
+    nodes.append(helper.make_node('Sigmoid', ['n3'], ['y']))
+    g = helper.make_graph(nodes, 'preact',
+                          [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, c, hw, hw])],
+                          [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, c, hw, hw]),
+                           helper.make_tensor_value_info('y2', TensorProto.FLOAT, [1, c, hw, hw])],
+                          inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
+
+
 def run(nn_run, model, inp, outdir, fusion, threads=1, cpu=None):
     env = dict(os.environ)
     env.pop('NN_NO_FUSION', None)
@@ -254,6 +297,26 @@ def main():
                       % (hw[0], hw[1], threads, ', portable' if cpu else '', n_plain, n_fused,
                          err, scale))
                 if n_plain != 7 or n_fused != 3 or err > 1e-4 * scale:
+                    ok = False
+        # pre-activation: 12 nodes unfused; fused: n1 (+Mul +Add +Relu), c1
+        # (+Add), n2 (+Sub +Clip), n3, Mul, Sigmoid = 6
+        for c, hw in ((16, 9), (64, 14)):
+            model = os.path.join(d, 'pre%d.onnx' % c)
+            onnx.save(build_preact(rng, c, hw), model)
+            inp = os.path.join(d, 'xp%d.pb' % c)
+            x = rng.standard_normal((1, c, hw, hw)).astype(np.float32)
+            with open(inp, 'wb') as f:
+                f.write(numpy_helper.from_array(x, 'x').SerializeToString())
+            plain, n_plain = run(nn_run, model, inp, os.path.join(d, 'pp%d' % c), False)
+            scale = float(np.max(np.abs(plain))) or 1.0
+            for threads in (1, 2):
+                fused, n_fused = run(nn_run, model, inp, os.path.join(d, 'pf%d_%d' % (c, threads)),
+                                     True, threads)
+                err = float(np.max(np.abs(fused - plain)))
+                print('pre-activation %dx%dx%d, %d thread(s): %d nodes unfused, %d fused (want 6); '
+                      'max |fused - unfused| = %.3g (output range %.3g)'
+                      % (c, hw, hw, threads, n_plain, n_fused, err, scale))
+                if n_plain != 12 or n_fused != 6 or err > 1e-4 * scale:
                     ok = False
     print('OK' if ok else 'FAILED')
     return 0 if ok else 1

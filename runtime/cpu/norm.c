@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cpu/ops.h"
+#include "ops/act_kinds.h"
 #include "ops/norm.h"
 
 static inline bool norm_is_real(nn_dtype dt) {
@@ -225,7 +226,23 @@ static void bn_run_planes(void *arg, int64_t b, int64_t e) {
     double v = jb->stats ? jb->stats[p->C + ch] : norm_get(va, ch, 1.0);
     double a = norm_get(sc, ch, 1.0) / sqrt(v + p->eps);
     double o = norm_get(bi, ch, 0.0) - m * a;
-    norm_affine(dt, n->x[0]->data, n->y[0]->data, t * p->inner, p->inner, a, o);
+    if (n->act.kind == NN_ACT_NONE) {
+      norm_affine(dt, n->x[0]->data, n->y[0]->data, t * p->inner, p->inner, a, o);
+      continue;
+    }
+    /* a fused Relu / Clip (plan.c, NN_FUSE_NORM_ACT; float32 only): in the
+     * same pass, as the Relu / Clip kernels compute it (NaN kept) */
+    const float *xf = (const float *)n->x[0]->data + t * p->inner;
+    float *yf = (float *)n->y[0]->data + t * p->inner;
+    const float af = (float)a, of = (float)o;
+    const float lo = n->act.kind == NN_ACT_RELU ? 0.0f : n->act.a;
+    const float hi = n->act.kind == NN_ACT_RELU ? INFINITY : n->act.b;
+    const int64_t inner = p->inner;   /* a local: the stores could alias p */
+    for (int64_t i = 0; i < inner; i++) {
+      float y = xf[i] * af + of;
+      y = y < lo ? lo : y;
+      yf[i] = y > hi ? hi : y;
+    }
   }
 }
 
