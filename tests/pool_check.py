@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""The 3x3 pools of cpu/pool.c's special paths against numpy: stride 1 with
+"""The pools of cpu/pool.c's special paths against numpy: 3x3 stride 1 with
 one pixel of padding (AveragePool with and without count_include_pad,
 MaxPool; maps from 2x2 to 28x28 and one past the path's size limit, which
 takes the row path), and MaxPool stride 2 with padding 0 or 1 before, any
-after, ceil_mode on and off; on every CPU instruction set this machine has,
+after, ceil_mode on and off; one window the size of the plane, unpadded;
+on every CPU instruction set this machine has,
 serial and on two threads.  The backend-ops harness compares the CPU backend
 with itself; this compares it with values computed another way.
 
@@ -18,39 +19,40 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
-def out_size(n, s, pb, pe, ceil):
-    span = n + pb + pe - 3
+def out_size(n, s, pb, pe, ceil, k=3):
+    span = n + pb + pe - k
     return (span + s - 1) // s + 1 if ceil else span // s + 1
 
 
-def reference(x, op, include_pad, s, pads, ceil):
+def reference(x, op, include_pad, s, pads, ceil, k=(3, 3)):
     """Window by window: taps outside the input are left out (MaxPool,
     AveragePool without count_include_pad) or count as zeros."""
     n, c, h, w = x.shape
-    oh, ow = out_size(h, s, pads[0], pads[2], ceil), out_size(w, s, pads[1], pads[3], ceil)
+    oh = out_size(h, s, pads[0], pads[2], ceil, k[0])
+    ow = out_size(w, s, pads[1], pads[3], ceil, k[1])
     y = np.zeros((n, c, oh, ow))
     for i in range(oh):
         for j in range(ow):
             r0, c0 = i * s - pads[0], j * s - pads[1]
-            rs = [r for r in range(r0, r0 + 3) if 0 <= r < h]
-            cs = [q for q in range(c0, c0 + 3) if 0 <= q < w]
+            rs = [r for r in range(r0, r0 + k[0]) if 0 <= r < h]
+            cs = [q for q in range(c0, c0 + k[1]) if 0 <= q < w]
             win = x[:, :, rs][:, :, :, cs]
             if op == "MaxPool":
                 y[:, :, i, j] = win.max(axis=(2, 3))
             else:
-                y[:, :, i, j] = win.sum(axis=(2, 3)) / (9.0 if include_pad else len(rs) * len(cs))
+                y[:, :, i, j] = win.sum(axis=(2, 3)) / (k[0] * k[1] if include_pad else len(rs) * len(cs))
     return y.astype(np.float32)
 
 
-def make_case(d, shape, op, include_pad, seed, s=1, pads=(1, 1, 1, 1), ceil=False):
+def make_case(d, shape, op, include_pad, seed, s=1, pads=(1, 1, 1, 1), ceil=False, k=(3, 3)):
     rng = np.random.default_rng(seed)
     x = rng.uniform(-2, 2, shape).astype(np.float32)
-    attrs = dict(kernel_shape=[3, 3], strides=[s, s], pads=list(pads))
+    attrs = dict(kernel_shape=list(k), strides=[s, s], pads=list(pads))
     if op == "AveragePool":
         attrs["count_include_pad"] = int(include_pad)
     if ceil:
         attrs["ceil_mode"] = 1
-    y = reference(x.astype(np.float64), op, include_pad, s, pads, ceil)
+    y = reference(x.astype(np.float64), op, include_pad, s, pads, ceil, k)
     node = helper.make_node(op, ["x"], ["y"], **attrs)
     g = helper.make_graph([node], "pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))])
@@ -84,6 +86,11 @@ def main():
                                              ((1, 1, 3, 4), (1, 1, 0, 0), False)]):
         d = os.path.join(work, f"MaxPool_s2_{'x'.join(map(str, shape))}_{i}")
         make_case(d, shape, "MaxPool", False, 100 + i, 2, pads, ceil)
+        cases.append(d)
+    # one window the size of the plane, unpadded (the global path)
+    for i, (shape, op) in enumerate([((1, 8, 7, 7), "AveragePool"), ((2, 3, 5, 3), "MaxPool")]):
+        d = os.path.join(work, f"{op}_whole_{'x'.join(map(str, shape))}")
+        make_case(d, shape, op, False, 200 + i, 1, (0, 0, 0, 0), False, shape[2:])
         cases.append(d)
     failures, runs = [], 0
     for isa in ("portable", "avx2", "avx512"):

@@ -601,6 +601,19 @@ static nn_status pool_lp_attr(nn_ctx *c, const nn_node *n, double *p) {
   return NN_OK;
 }
 
+/* One window that is the whole plane, unpadded (Inception's 7x7 average
+ * pool before its classifier): a global pool, one pass instead of the row
+ * path's set-up per window row (0.06 ms against ONNX Runtime's 0.007). */
+static bool pool_whole_ok(const pool_priv *p, bool indices) {
+  const nn_conv_geom *g = &p->g;
+  if (p->dt != NN_DTYPE_FLOAT || indices || (p->kind != POOL_MAX && p->kind != POOL_AVG))
+    return false;
+  for (int i = 0; i < NN_CONV_SP; i++)
+    if (g->out[i] != 1 || g->k[i] != g->in[i] || g->pb[i] != 0 || g->pe[i] != 0 || g->d[i] != 1)
+      return false;
+  return true;
+}
+
 static nn_status pool_finish(nn_ctx *c, nn_node *n, const pool_priv *p) {
   const nn_value *x = n->x[0];
   int64_t dims[NN_MAX_RANK];
@@ -624,7 +637,8 @@ static nn_status pool_finish(nn_ctx *c, nn_node *n, const pool_priv *p) {
   *q = *p;
   q->planes = x->dims[0] * x->dims[1];
   bool indices = n->n_out > 1 && n->y[1];
-  q->fast = pool_3x3_ok(q, indices)     ? POOL_FAST_3X3
+  q->fast = pool_whole_ok(q, indices)   ? POOL_FAST_GLOBAL
+            : pool_3x3_ok(q, indices)   ? POOL_FAST_3X3
             : pool_3x3s2_ok(q, indices) ? POOL_FAST_3X3S2
             : pool_fast_ok(q, indices)  ? POOL_FAST_WINDOW
                                         : POOL_FAST_NONE;
