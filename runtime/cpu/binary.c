@@ -16,6 +16,7 @@
 #include "cpu/ew_iter.h"
 #include "cpu/ops.h"
 #include "nn_strings.h"
+#include "ops/binary.h"
 
 typedef enum bin_op {
   BIN_OP_ADD = 1,
@@ -232,18 +233,17 @@ static nn_status bin_shape_error(nn_ctx *c, const char *what, const nn_value *a,
 
 /* Opset < 7 broadcasting (broadcast=1): B's dims line up with A's starting
  * at `axis` (default: suffix alignment); expressed as numpy dims for B. */
-static nn_status bin_legacy_dims(nn_ctx *c, const nn_node *n, const nn_value *a,
+static nn_status bin_legacy_dims(nn_ctx *c, const nn_binary_attrs *ba, const nn_value *a,
                                  const nn_value *b, bin_priv *p) {
-  if (nn_attr_int(n, "broadcast", 0) == 0)
+  if (!ba->legacy_broadcast)
     return NN_OK; /* shapes must match; numpy broadcasting accepts that */
   if (b->rank > a->rank)
     return nn_fail(c, NN_ERR_SHAPE, "broadcast: B has rank %d > A's rank %d", b->rank, a->rank);
   int axis = a->rank - b->rank;
-  const nn_attr *ax = nn_attr_get(n, "axis");
-  if (ax && b->rank > 0) {
-    if (!nn_norm_axis(ax->i, a->rank, &axis) || axis + b->rank > a->rank)
+  if (ba->has_axis && b->rank > 0) {
+    if (!nn_norm_axis(ba->axis, a->rank, &axis) || axis + b->rank > a->rank)
       return nn_fail(c, NN_ERR_INVALID_MODEL, "broadcast axis %lld out of range for ranks %d, %d",
-                     (long long)ax->i, a->rank, b->rank);
+                     (long long)ba->axis, a->rank, b->rank);
   }
   p->legacy = true;
   p->b_rank = a->rank - axis;
@@ -285,6 +285,11 @@ static nn_status bin_prepare(nn_ctx *c, nn_node *n) {
       return nn_fail(c, NN_ERR_INVALID_MODEL, "input %d is missing", i);
 
   bin_priv pr = {.desc = d, .op = d->op};
+  /* the attributes' meaning is the op layer's (ops/binary.h) */
+  nn_binary_attrs ba;
+  nn_status bst = nn_binary_attrs_init(c, n, &ba);
+  if (bst != NN_OK)
+    return bst;
   /* Input whose dtype is the output's and the operands' type. */
   const int t0 = d->op == BIN_OP_WHERE ? 1 : 0;
   nn_dtype dt = n->x[t0]->dtype;
@@ -313,12 +318,8 @@ static nn_status bin_prepare(nn_ctx *c, nn_node *n) {
     else
       return nn_fail(c, NN_ERR_UNSUPPORTED, "direction '%s' is not LEFT or RIGHT", dir);
   }
-  if (d->op == BIN_OP_MOD) {
-    int64_t fm = nn_attr_int(n, "fmod", 0);
-    if (fm != 0 && fm != 1)
-      return nn_fail(c, NN_ERR_UNSUPPORTED, "fmod=%lld (expected 0 or 1)", (long long)fm);
-    pr.args.fmod = (int)fm;
-  }
+  if (d->op == BIN_OP_MOD)
+    pr.args.fmod = ba.fmod;
   if (d->op == BIN_OP_SUM || d->op == BIN_OP_MEAN)
     pr.op = BIN_OP_ADD;
   pr.cd = d->op == BIN_OP_POW ? bin_pow_domain(dt, n->x[1]->dtype) : ew_dom_of(dt);
@@ -331,7 +332,7 @@ static nn_status bin_prepare(nn_ctx *c, nn_node *n) {
     if (d->op == BIN_OP_PRELU) {
       bin_prelu_legacy_dims(n->x[0], n->x[1], &pr);
     } else {
-      nn_status st = bin_legacy_dims(c, n, n->x[0], n->x[1], &pr);
+      nn_status st = bin_legacy_dims(c, &ba, n->x[0], n->x[1], &pr);
       if (st != NN_OK)
         return st;
     }

@@ -292,16 +292,18 @@ static nn_status un_prepare(nn_ctx *c, nn_node *n) {
     if (n->version < 11) {
       /* Clip-1/6: float attributes; integer X only reaches here from
        * malformed models, saturate the bounds rather than misbehave. */
-      const nn_attr *lo = nn_attr_get(n, "min"), *hi = nn_attr_get(n, "max");
-      if (lo) {
-        a->lo_f = lo->f;
-        a->lo_i = ew_f64_to_i64(ceil(lo->f));
-        a->lo_u = lo->f <= 0 ? 0 : ew_f64_to_u64(ceil(lo->f));
+      const nn_unary_attrs *u = &a->u;
+      if (u->has_min) {
+        float lo = (float)u->clip_min;
+        a->lo_f = lo;
+        a->lo_i = ew_f64_to_i64(ceil(lo));
+        a->lo_u = lo <= 0 ? 0 : ew_f64_to_u64(ceil(lo));
       }
-      if (hi) {
-        a->hi_f = hi->f;
-        a->hi_i = ew_f64_to_i64(floor(hi->f));
-        a->hi_u = hi->f < 0 ? 0 : ew_f64_to_u64(floor(hi->f));
+      if (u->has_max) {
+        float hi = (float)u->clip_max;
+        a->hi_f = hi;
+        a->hi_i = ew_f64_to_i64(floor(hi));
+        a->hi_u = hi < 0 ? 0 : ew_f64_to_u64(floor(hi));
       }
     } else {
       for (int i = 1; i < n->n_in; i++) {

@@ -23,6 +23,12 @@ nn_status nn_unary_attrs_init(nn_ctx *c, const nn_node *n, nn_unary_attrs *u) {
   } else if (!strcmp(op, "IsInf")) {
     u->detect_pos = nn_attr_int(n, "detect_positive", 1) != 0;
     u->detect_neg = nn_attr_int(n, "detect_negative", 1) != 0;
+  } else if (!strcmp(op, "Clip") && n->version < 11) {
+    const nn_attr *lo = nn_attr_get(n, "min"), *hi = nn_attr_get(n, "max");
+    u->has_min = lo != NULL;
+    u->has_max = hi != NULL;
+    u->clip_min = lo ? lo->f : 0.0;
+    u->clip_max = hi ? hi->f : 0.0;
   } else if (!strcmp(op, "Gelu")) {
     const char *ap = nn_attr_string(n, "approximate", "none");
     if (!strcmp(ap, "tanh"))

@@ -1,7 +1,7 @@
 /* unary.h - the attributes of the parameterised elementwise ops, with
  * ONNX's defaults, for every backend (cpu/unary.c, vulkan/vk_unary.c).
- * Clip's bounds are not here: from opset 11 they are inputs, which each
- * backend reads in its own domain. */
+ * Clip's bounds are here up to opset 6, where they are attributes; from
+ * opset 11 they are inputs, which each backend reads in its own domain. */
 #ifndef NN_OPS_UNARY_H
 #define NN_OPS_UNARY_H
 
@@ -15,6 +15,8 @@ typedef struct nn_unary_attrs {
   double lambd, bias;          /* Shrink (0.5, 0) */
   bool gelu_tanh;              /* Gelu approximate="tanh" ("none" default) */
   bool detect_pos, detect_neg; /* IsInf (both on by default) */
+  bool has_min, has_max;       /* Clip-1/6: the min / max attributes given */
+  double clip_min, clip_max;   /* their values (float attributes) */
 } nn_unary_attrs;
 
 /* The attributes of node n (any op: the ones it does not have stay 0);

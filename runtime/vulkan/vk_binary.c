@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ops/activation.h"
+#include "ops/binary.h"
 #include "vk_op_util.h"
 #include "vulkan/nn_vk_spirv.h"
 
@@ -48,10 +49,18 @@ static bool int_binary(const nn_node *n) {
 
 static bool bcast_to_y(const nn_node *n, int n_in);
 
+/* Before opset 7 broadcasting was opt-in (broadcast / axis attributes):
+ * the shaders broadcast numpy-style only.  Also false for an fmod the op
+ * layer refuses. */
+static bool legacy_broadcast(const nn_node *n) {
+  nn_binary_attrs ba;
+  return nn_binary_attrs_init(NULL, n, &ba) != NN_OK || ba.legacy_broadcast;
+}
+
 static bool int_binary_supports(const nn_vk_ctx *ctx, const nn_node *n) {
   return !op_is(n, "Sum") && !op_is(n, "Mean") && typed_ok(ctx, n->x[0]) &&
          typed_ok(ctx, n->x[1]) && typed_ok(ctx, n->y[0]) && n->y[0]->rank <= NN_VK_MAX_RANK &&
-         nn_attr_int(n, "broadcast", 0) == 0 && n->act.kind == NN_ACT_NONE && bcast_to_y(n, 2);
+         !legacy_broadcast(n) && n->act.kind == NN_ACT_NONE && bcast_to_y(n, 2);
 }
 
 static bool binary_supports(const nn_vk_ctx *ctx, const nn_node *n) {
@@ -63,11 +72,11 @@ static bool binary_supports(const nn_vk_ctx *ctx, const nn_node *n) {
     return false;
   if (!f32_io(ctx, n, n->n_in) || n->y[0]->rank > NN_VK_MAX_RANK)
     return false;
-  /* before opset 7 broadcasting was opt-in (broadcast/axis attributes) */
-  if (nn_attr_int(n, "broadcast", 0) != 0)
+  nn_binary_attrs ba;
+  if (legacy_broadcast(n) || nn_binary_attrs_init(NULL, n, &ba) != NN_OK)
     return false;
-  if (op_is(n, "Mod") && nn_attr_int(n, "fmod", 0) != 1)
-    return false;
+  if (op_is(n, "Mod") && ba.fmod != 1)
+    return false;   /* the shader computes C's fmod only */
   /* every input must broadcast to y numpy-style (legacy PRelu slopes
    * follow the channel axis instead) */
   const nn_value *y = n->y[0];
@@ -197,8 +206,7 @@ static bool compare_supports(const nn_vk_ctx *ctx, const nn_node *n) {
   /* the logic ops are defined on bool (as the CPU kernels take them) */
   if (op >= NN_VK_CMP_AND && n->x[0]->dtype != NN_DTYPE_BOOL)
     return false;
-  /* before opset 7 broadcasting was opt-in (broadcast/axis attributes) */
-  if (nn_attr_int(n, "broadcast", 0) != 0)
+  if (legacy_broadcast(n))
     return false;
   return bcast_to_y(n, n_in);
 }

@@ -18,8 +18,8 @@ static bool view_supports(const nn_vk_ctx *ctx, const nn_node *n) {
   for (int k = 1; k < n->n_out; k++)
     if (n->y[k])
       return false;   /* Dropout's mask */
-  if (op_is(n, "Dropout") && nn_attr_int(n, "is_test", 1) == 0 && n->version < 7)
-    return false;
+  /* Dropout before opset 7: an identity at inference whatever is_test
+   * says, as on the CPU (cpu/shape.c) */
   /* Dropout 12: training_mode input must be absent or false */
   if (op_is(n, "Dropout") && n->n_in > 2 && n->x[2]) {
     if (!known_value(n->x[2]) || ((const unsigned char *)n->x[2]->data)[0] != 0)

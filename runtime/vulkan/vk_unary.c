@@ -73,8 +73,8 @@ static bool unary_act(const nn_node *n, nn_vk_act *a) {
     a->a = -INFINITY;
     a->b = INFINITY;
     if (n->version < 11) {
-      a->a = nn_attr_float(n, "min", -FLT_MAX);
-      a->b = nn_attr_float(n, "max", FLT_MAX);
+      a->a = ua.has_min ? (float)ua.clip_min : -FLT_MAX;
+      a->b = ua.has_max ? (float)ua.clip_max : FLT_MAX;
     } else {
       for (int k = 1; k <= 2; k++) {
         if (k >= n->n_in || !n->x[k])
