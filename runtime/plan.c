@@ -414,6 +414,18 @@ static int count_fold_candidates(const nn_graph *g) {
   return n;
 }
 
+/* Node n absorbed by `into` (a fold or a fusion): `into` writes n's output
+ * and is prepared again; prod (the producer of each value) follows. */
+static nn_status absorb(nn_ctx *c, nn_graph *g, int *prod, nn_node *into, nn_node *n,
+                        nn_error *err) {
+  into->y[0] = n->y[0];
+  n->fused = true;
+  int yi = vidx(g, n->y[0]);
+  if (yi >= 0)
+    prod[yi] = (int)(into - g->nodes);
+  return prepare_node(c, into, err);
+}
+
 /* Per-channel affine maps after a Conv, folded into its weights for this
  * plan: BatchNormalization (inference form), and Mul / Add / Sub by a
  * per-channel or scalar constant (PP-LCNet's learnable affine blocks, the
@@ -479,12 +491,7 @@ static nn_status fuse_conv_affine(nn_ctx *c, nn_graph *g, nn_plan *plan, int cap
         }
       }
     }
-    conv->y[0] = n->y[0];
-    n->fused = true;
-    int yi = vidx(g, n->y[0]);
-    if (yi >= 0)
-      prod[yi] = (int)(conv - g->nodes);
-    st = prepare_node(c, conv, err);
+    st = absorb(c, g, prod, conv, n, err);
   }
   nn_free(prod);
   return st;
@@ -686,12 +693,7 @@ static nn_status fuse_bn_affine(nn_ctx *c, nn_graph *g, nn_plan *plan, int cap, 
         bias[ch] += kind == 3 ? v : -v;
       }
     }
-    bn->y[0] = n->y[0];
-    n->fused = true;
-    int yi = vidx(g, n->y[0]);
-    if (yi >= 0)
-      prod[yi] = (int)(bn - g->nodes);
-    st = prepare_node(c, bn, err);
+    st = absorb(c, g, prod, bn, n, err);
   }
   nn_free(prod);
   return st;
@@ -896,12 +898,7 @@ static nn_status fuse_activations(nn_ctx *c, nn_graph *g, nn_error *err) {
     if (!nn_act_from_node(act, &a) || (norm && a.kind != NN_ACT_RELU && a.kind != NN_ACT_CLIP))
       continue;
     p->act = a;
-    p->y[0] = act->y[0];
-    act->fused = true;
-    int yi = vidx(g, act->y[0]);
-    if (yi >= 0)
-      prod[yi] = prod[xi];
-    st = prepare_node(c, p, err);
+    st = absorb(c, g, prod, p, act, err);
   }
   nn_free(prod);
   return st;
