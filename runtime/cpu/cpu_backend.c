@@ -304,7 +304,7 @@ static nn_status cpu_run(void *state, nn_ctx *ctx, nn_error *err) {
   bool all_alone = false, chosen = false;
   uint64_t *tune = NULL;
   int whole = -1;
-  if (b->tune_steps == b->plan->n_steps) {
+  if (b->tune_ns && b->tune_steps == b->plan->n_steps) {   /* a plan of no steps has none */
     if (b->tune_run > NN_CPU_CALIBRATION_RUNS && ++b->tune_steady >= CPU_TUNE_EVERY) {
       /* calibrate again, from the first timed run: 12 runs both ways and
        * checked, as after a build */
@@ -352,7 +352,7 @@ static nn_status cpu_run(void *state, nn_ctx *ctx, nn_error *err) {
     if (t < b->check_ns[whole])
       b->check_ns[whole] = t;
   }
-  if (b->tune_steps == b->plan->n_steps && st == NN_OK) {
+  if (b->tune_ns && b->tune_steps == b->plan->n_steps && st == NN_OK) {
     if (b->tune_run == 1 + 2 * CPU_TUNE_RUNS)
       cpu_tune_decide(b);
     else if (b->tune_run == NN_CPU_CALIBRATION_RUNS)
