@@ -8,8 +8,8 @@
  *
  * Partitioning is generic (partition.c): the session asks the backend, step
  * by step, whether it supports the node (supports_node); the steps it does
- * not take run on the host through the reference kernels of the node's
- * op->run.  A backend that owns a device records the whole plan, host steps
+ * not take run on the host through the node's reference CPU kernel
+ * (kern->run).  A backend that owns a device records the whole plan, host steps
  * included, because only it knows where each value lives (device buffer or
  * host mirror) and which transfers a host step needs.
  *
@@ -73,9 +73,10 @@ extern const nn_backend_iface nn_backend_cpu;
  * has none (vulkan/vk_absent.c). */
 const nn_backend_iface *nn_backend_vulkan(void);
 
-/* Op lookup over the reference kernel tables (cpu/registry.c): what
- * nn_graph_finalize resolves a node's op with.  NULL when unknown. */
-const nn_op_def *nn_op_find(const char *domain, const char *op_type);
+/* CPU kernel lookup (cpu/registry.c): the reference kernels every node
+ * resolves to at nn_graph_finalize (the planner folds with them, a device
+ * backend runs what it refuses with them).  NULL when the CPU has none. */
+const nn_kernel *nn_kernel_find(const char *domain, const char *op_type);
 
 /* partition.c: on_device[k] for every plan step k: supports_node() of the
  * backend, minus the op types the NN_VULKAN_CPU_OPS knob sends to the host

@@ -249,7 +249,7 @@ nn_status nn_graph_count_uses(nn_graph *g) {
   return NN_OK;
 }
 
-nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_op_lookup_fn find_op,
+nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_kernel_lookup_fn find_kernel,
                             nn_error *err) {
   /* every consumed value must come from somewhere */
   for (int i = 0; i < g->n_nodes; i++) {
@@ -278,8 +278,9 @@ nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_op_lookup_fn f
   /* operators and versions */
   for (int i = 0; i < g->n_nodes; i++) {
     nn_node *n = &g->nodes[i];
-    n->op = find_op(n->domain, n->op_type);
-    if (!n->op)
+    n->op = nn_op_find(n->domain, n->op_type);
+    n->kern = n->op ? find_kernel(n->domain, n->op_type) : NULL;
+    if (!n->op || !n->kern)
       return nn_error_set(err, NN_ERR_UNSUPPORTED, "unsupported operator %s%s%s at node '%s'",
                           n->domain[0] ? n->domain : "", n->domain[0] ? ":" : "", n->op_type, n->name);
     n->opset = nn_graph_opset(g, n->domain);
@@ -301,13 +302,15 @@ nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_op_lookup_fn f
     n->n_in_model += n->n_implicit;
     if (ast != NN_OK)
       return ast;
-    if (n->op_type[0] && strcmp(n->op_type, "Identity") == 0 && n->domain[0] == '\0')
-      n->box_op = find_op("nn.box", n->op_type);
+    if (n->op_type[0] && strcmp(n->op_type, "Identity") == 0 && n->domain[0] == '\0') {
+      n->box_op = nn_op_find("nn.box", n->op_type);
+      n->box_kern = find_kernel("nn.box", n->op_type);
+    }
     bool has_sub = false;
     for (int k = 0; k < n->n_attrs; k++)
       if (n->attrs[k].type == NN_ATTR_GRAPH && n->attrs[k].g) {
         has_sub = true;
-        ast = nn_graph_finalize(n->attrs[k].g, lim, find_op, err);
+        ast = nn_graph_finalize(n->attrs[k].g, lim, find_kernel, err);
         if (ast != NN_OK)
           return ast;
       }

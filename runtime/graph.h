@@ -78,10 +78,12 @@ void nn_graph_free(nn_graph *g);
 int nn_graph_add_value(nn_graph *g, const char *name);
 /* Index of the value with that name, -1 when none. */
 int nn_graph_find_value(const nn_graph *g, const char *name);
-/* Resolve ops (through find_op: the graph knows no kernel table) and versions, check every input is produced exactly once, sort
- * the nodes topologically (cycle -> error), count uses, resolve x/y pointers. */
-typedef const nn_op_def *(*nn_op_lookup_fn)(const char *domain, const char *op_type);
-nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_op_lookup_fn find_op,
+/* Resolve ops (the op layer's nn_op_find) and versions, and each node's
+ * kernel through find_kernel (the graph knows no kernel table: the session
+ * passes the CPU's), check every input is produced exactly once, sort the
+ * nodes topologically (cycle -> error), count uses, resolve x/y pointers. */
+typedef const nn_kernel *(*nn_kernel_lookup_fn)(const char *domain, const char *op_type);
+nn_status nn_graph_finalize(nn_graph *g, const nn_limits *lim, nn_kernel_lookup_fn find_kernel,
                             nn_error *err);
 /* Recount value uses (consumers + graph output) over nodes not removed. */
 nn_status nn_graph_count_uses(nn_graph *g);
@@ -95,8 +97,9 @@ nn_status nn_node_for_subgraphs(nn_node *n, nn_subgraph_fn fn, void *user);
 int nn_graph_opset(const nn_graph *g, const char *domain);
 
 /* passes.c: structure-only rewrites done once at load (no shapes needed);
- * find_op resolves the ops a rewrite introduces (HardSwish). */
-nn_status nn_graph_simplify(nn_graph *g, nn_op_lookup_fn find_op, nn_error *err);
+ * find_kernel resolves the kernels of the ops a rewrite introduces
+ * (HardSwish). */
+nn_status nn_graph_simplify(nn_graph *g, nn_kernel_lookup_fn find_kernel, nn_error *err);
 
 /* plan.c: prepare every node for the current input shapes, fold constants,
  * plan the arena.  Inputs must have dtype/rank/dims set (and data for inputs

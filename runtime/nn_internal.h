@@ -12,7 +12,7 @@
  *                            folding); the rest form the execution list
  *   plan.c                   lifetimes -> arena offsets (greedy by size,
  *                            best-fitting gap), in-place and view aliasing
- *   session.c                run = for each node: op->run()
+ *   session.c                run = for each node: kern->run()
  */
 #ifndef NN_INTERNAL_H
 #define NN_INTERNAL_H
@@ -132,7 +132,7 @@ typedef struct nn_value {
   /* > 0: const_data holds this constant as the GEMM engine's packed A panels
    * (cpu/sgemm.h), in that many groups of dims[0] / groups rows by
    * numel / dims[0] columns, one block of nn_plan_packed_a_group_bytes()
-   * each: the layout its only consumer reads (op->const_a_groups), set by
+   * each: the layout its only consumer reads (kern->const_a_groups), set by
    * the planner of a CPU session and turned back into the ONNX layout
    * before any re-plan.  0: the ONNX layout. */
   int64_t packed_a_groups;
@@ -220,7 +220,8 @@ typedef struct nn_node {
   nn_value **x, **y;           /* resolved value pointers (NULL when omitted) */
   int n_attrs;
   nn_attr *attrs;
-  const struct nn_op_def *op;
+  const struct nn_op_def *op;  /* the op layer's entry, resolved at finalize */
+  const struct nn_kernel *kern;/* its CPU kernel, resolved at finalize */
   /* set by prepare */
   void *priv;                  /* kernel parameters: one nn_malloc block,
                                   freed by the framework before re-prepare */
@@ -245,6 +246,7 @@ typedef struct nn_node {
   bool removed;                /* dropped by a graph pass */
   const struct nn_op_def *box_op; /* the op for boxed inputs (Identity of a
                                   sequence), resolved at finalize; NULL = none */
+  const struct nn_kernel *box_kern; /* box_op's CPU kernel */
 } nn_node;
 
 /* ---- kernel context ---------------------------------------------------------
@@ -307,10 +309,13 @@ enum {
 
 #define NN_MAX_VERSIONS 8
 
+/* An operator in the op layer (runtime/ops/<family>.c, table
+ * nn_ops_<family>[], found by nn_op_find): what it is and what it produces,
+ * the same for every backend. */
 typedef struct nn_op_def {
   const char *name;            /* op_type */
   const char *domain;          /* NULL or "" = default domain */
-  /* ONNX since-versions whose semantics this kernel implements, ascending,
+  /* ONNX since-versions whose semantics this op implements, ascending,
    * 0-terminated.  A node resolves to the largest entry <= the model's opset;
    * none -> unsupported.  Type-only revisions need no entry. */
   int versions[NN_MAX_VERSIONS];
@@ -318,33 +323,51 @@ typedef struct nn_op_def {
    * Slice's starts, ...): they must be known at prepare. */
   unsigned shape_inputs;
   unsigned flags;
-  /* Validate attributes and input dtypes/shapes, set every output with
-   * nn_set_output(), optionally set node->priv and node->ws_bytes.
-   * Inputs in shape_inputs have data != NULL; other inputs may have data
-   * (constants) or not. */
+  /* Shape and dtype inference: validate attributes and input dtypes/shapes
+   * and set every output with nn_set_output().  Inputs in shape_inputs have
+   * data != NULL; other inputs may have data (constants) or not.  Sets no
+   * priv and no workspace (those are a kernel's).  NULL where the kernel's
+   * prepare infers the outputs: the control ops, whose outputs are those of
+   * the body the CPU kernel plans (cpu/control.c). */
+  nn_status (*infer)(nn_ctx *c, nn_node *n);
+} nn_op_def;
+
+/* A CPU kernel (runtime/cpu/<family>.c, table nn_kernels_<family>[], found by
+ * nn_kernel_find): the reference implementation of an op.  Every node has
+ * one (the planner folds constants with it; a device backend runs the steps
+ * it refuses with it). */
+typedef struct nn_kernel {
+  const char *name;            /* op_type, as in the op layer */
+  const char *domain;          /* NULL or "" = default domain */
+  /* Optional, called after the op's infer: refuse the dtypes the kernel
+   * does not handle, set node->priv (its parameters) and node->ws_bytes. */
   nn_status (*prepare)(nn_ctx *c, nn_node *n);
   /* Compute.  Every input and output has data (possibly 0 bytes). */
   nn_status (*run)(nn_ctx *c, nn_node *n);
-  /* Optional (CPU).  Asked once planning is complete, for a step whose
+  /* Optional.  Asked once planning is complete, for a step whose
    * input 1 is a float32 constant that nothing else reads (no other node,
    * graph output or backend): the number of groups in which run() reads it
    * as packed GEMM A panels (nn_value.packed_a_groups), or 0 to keep it as
    * it is.  The planner then re-lays it out in place of the original, so the
    * weights are packed once and not twice in memory. */
   int64_t (*const_a_groups)(const nn_node *n);
-  /* Optional (NN_OP_SUBGRAPH): set need[k] for each input k whose value (not
-   * only its shape) the node needs at plan time, from the structure alone
-   * (no shapes yet); returns false when it needs none. */
+  /* Optional (ops with NN_OP_SUBGRAPH): set need[k] for each input k whose
+   * value (not only its shape) the node needs at plan time, from the
+   * structure alone (no shapes yet); returns false when it needs none. */
   bool (*subgraph_needs)(const nn_node *n, bool *need);
-} nn_op_def;
+} nn_kernel;
 
 /* Bytes of one group's block of a constant laid out as packed GEMM A
  * panels (nn_value.packed_a_groups): rows x cols floats, a multiple of 64
  * (plan.c). */
 size_t nn_plan_packed_a_group_bytes(int64_t rows, int64_t cols);
 
-/* Op lookup (cpu/registry.c).  NULL when unknown. */
+/* Op lookup over the op layer's family tables (ops/registry.c).  NULL when
+ * unknown. */
 const nn_op_def *nn_op_find(const char *domain, const char *op_type);
+/* True when an entry's domain (NULL or "" = default) is `domain`: the one
+ * matching rule of nn_op_find and the backends' kernel lookups. */
+bool nn_op_domain_matches(const char *entry_domain, const char *domain);
 /* ops/schema.c: resolve node->version from op->versions and the node's
  * opset; 0 if none. */
 int nn_op_resolve_version(const nn_op_def *op, int opset);

@@ -182,10 +182,11 @@ static bool clip_is_0_6(const nn_graph *g, const nn_node *clip) {
 /* x * Clip(x + 3, 0, 6) / 6 (or * (1/6)), any operand order, each
  * intermediate read once: the last node becomes HardSwish(x), the other
  * three are removed. */
-static nn_status fuse_hard_swish(nn_graph *g, nn_op_lookup_fn find_op, nn_error *err) {
-  const nn_op_def *hs = find_op ? find_op("", "HardSwish") : NULL;
+static nn_status fuse_hard_swish(nn_graph *g, nn_kernel_lookup_fn find_kernel, nn_error *err) {
+  const nn_op_def *hs = nn_op_find("", "HardSwish");
+  const nn_kernel *hs_kern = find_kernel ? find_kernel("", "HardSwish") : NULL;
   int hs_version = hs ? nn_op_resolve_version(hs, 14) : 0;
-  if (!hs || hs_version == 0)
+  if (!hs || !hs_kern || hs_version == 0)
     return NN_OK; /* a kernel table without HardSwish: leave the pattern */
   bool changed = false;
   for (int i = 0; i < g->n_nodes; i++) {
@@ -225,6 +226,7 @@ static nn_status fuse_hard_swish(nn_graph *g, nn_op_lookup_fn find_op, nn_error 
       nn_free(d->op_type);
       d->op_type = name;
       d->op = hs;
+      d->kern = hs_kern;
       d->opset = 14;
       d->version = hs_version;
       d->in[0] = x;
@@ -290,7 +292,7 @@ static void constants_to_initializers(nn_graph *g) {
   }
 }
 
-nn_status nn_graph_simplify(nn_graph *g, nn_op_lookup_fn find_op, nn_error *err) {
+nn_status nn_graph_simplify(nn_graph *g, nn_kernel_lookup_fn find_kernel, nn_error *err) {
   constants_to_initializers(g);
   int *repl = nn_malloc(((size_t)g->n_values + 1) * sizeof(int));
   if (!repl)
@@ -333,6 +335,6 @@ nn_status nn_graph_simplify(nn_graph *g, nn_op_lookup_fn find_op, nn_error *err)
   nn_free(repl);
   nn_status st = fuse_conv_batchnorm(g, err);
   if (st == NN_OK && !nn_knobs().no_fusion)
-    st = fuse_hard_swish(g, find_op, err);
+    st = fuse_hard_swish(g, find_kernel, err);
   return st;
 }

@@ -68,7 +68,7 @@ void nn_plan_value_needs(const nn_graph *g, bool *need) {
  * body that slices by the iteration number): its op says which, from the
  * structure alone. */
 static void subgraph_value_needs(const nn_node *n, bool *need) {
-  if (!(n->op->flags & NN_OP_SUBGRAPH) || !n->op->subgraph_needs || n->n_in <= 0)
+  if (!(n->op->flags & NN_OP_SUBGRAPH) || !n->kern->subgraph_needs || n->n_in <= 0)
     return;
   bool *k_need = nn_calloc((size_t)n->n_in, sizeof(bool));
   if (!k_need) {
@@ -78,7 +78,7 @@ static void subgraph_value_needs(const nn_node *n, bool *need) {
         need[n->in[k]] = true;
     return;
   }
-  if (n->op->subgraph_needs(n, k_need))
+  if (n->kern->subgraph_needs(n, k_need))
     for (int k = 0; k < n->n_in; k++)
       if (k_need[k] && n->in[k] >= 0)
         need[n->in[k]] = true;
@@ -116,6 +116,7 @@ static nn_status check_boxed_inputs(nn_ctx *c, nn_node *n) {
     return NN_OK;
   if (n->box_op) {
     n->op = n->box_op;
+    n->kern = n->box_kern;
     return NN_OK;
   }
   return nn_fail(c, NN_ERR_UNSUPPORTED, "takes a sequence or optional input, which this operator "
@@ -204,7 +205,12 @@ static nn_status prepare_node(nn_ctx *c, nn_node *n, nn_error *err) {
       n->y[k]->vtype = NN_VT_TENSOR;
       n->y[k]->box = NULL;
     }
-  nn_status st = n->op->prepare(c, n);
+  /* the op layer infers the outputs, then the CPU kernel (the reference every
+   * node has: folding runs it, a device backend falls back to it) takes its
+   * parameters and sizes its workspace */
+  nn_status st = n->op->infer ? n->op->infer(c, n) : NN_OK;
+  if (st == NN_OK && n->kern->prepare)
+    st = n->kern->prepare(c, n);
   if (st != NN_OK) {
     if (err && err->msg[0] == '\0')
       nn_fail(c, st, "prepare failed (%s)", nn_status_str(st));
@@ -241,7 +247,7 @@ static nn_status fold_node(nn_ctx *c, nn_node *n, nn_plan *plan, nn_error *err) 
     return nn_error_set(err, NN_ERR_NOMEM, "out of memory for workspace of node '%s'", n->name);
   n->ws = ws;
   c->node = n;
-  st = n->op->run(c, n);
+  st = n->kern->run(c, n);
   n->ws = NULL;
   nn_aligned_free(ws);
   if (st != NN_OK) {

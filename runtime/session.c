@@ -467,10 +467,10 @@ static nn_status session_create(const void *data, size_t size, const char *base_
   }
   if (st != NN_OK)
     return st;
-  st = nn_graph_finalize(g, &o.limits, nn_op_find, err);
+  st = nn_graph_finalize(g, &o.limits, nn_kernel_find, err);
   if (st != NN_OK)
     goto out_free_graph;
-  st = nn_graph_simplify(g, nn_op_find, err);
+  st = nn_graph_simplify(g, nn_kernel_find, err);
   if (st != NN_OK)
     goto out_free_graph;
 

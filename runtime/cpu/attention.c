@@ -530,9 +530,9 @@ static nn_status swiglu_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_attention[] = {
-  {"Attention", NULL, {23, 24}, 0, 0, attn_prepare, attn_run},
-  {"RotaryEmbedding", NULL, {23}, 0, 0, rope_prepare, rope_run},
-  {"SwiGLU", NULL, {28}, 0, NN_OP_ELEMENTWISE, swiglu_prepare, swiglu_run},
+const nn_kernel nn_kernels_attention[] = {
+  {.name = "Attention", .prepare = attn_prepare, .run = attn_run},
+  {.name = "RotaryEmbedding", .prepare = rope_prepare, .run = rope_run},
+  {.name = "SwiGLU", .prepare = swiglu_prepare, .run = swiglu_run},
   {0},
 };

@@ -617,36 +617,32 @@ static nn_status equal_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-#define BIN_OP(NAME, ...) \
-  {NAME, NULL, {__VA_ARGS__}, 0, NN_OP_ELEMENTWISE, bin_prepare, bin_run}
+#define BIN_K(NAME) {.name = NAME, .prepare = bin_prepare, .run = bin_run}
 
-/* versions: since-versions with distinct semantics.  1: legacy broadcast
- * attribute (opset < 7); 7/8: numpy broadcasting; later revisions only add
- * types. */
-const nn_op_def nn_ops_binary[] = {
-  BIN_OP("Add", 1, 7),
-  BIN_OP("Sub", 1, 7),
-  BIN_OP("Mul", 1, 7),
-  BIN_OP("Div", 1, 7),
-  BIN_OP("Pow", 1, 7),
-  BIN_OP("Mod", 10),
-  BIN_OP("PRelu", 1, 7),
-  {"Equal", NULL, {1, 7}, 0, NN_OP_ELEMENTWISE, equal_prepare, equal_run},
-  BIN_OP("Less", 1, 7),
-  BIN_OP("Greater", 1, 7),
-  BIN_OP("LessOrEqual", 12),
-  BIN_OP("GreaterOrEqual", 12),
-  BIN_OP("And", 1, 7),
-  BIN_OP("Or", 1, 7),
-  BIN_OP("Xor", 1, 7),
-  BIN_OP("BitwiseAnd", 18),
-  BIN_OP("BitwiseOr", 18),
-  BIN_OP("BitwiseXor", 18),
-  BIN_OP("BitShift", 11),
-  BIN_OP("Max", 1, 8),
-  BIN_OP("Min", 1, 8),
-  BIN_OP("Sum", 1, 8),
-  BIN_OP("Mean", 1, 8),
-  BIN_OP("Where", 9),
+const nn_kernel nn_kernels_binary[] = {
+  BIN_K("Add"),
+  BIN_K("Sub"),
+  BIN_K("Mul"),
+  BIN_K("Div"),
+  BIN_K("Pow"),
+  BIN_K("Mod"),
+  BIN_K("PRelu"),
+  {.name = "Equal", .prepare = equal_prepare, .run = equal_run},
+  BIN_K("Less"),
+  BIN_K("Greater"),
+  BIN_K("LessOrEqual"),
+  BIN_K("GreaterOrEqual"),
+  BIN_K("And"),
+  BIN_K("Or"),
+  BIN_K("Xor"),
+  BIN_K("BitwiseAnd"),
+  BIN_K("BitwiseOr"),
+  BIN_K("BitwiseXor"),
+  BIN_K("BitShift"),
+  BIN_K("Max"),
+  BIN_K("Min"),
+  BIN_K("Sum"),
+  BIN_K("Mean"),
+  BIN_K("Where"),
   {0},
 };

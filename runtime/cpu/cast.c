@@ -167,9 +167,9 @@ static nn_status bitcast_run(nn_ctx *c, nn_node *n) {
 
 /* Cast-1 takes the target as a string, Cast-6 as an int; later revisions add
  * types (and saturate/round_mode for float8) only.  CastLike-15. */
-const nn_op_def nn_ops_cast[] = {
-  {"Cast", NULL, {1, 6}, 0, NN_OP_ELEMENTWISE, cast_prepare, cast_run},
-  {"CastLike", NULL, {15}, 0, NN_OP_ELEMENTWISE, castlike_prepare, cast_run},
-  {"BitCast", NULL, {26}, 0, NN_OP_ELEMENTWISE, bitcast_prepare, bitcast_run},
+const nn_kernel nn_kernels_cast[] = {
+  {.name = "Cast", .prepare = cast_prepare, .run = cast_run},
+  {.name = "CastLike", .prepare = castlike_prepare, .run = cast_run},
+  {.name = "BitCast", .prepare = bitcast_prepare, .run = bitcast_run},
   {0},
 };

@@ -136,7 +136,7 @@ static nn_status sub_run(nn_ctx *c, nn_node *n, nn_graph *sub, void *const *targ
   for (int k = 0; k < sub->plan.n_steps && st == NN_OK; k++) {
     nn_node *s = &sub->nodes[sub->plan.steps[k]];
     c->node = s;
-    st = s->op->run(c, s);
+    st = s->kern->run(c, s);
     if (st != NN_OK && c->err && c->err->msg[0] == '\0')
       nn_fail(c, st, "kernel failed (%s)", nn_status_str(st));
   }
@@ -1207,14 +1207,10 @@ static nn_status smap_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_control[] = {
-  {.name = "If", .versions = {1, 11, 13, 16}, .flags = NN_OP_SUBGRAPH | NN_OP_BOXES,
-   .prepare = if_prepare, .run = if_run, .subgraph_needs = if_needs},
-  {.name = "Loop", .versions = {1, 11, 13, 16}, .flags = NN_OP_SUBGRAPH | NN_OP_BOXES,
-   .prepare = loop_prepare, .run = loop_run, .subgraph_needs = loop_needs},
-  {.name = "Scan", .versions = {8, 9, 11, 16}, .flags = NN_OP_SUBGRAPH,
-   .prepare = scan_prepare, .run = scan_run, .subgraph_needs = scan_needs},
-  {.name = "SequenceMap", .versions = {17}, .flags = NN_OP_SUBGRAPH | NN_OP_BOXES,
-   .prepare = smap_prepare, .run = smap_run, .subgraph_needs = smap_needs},
+const nn_kernel nn_kernels_control[] = {
+  {.name = "If", .prepare = if_prepare, .run = if_run, .subgraph_needs = if_needs},
+  {.name = "Loop", .prepare = loop_prepare, .run = loop_run, .subgraph_needs = loop_needs},
+  {.name = "Scan", .prepare = scan_prepare, .run = scan_run, .subgraph_needs = scan_needs},
+  {.name = "SequenceMap", .prepare = smap_prepare, .run = smap_run, .subgraph_needs = smap_needs},
   {0},
 };

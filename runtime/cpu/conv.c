@@ -1598,12 +1598,11 @@ static int64_t conv_const_a_groups(const nn_node *n) {
   }
 }
 
-const nn_op_def nn_ops_conv[] = {
-  {.name = "Conv", .versions = {1, 11}, .prepare = conv_prepare, .run = conv_run,
-   .const_a_groups = conv_const_a_groups},
-  {.name = "ConvTranspose", .versions = {1, 11}, .prepare = convt_prepare, .run = conv_run},
-  {.name = "DeformConv", .versions = {19}, .prepare = deform_prepare, .run = conv_run},
-  {.name = "ConvInteger", .versions = {10}, .prepare = convint_prepare, .run = convint_run},
-  {.name = "QLinearConv", .versions = {10}, .prepare = qlinearconv_prepare, .run = qlinearconv_run},
+const nn_kernel nn_kernels_conv[] = {
+  {.name = "Conv", .prepare = conv_prepare, .run = conv_run, .const_a_groups = conv_const_a_groups},
+  {.name = "ConvTranspose", .prepare = convt_prepare, .run = conv_run},
+  {.name = "DeformConv", .prepare = deform_prepare, .run = conv_run},
+  {.name = "ConvInteger", .prepare = convint_prepare, .run = convint_run},
+  {.name = "QLinearConv", .prepare = qlinearconv_prepare, .run = qlinearconv_run},
   {0},
 };

@@ -1,5 +1,5 @@
 /* cpu_backend.c - the CPU backend behind backend.h: the planned steps run one
- * after the other through each node's op->run on the session's worker pool.
+ * after the other through each node's kern->run on the session's worker pool.
  *
  * It owns the arena (one host block, grown when a re-plan needs more, never
  * shrunk: a stream that alternates two shapes does not reallocate) and the
@@ -328,7 +328,7 @@ static nn_status cpu_run(void *state, nn_ctx *ctx, nn_error *err) {
     ctx->node = n;
     if (all_alone || (chosen && b->n_serial > 0 && b->serial[k]))
       ctx->pool = NULL;   /* nn_parallel_for and the GEMM engine run serially */
-    st = n->op->run(ctx, n);
+    st = n->kern->run(ctx, n);
     ctx->pool = pool;
     if (prof || tune) {
       uint64_t t1 = cpu_now_ns();

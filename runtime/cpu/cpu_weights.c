@@ -82,7 +82,7 @@ nn_status nn_cpu_weights_pack(nn_graph *g, nn_plan *plan, nn_error *err) {
   }
   for (int s = 0; s < plan->n_steps; s++) {
     nn_node *n = &g->nodes[plan->steps[s]];
-    if (!n->op->const_a_groups || n->n_in < 2 || !n->x[1])
+    if (!n->kern->const_a_groups || n->n_in < 2 || !n->x[1])
       continue;
     nn_value *w = n->x[1];
     int v = vidx(g, w);
@@ -92,7 +92,7 @@ nn_status nn_cpu_weights_pack(nn_graph *g, nn_plan *plan, nn_error *err) {
                        w->data == w->const_data;
     if (w->packed_a_groups || !exclusive || !(plan_owned || initializer))
       continue;
-    int64_t groups = n->op->const_a_groups(n), rows, cols;
+    int64_t groups = n->kern->const_a_groups(n), rows, cols;
     size_t gb, total;
     if (groups <= 0 || !packed_a_geometry(w, groups, &rows, &cols, &gb, &total))
       continue;

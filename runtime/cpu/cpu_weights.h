@@ -1,7 +1,7 @@
 /* cpu_weights.h - the CPU backend's own layout of weights.
  *
  * A float32 weight that one executed node alone reads, and that its kernel
- * reads as the GEMM engine's packed A panels (op->const_a_groups), is
+ * reads as the GEMM engine's packed A panels (kern->const_a_groups), is
  * re-laid-out once after planning, in place of the ONNX layout: packed once,
  * not per run, and not held twice.  nn_value.packed_a_groups records it; a
  * re-plan first restores the ONNX layout, so the planner and the graph passes

@@ -726,16 +726,14 @@ static nn_status tsc_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_gather[] = {
-  {.name = "Gather", .versions = {1, 11}, .prepare = gather_prepare, .run = gather_run},
-  {.name = "GatherElements", .versions = {11}, .prepare = gel_prepare, .run = gel_run},
-  {.name = "GatherND", .versions = {11, 12}, .prepare = gnd_prepare, .run = gnd_run},
-  {.name = "ScatterElements", .versions = {11, 16, 18}, .prepare = scel_prepare, .run = scel_run},
-  {.name = "Scatter", .versions = {9}, .prepare = scel_prepare, .run = scel_run},
-  {.name = "ScatterND", .versions = {11, 16, 18}, .prepare = snd_prepare, .run = snd_run},
-  {.name = "OneHot", .versions = {9, 11}, .shape_inputs = 1u << 1,
-   .prepare = onehot_prepare, .run = onehot_run},
-  {.name = "TensorScatter", .versions = {24}, .prepare = tsc_prepare,
-   .run = tsc_run},
+const nn_kernel nn_kernels_gather[] = {
+  {.name = "Gather", .prepare = gather_prepare, .run = gather_run},
+  {.name = "GatherElements", .prepare = gel_prepare, .run = gel_run},
+  {.name = "GatherND", .prepare = gnd_prepare, .run = gnd_run},
+  {.name = "ScatterElements", .prepare = scel_prepare, .run = scel_run},
+  {.name = "Scatter", .prepare = scel_prepare, .run = scel_run},
+  {.name = "ScatterND", .prepare = snd_prepare, .run = snd_run},
+  {.name = "OneHot", .prepare = onehot_prepare, .run = onehot_run},
+  {.name = "TensorScatter", .prepare = tsc_prepare, .run = tsc_run},
   {0},
 };

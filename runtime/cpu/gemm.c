@@ -673,13 +673,9 @@ static nn_status matmulinteger_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_gemm[] = {
-  /* MatMul-9/13 only widened the type list */
-  {.name = "MatMul", .versions = {1}, .prepare = matmul_prepare, .run = matmul_run},
-  /* 1/6: C required, "broadcast" attribute; 7: unidirectional broadcast;
-   * 11: C optional.  Accepting the broadcast form everywhere covers all. */
-  {.name = "Gemm", .versions = {1, 6, 7, 11}, .prepare = gemm_prepare, .run = gemm_run},
-  {.name = "MatMulInteger", .versions = {10}, .prepare = matmulinteger_prepare,
-   .run = matmulinteger_run},
+const nn_kernel nn_kernels_gemm[] = {
+  {.name = "MatMul", .prepare = matmul_prepare, .run = matmul_run},
+  {.name = "Gemm", .prepare = gemm_prepare, .run = gemm_run},
+  {.name = "MatMulInteger", .prepare = matmulinteger_prepare, .run = matmulinteger_run},
   {0},
 };

@@ -397,8 +397,8 @@ static nn_status det_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_linalg[] = {
-  {"Einsum", NULL, {12}, 0, 0, einsum_prepare, einsum_run},
-  {"Det", NULL, {11}, 0, 0, det_prepare, det_run},
+const nn_kernel nn_kernels_linalg[] = {
+  {.name = "Einsum", .prepare = einsum_prepare, .run = einsum_run},
+  {.name = "Det", .prepare = det_prepare, .run = det_run},
   {0},
 };

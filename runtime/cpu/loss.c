@@ -118,8 +118,8 @@ static nn_status nll_run(nn_ctx *c, nn_node *n) { return loss_run(c, n, false); 
 static nn_status sce_prepare(nn_ctx *c, nn_node *n) { return loss_prepare(c, n, true); }
 static nn_status sce_run(nn_ctx *c, nn_node *n) { return loss_run(c, n, true); }
 
-const nn_op_def nn_ops_loss[] = {
-  {"NegativeLogLikelihoodLoss", NULL, {12}, 0, 0, nll_prepare, nll_run},
-  {"SoftmaxCrossEntropyLoss", NULL, {12}, 0, 0, sce_prepare, sce_run},
+const nn_kernel nn_kernels_loss[] = {
+  {.name = "NegativeLogLikelihoodLoss", .prepare = nll_prepare, .run = nll_run},
+  {.name = "SoftmaxCrossEntropyLoss", .prepare = sce_prepare, .run = sce_run},
   {0},
 };

@@ -611,10 +611,10 @@ static nn_status te_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_ml[] = {
-  {"ArrayFeatureExtractor", "ai.onnx.ml", {1}, 0, 0, afe_prepare, afe_run},
-  {"Binarizer", "ai.onnx.ml", {1}, 0, NN_OP_ELEMENTWISE, bin_prepare, bin_run},
-  {"LabelEncoder", "ai.onnx.ml", {1, 2, 4}, 0, 0, le_prepare, le_run},
-  {"TreeEnsemble", "ai.onnx.ml", {5}, 0, 0, te_prepare, te_run},
+const nn_kernel nn_kernels_ml[] = {
+  {.name = "ArrayFeatureExtractor", .domain = "ai.onnx.ml", .prepare = afe_prepare, .run = afe_run},
+  {.name = "Binarizer", .domain = "ai.onnx.ml", .prepare = bin_prepare, .run = bin_run},
+  {.name = "LabelEncoder", .domain = "ai.onnx.ml", .prepare = le_prepare, .run = le_run},
+  {.name = "TreeEnsemble", .domain = "ai.onnx.ml", .prepare = te_prepare, .run = te_run},
   {0},
 };

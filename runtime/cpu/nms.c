@@ -190,8 +190,7 @@ static nn_status nms_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_nms[] = {
-  /* every NMS input decides how many boxes survive, hence the output shape */
-  {"NonMaxSuppression", NULL, {10, 11}, 0x1f, 0, nms_prepare, nms_run},
+const nn_kernel nn_kernels_nms[] = {
+  {.name = "NonMaxSuppression", .prepare = nms_prepare, .run = nms_run},
   {0},
 };

@@ -768,21 +768,14 @@ static nn_status lrn_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_norm[] = {
-  {.name = "BatchNormalization", .versions = {1, 6, 7, 9, 14, 15}, .flags = NN_OP_ELEMENTWISE,
-   .prepare = bn_prepare, .run = bn_run},
-  {.name = "InstanceNormalization", .versions = {1, 6}, .flags = NN_OP_ELEMENTWISE,
-   .prepare = instnorm_prepare, .run = rownorm_run},
-  {.name = "LayerNormalization", .versions = {17}, .flags = NN_OP_ELEMENTWISE,
-   .prepare = layernorm_prepare, .run = rownorm_run},
-  {.name = "GroupNormalization", .versions = {18, 21}, .flags = NN_OP_ELEMENTWISE,
-   .prepare = groupnorm_prepare, .run = rownorm_run},
-  {.name = "RMSNormalization", .versions = {23}, .flags = NN_OP_ELEMENTWISE,
-   .prepare = rmsnorm_prepare, .run = rownorm_run},
-  {.name = "LRN", .versions = {1, 13}, .prepare = lrn_prepare, .run = lrn_run},
-  {.name = "LpNormalization", .versions = {1}, .flags = NN_OP_ELEMENTWISE,
-   .prepare = lpnorm_prepare, .run = lpnorm_run},
-  {.name = "MeanVarianceNormalization", .versions = {9, 13}, .flags = NN_OP_ELEMENTWISE,
-   .prepare = mvn_prepare, .run = mvn_run},
+const nn_kernel nn_kernels_norm[] = {
+  {.name = "BatchNormalization", .prepare = bn_prepare, .run = bn_run},
+  {.name = "InstanceNormalization", .prepare = instnorm_prepare, .run = rownorm_run},
+  {.name = "LayerNormalization", .prepare = layernorm_prepare, .run = rownorm_run},
+  {.name = "GroupNormalization", .prepare = groupnorm_prepare, .run = rownorm_run},
+  {.name = "RMSNormalization", .prepare = rmsnorm_prepare, .run = rownorm_run},
+  {.name = "LRN", .prepare = lrn_prepare, .run = lrn_run},
+  {.name = "LpNormalization", .prepare = lpnorm_prepare, .run = lpnorm_run},
+  {.name = "MeanVarianceNormalization", .prepare = mvn_prepare, .run = mvn_run},
   {0},
 };

@@ -821,14 +821,13 @@ static nn_status unpool_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_pool[] = {
-  {.name = "AveragePool", .versions = {1, 7, 10, 11, 19}, .prepare = pool_avg_prepare, .run = pool_run},
-  {.name = "MaxPool", .versions = {1, 8, 10, 11, 12}, .prepare = pool_max_prepare, .run = pool_run},
-  {.name = "LpPool", .versions = {1, 2, 11, 18}, .prepare = pool_lp_prepare, .run = pool_run},
-  {.name = "GlobalAveragePool", .versions = {1}, .prepare = pool_gavg_prepare, .run = pool_run},
-  {.name = "GlobalMaxPool", .versions = {1}, .prepare = pool_gmax_prepare, .run = pool_run},
-  {.name = "GlobalLpPool", .versions = {1, 2}, .prepare = pool_glp_prepare, .run = pool_run},
-  {.name = "MaxUnpool", .versions = {9, 11}, .shape_inputs = 1u << 2, .prepare = unpool_prepare,
-   .run = unpool_run},
+const nn_kernel nn_kernels_pool[] = {
+  {.name = "AveragePool", .prepare = pool_avg_prepare, .run = pool_run},
+  {.name = "MaxPool", .prepare = pool_max_prepare, .run = pool_run},
+  {.name = "LpPool", .prepare = pool_lp_prepare, .run = pool_run},
+  {.name = "GlobalAveragePool", .prepare = pool_gavg_prepare, .run = pool_run},
+  {.name = "GlobalMaxPool", .prepare = pool_gmax_prepare, .run = pool_run},
+  {.name = "GlobalLpPool", .prepare = pool_glp_prepare, .run = pool_run},
+  {.name = "MaxUnpool", .prepare = unpool_prepare, .run = unpool_run},
   {0},
 };

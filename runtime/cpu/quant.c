@@ -384,10 +384,10 @@ static nn_status qlmm_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_quant[] = {
-  {"DequantizeLinear", NULL, {10, 13, 19, 21, 23, 25}, 0, 0, dequant_prepare, dequant_run},
-  {"QuantizeLinear", NULL, {10, 13, 19, 21, 23, 25}, 0, 0, quant_prepare, quant_run},
-  {"DynamicQuantizeLinear", NULL, {11}, 0, 0, dynq_prepare, dynq_run},
-  {"QLinearMatMul", NULL, {10, 21}, 0, 0, qlmm_prepare, qlmm_run},
+const nn_kernel nn_kernels_quant[] = {
+  {.name = "DequantizeLinear", .prepare = dequant_prepare, .run = dequant_run},
+  {.name = "QuantizeLinear", .prepare = quant_prepare, .run = quant_run},
+  {.name = "DynamicQuantizeLinear", .prepare = dynq_prepare, .run = dynq_run},
+  {.name = "QLinearMatMul", .prepare = qlmm_prepare, .run = qlmm_run},
   {0},
 };

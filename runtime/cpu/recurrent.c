@@ -547,11 +547,11 @@ static nn_status ccs_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_recurrent[] = {
-  {"LinearAttention", NULL, {27}, 0, 0, la_prepare, la_run},
-  {"CausalConvWithState", NULL, {27}, 0, 0, ccs_prepare, ccs_run},
-  {"RNN", NULL, {7, 14}, 0, 0, rnn_prepare, rnn_run},
-  {"GRU", NULL, {7, 14}, 0, 0, gru_prepare, rnn_run},
-  {"LSTM", NULL, {7, 14}, 0, 0, lstm_prepare, rnn_run},
+const nn_kernel nn_kernels_recurrent[] = {
+  {.name = "LinearAttention", .prepare = la_prepare, .run = la_run},
+  {.name = "CausalConvWithState", .prepare = ccs_prepare, .run = ccs_run},
+  {.name = "RNN", .prepare = rnn_prepare, .run = rnn_run},
+  {.name = "GRU", .prepare = gru_prepare, .run = rnn_run},
+  {.name = "LSTM", .prepare = lstm_prepare, .run = rnn_run},
   {0},
 };

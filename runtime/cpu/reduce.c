@@ -957,30 +957,23 @@ static nn_status cum_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-#define RED_OP(NAME, ...)                                                               \
-  {.name = NAME, .versions = {__VA_ARGS__}, .shape_inputs = 1u << 1,                    \
-   .prepare = reduce_prepare, .run = reduce_run}
+#define RED_K(NAME) {.name = NAME, .prepare = reduce_prepare, .run = reduce_run}
 
-const nn_op_def nn_ops_reduce[] = {
-  /* ReduceSum took axes as an input at 13, the others at 18; ReduceMax/Min-20
-   * only added bool.  Negative axes (11) are accepted everywhere. */
-  RED_OP("ReduceSum", 1, 13),
-  RED_OP("ReduceMean", 1, 18),
-  RED_OP("ReduceMax", 1, 18),
-  RED_OP("ReduceMin", 1, 18),
-  RED_OP("ReduceProd", 1, 18),
-  RED_OP("ReduceL1", 1, 18),
-  RED_OP("ReduceL2", 1, 18),
-  RED_OP("ReduceLogSum", 1, 18),
-  RED_OP("ReduceLogSumExp", 1, 18),
-  RED_OP("ReduceSumSquare", 1, 18),
-  /* select_last_index (12) defaults to the older behaviour */
-  {.name = "ArgMax", .versions = {1}, .prepare = arg_prepare, .run = arg_run},
-  {.name = "ArgMin", .versions = {1}, .prepare = arg_prepare, .run = arg_run},
-  /* 1: k attribute; 10: K input; 11: largest/sorted, negative axis */
-  {.name = "TopK", .versions = {1, 10, 11}, .shape_inputs = 1u << 1, .prepare = topk_prepare,
-   .run = topk_run},
-  {.name = "CumSum", .versions = {11}, .prepare = cum_prepare, .run = cum_run},
-  {.name = "CumProd", .versions = {26}, .prepare = cum_prepare, .run = cum_run},
+const nn_kernel nn_kernels_reduce[] = {
+  RED_K("ReduceSum"),
+  RED_K("ReduceMean"),
+  RED_K("ReduceMax"),
+  RED_K("ReduceMin"),
+  RED_K("ReduceProd"),
+  RED_K("ReduceL1"),
+  RED_K("ReduceL2"),
+  RED_K("ReduceLogSum"),
+  RED_K("ReduceLogSumExp"),
+  RED_K("ReduceSumSquare"),
+  {.name = "ArgMax", .prepare = arg_prepare, .run = arg_run},
+  {.name = "ArgMin", .prepare = arg_prepare, .run = arg_run},
+  {.name = "TopK", .prepare = topk_prepare, .run = topk_run},
+  {.name = "CumSum", .prepare = cum_prepare, .run = cum_run},
+  {.name = "CumProd", .prepare = cum_prepare, .run = cum_run},
   {0},
 };

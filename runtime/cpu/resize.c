@@ -508,10 +508,8 @@ static nn_status resize_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_resize[] = {
-  {.name = "Resize", .versions = {10, 11, 13, 18, 19}, .shape_inputs = 0xeu,
-   .prepare = resize_prepare, .run = resize_run},
-  {.name = "Upsample", .versions = {7, 9}, .shape_inputs = 1u << 1,
-   .prepare = resize_prepare, .run = resize_run},
+const nn_kernel nn_kernels_resize[] = {
+  {.name = "Resize", .prepare = resize_prepare, .run = resize_run},
+  {.name = "Upsample", .prepare = resize_prepare, .run = resize_run},
   {0},
 };

@@ -563,10 +563,10 @@ static nn_status roi_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_sampling[] = {
-  {"GridSample", NULL, {16, 20}, 0, 0, gs_prepare, gs_run},
-  {"AffineGrid", NULL, {20}, 1u << 1, 0, affine_prepare, affine_run},
-  {"Col2Im", NULL, {18}, (1u << 1) | (1u << 2), 0, col2im_prepare, col2im_run},
-  {"RoiAlign", NULL, {10, 16}, 0, 0, roi_prepare, roi_run},
+const nn_kernel nn_kernels_sampling[] = {
+  {.name = "GridSample", .prepare = gs_prepare, .run = gs_run},
+  {.name = "AffineGrid", .prepare = affine_prepare, .run = affine_run},
+  {.name = "Col2Im", .prepare = col2im_prepare, .run = col2im_run},
+  {.name = "RoiAlign", .prepare = roi_prepare, .run = roi_run},
   {0},
 };

@@ -245,8 +245,8 @@ static nn_status nz_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_select[] = {
-  {"Unique", NULL, {11}, 1u << 0, 0, uniq_prepare, uniq_run},
-  {"NonZero", NULL, {9, 13}, 1u << 0, 0, nz_prepare, nz_run},
+const nn_kernel nn_kernels_select[] = {
+  {.name = "Unique", .prepare = uniq_prepare, .run = uniq_run},
+  {.name = "NonZero", .prepare = nz_prepare, .run = nz_run},
   {0},
 };

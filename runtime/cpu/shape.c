@@ -544,25 +544,18 @@ static nn_status eyelike_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_shape[] = {
-  {.name = "Reshape", .versions = {1, 5, 14}, .shape_inputs = 1u << 1, .flags = NN_OP_VIEW,
-   .prepare = reshape_prepare, .run = shp_view_run},
-  {.name = "Flatten", .versions = {1, 11}, .flags = NN_OP_VIEW,
-   .prepare = flatten_prepare, .run = shp_view_run},
-  {.name = "Squeeze", .versions = {1, 13}, .shape_inputs = 1u << 1, .flags = NN_OP_VIEW,
-   .prepare = squeeze_prepare, .run = shp_view_run},
-  {.name = "Unsqueeze", .versions = {1, 13}, .shape_inputs = 1u << 1, .flags = NN_OP_VIEW,
-   .prepare = unsqueeze_prepare, .run = shp_view_run},
-  {.name = "Identity", .versions = {1}, .flags = NN_OP_VIEW,
-   .prepare = identity_prepare, .run = shp_view_run},
-  {.name = "Dropout", .versions = {1, 7, 10, 12}, .flags = NN_OP_VIEW,
-   .prepare = dropout_prepare, .run = dropout_run},
-  {.name = "Shape", .versions = {1, 15}, .prepare = shape_prepare, .run = shape_run},
-  {.name = "Size", .versions = {1}, .prepare = size_prepare, .run = size_run},
-  {.name = "Constant", .versions = {1}, .prepare = constant_prepare, .run = constant_run},
-  {.name = "ConstantOfShape", .versions = {9}, .shape_inputs = 1u << 0,
-   .prepare = cos_prepare, .run = cos_run},
-  {.name = "Range", .versions = {11}, .shape_inputs = 7u, .prepare = range_prepare, .run = range_run},
-  {.name = "EyeLike", .versions = {9}, .prepare = eyelike_prepare, .run = eyelike_run},
+const nn_kernel nn_kernels_shape[] = {
+  {.name = "Reshape", .prepare = reshape_prepare, .run = shp_view_run},
+  {.name = "Flatten", .prepare = flatten_prepare, .run = shp_view_run},
+  {.name = "Squeeze", .prepare = squeeze_prepare, .run = shp_view_run},
+  {.name = "Unsqueeze", .prepare = unsqueeze_prepare, .run = shp_view_run},
+  {.name = "Identity", .prepare = identity_prepare, .run = shp_view_run},
+  {.name = "Dropout", .prepare = dropout_prepare, .run = dropout_run},
+  {.name = "Shape", .prepare = shape_prepare, .run = shape_run},
+  {.name = "Size", .prepare = size_prepare, .run = size_run},
+  {.name = "Constant", .prepare = constant_prepare, .run = constant_run},
+  {.name = "ConstantOfShape", .prepare = cos_prepare, .run = cos_run},
+  {.name = "Range", .prepare = range_prepare, .run = range_run},
+  {.name = "EyeLike", .prepare = eyelike_prepare, .run = eyelike_run},
   {0},
 };

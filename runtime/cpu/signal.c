@@ -396,12 +396,12 @@ static nn_status stft_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_signal[] = {
-  {"HannWindow", NULL, {17}, 1u << 0, 0, window_prepare, hann_run},
-  {"HammingWindow", NULL, {17}, 1u << 0, 0, window_prepare, hamming_run},
-  {"BlackmanWindow", NULL, {17}, 1u << 0, 0, window_prepare, blackman_run},
-  {"DFT", NULL, {17, 20}, (1u << 1) | (1u << 2), 0, dft_prepare, dft_run},
-  {"STFT", NULL, {17}, (1u << 1) | (1u << 3), 0, stft_prepare, stft_run},
-  {"MelWeightMatrix", NULL, {17}, (1u << 0) | (1u << 1), 0, mel_prepare, mel_run},
+const nn_kernel nn_kernels_signal[] = {
+  {.name = "HannWindow", .prepare = window_prepare, .run = hann_run},
+  {.name = "HammingWindow", .prepare = window_prepare, .run = hamming_run},
+  {.name = "BlackmanWindow", .prepare = window_prepare, .run = blackman_run},
+  {.name = "DFT", .prepare = dft_prepare, .run = dft_run},
+  {.name = "STFT", .prepare = stft_prepare, .run = stft_run},
+  {.name = "MelWeightMatrix", .prepare = mel_prepare, .run = mel_run},
   {0},
 };

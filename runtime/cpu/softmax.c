@@ -250,10 +250,9 @@ static nn_status sm_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_softmax[] = {
-  /* 1: 2-D coercion at axis (11 only allowed negative axes); 13: one axis */
-  {.name = "Softmax", .versions = {1, 13}, .prepare = sm_prepare, .run = sm_run},
-  {.name = "LogSoftmax", .versions = {1, 13}, .prepare = sm_prepare, .run = sm_run},
-  {.name = "Hardmax", .versions = {1, 13}, .prepare = sm_prepare, .run = sm_run},
+const nn_kernel nn_kernels_softmax[] = {
+  {.name = "Softmax", .prepare = sm_prepare, .run = sm_run},
+  {.name = "LogSoftmax", .prepare = sm_prepare, .run = sm_run},
+  {.name = "Hardmax", .prepare = sm_prepare, .run = sm_run},
   {0},
 };

@@ -409,10 +409,10 @@ static nn_status strnorm_run(nn_ctx *c, nn_node *n) {
 
 /* Folding at plan time is fine: a folded value's views point into the
  * store's marked part (or into constants), valid for the plan's life. */
-const nn_op_def nn_ops_strings[] = {
-  {"StringConcat", NULL, {20}, 0, 0, strcat_prepare, strcat_run},
-  {"StringSplit", NULL, {20}, 1u << 0, 0, strsplit_prepare, strsplit_run},
-  {"RegexFullMatch", NULL, {20}, 0, 0, regex_prepare, regex_run},
-  {"StringNormalizer", NULL, {10}, 1u << 0, 0, strnorm_prepare, strnorm_run},
+const nn_kernel nn_kernels_strings[] = {
+  {.name = "StringConcat", .prepare = strcat_prepare, .run = strcat_run},
+  {.name = "StringSplit", .prepare = strsplit_prepare, .run = strsplit_run},
+  {.name = "RegexFullMatch", .prepare = regex_prepare, .run = regex_run},
+  {.name = "StringNormalizer", .prepare = strnorm_prepare, .run = strnorm_run},
   {0},
 };

@@ -149,7 +149,7 @@ static nn_status tfidf_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-const nn_op_def nn_ops_text[] = {
-  {"TfIdfVectorizer", NULL, {9}, 0, 0, tfidf_prepare, tfidf_run},
+const nn_kernel nn_kernels_text[] = {
+  {.name = "TfIdfVectorizer", .prepare = tfidf_prepare, .run = tfidf_run},
   {0},
 };

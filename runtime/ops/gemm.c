@@ -42,3 +42,15 @@ nn_status nn_gemm_params_init(nn_ctx *c, const nn_node *n, nn_gemm_params *p) {
   nn_broadcast_strides(cv->rank, cv->dims, 2, yd, p->cs);
   return NN_OK;
 }
+
+/* The family's operators (ops/registry.c); infer = NULL: the CPU kernel's
+ * prepare still infers the shapes. */
+const nn_op_def nn_ops_gemm[] = {
+  /* MatMul-9/13 only widened the type list */
+  {.name = "MatMul", .versions = {1}},
+  /* 1/6: C required, "broadcast" attribute; 7: unidirectional broadcast;
+   * 11: C optional.  Accepting the broadcast form everywhere covers all. */
+  {.name = "Gemm", .versions = {1, 6, 7, 11}},
+  {.name = "MatMulInteger", .versions = {10}},
+  {0},
+};

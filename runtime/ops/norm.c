@@ -71,3 +71,17 @@ nn_status nn_groupnorm_params_init(nn_ctx *c, const nn_node *n, int64_t C,
   p->per_group = n->version < 21;
   return NN_OK;
 }
+
+/* The family's operators (ops/registry.c); infer = NULL: the CPU kernel's
+ * prepare still infers the shapes. */
+const nn_op_def nn_ops_norm[] = {
+  {.name = "BatchNormalization", .versions = {1, 6, 7, 9, 14, 15}, .flags = NN_OP_ELEMENTWISE},
+  {.name = "InstanceNormalization", .versions = {1, 6}, .flags = NN_OP_ELEMENTWISE},
+  {.name = "LayerNormalization", .versions = {17}, .flags = NN_OP_ELEMENTWISE},
+  {.name = "GroupNormalization", .versions = {18, 21}, .flags = NN_OP_ELEMENTWISE},
+  {.name = "RMSNormalization", .versions = {23}, .flags = NN_OP_ELEMENTWISE},
+  {.name = "LRN", .versions = {1, 13}},
+  {.name = "LpNormalization", .versions = {1}, .flags = NN_OP_ELEMENTWISE},
+  {.name = "MeanVarianceNormalization", .versions = {9, 13}, .flags = NN_OP_ELEMENTWISE},
+  {0},
+};

@@ -96,3 +96,30 @@ nn_status nn_arg_params_init(nn_ctx *c, const nn_node *n, nn_arg_params *p) {
   p->out_rank = reduced_shape(x, reduce, p->keepdims, p->out);
   return NN_OK;
 }
+
+/* The family's operators (ops/registry.c); infer = NULL: the CPU kernel's
+ * prepare still infers the shapes. */
+#define RED_OP(NAME, ...) {.name = NAME, .versions = {__VA_ARGS__}, .shape_inputs = 1u << 1}
+
+const nn_op_def nn_ops_reduce[] = {
+  /* ReduceSum took axes as an input at 13, the others at 18; ReduceMax/Min-20
+   * only added bool.  Negative axes (11) are accepted everywhere. */
+  RED_OP("ReduceSum", 1, 13),
+  RED_OP("ReduceMean", 1, 18),
+  RED_OP("ReduceMax", 1, 18),
+  RED_OP("ReduceMin", 1, 18),
+  RED_OP("ReduceProd", 1, 18),
+  RED_OP("ReduceL1", 1, 18),
+  RED_OP("ReduceL2", 1, 18),
+  RED_OP("ReduceLogSum", 1, 18),
+  RED_OP("ReduceLogSumExp", 1, 18),
+  RED_OP("ReduceSumSquare", 1, 18),
+  /* select_last_index (12) defaults to the older behaviour */
+  {.name = "ArgMax", .versions = {1}},
+  {.name = "ArgMin", .versions = {1}},
+  /* 1: k attribute; 10: K input; 11: largest/sorted, negative axis */
+  {.name = "TopK", .versions = {1, 10, 11}, .shape_inputs = 1u << 1},
+  {.name = "CumSum", .versions = {11}},
+  {.name = "CumProd", .versions = {26}},
+  {0},
+};

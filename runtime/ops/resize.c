@@ -211,3 +211,11 @@ nn_status nn_resize_params_init(nn_ctx *c, const nn_node *n, nn_resize_params *p
     return resize_shape(c, n, p, NULL, resize_in(n, 1), NULL, NULL, 0);
   return resize_shape(c, n, p, resize_in(n, 1), resize_in(n, 2), resize_in(n, 3), NULL, 0);
 }
+
+/* The family's operators (ops/registry.c); infer = NULL: the CPU kernel's
+ * prepare still infers the shapes. */
+const nn_op_def nn_ops_resize[] = {
+  {.name = "Resize", .versions = {10, 11, 13, 18, 19}, .shape_inputs = 0xeu},
+  {.name = "Upsample", .versions = {7, 9}, .shape_inputs = 1u << 1},
+  {0},
+};

@@ -30,3 +30,13 @@ nn_status nn_softmax_geom_init(nn_ctx *c, const nn_node *n, nn_softmax_geom *g) 
   }
   return NN_OK;
 }
+
+/* The family's operators (ops/registry.c); infer = NULL: the CPU kernel's
+ * prepare still infers the shapes. */
+const nn_op_def nn_ops_softmax[] = {
+  /* 1: 2-D coercion at axis (11 only allowed negative axes); 13: one axis */
+  {.name = "Softmax", .versions = {1, 13}},
+  {.name = "LogSoftmax", .versions = {1, 13}},
+  {.name = "Hardmax", .versions = {1, 13}},
+  {0},
+};

@@ -262,3 +262,22 @@ nn_status nn_d2s_params_init(nn_ctx *c, const nn_node *n, nn_d2s_params *p) {
   memcpy(p->s6, s6, sizeof s6);
   return NN_OK;
 }
+
+/* The family's operators (ops/registry.c); infer = NULL: the CPU kernel's
+ * prepare still infers the shapes. */
+const nn_op_def nn_ops_transform[] = {
+  {.name = "Transpose", .versions = {1}},
+  {.name = "Concat", .versions = {1, 4, 11}},
+  {.name = "Split", .versions = {1, 2, 11, 13, 18}, .shape_inputs = 1u << 1},
+  {.name = "Slice", .versions = {1, 10}, .shape_inputs = 0x1eu},
+  {.name = "Pad", .versions = {1, 2, 11, 18, 19}, .shape_inputs = (1u << 1) | (1u << 3)},
+  {.name = "Tile", .versions = {6}, .shape_inputs = 1u << 1},
+  {.name = "Expand", .versions = {8}, .shape_inputs = 1u << 1},
+  {.name = "DepthToSpace", .versions = {1, 11}},
+  {.name = "SpaceToDepth", .versions = {1}},
+  {.name = "Trilu", .versions = {14}, .flags = NN_OP_ELEMENTWISE},
+  {.name = "CenterCropPad", .versions = {18}, .shape_inputs = 1u << 1},
+  {.name = "Compress", .versions = {9, 11}, .shape_inputs = 1u << 1},
+  {.name = "ReverseSequence", .versions = {10}},
+  {0},
+};

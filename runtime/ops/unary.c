@@ -38,3 +38,57 @@ nn_status nn_unary_attrs_init(nn_ctx *c, const nn_node *n, nn_unary_attrs *u) {
   }
   return NN_OK;
 }
+
+/* The family's operators (ops/registry.c); infer = NULL: the CPU kernel's
+ * prepare still infers the shapes. */
+#define UN_OP(NAME, ...) {.name = NAME, .versions = {__VA_ARGS__}, .flags = NN_OP_ELEMENTWISE}
+
+/* versions: since-versions with distinct semantics; revisions that only
+ * add types or drop the legacy consumed_inputs attribute need no entry. */
+const nn_op_def nn_ops_unary[] = {
+  UN_OP("Abs", 1),
+  UN_OP("Neg", 1),
+  UN_OP("Ceil", 1),
+  UN_OP("Floor", 1),
+  UN_OP("Round", 11),
+  UN_OP("Sqrt", 1),
+  UN_OP("Exp", 1),
+  UN_OP("Log", 1),
+  UN_OP("Reciprocal", 1),
+  UN_OP("Sign", 9),
+  UN_OP("Sigmoid", 1),
+  UN_OP("Tanh", 1),
+  UN_OP("Erf", 9),
+  UN_OP("Relu", 1),
+  UN_OP("LeakyRelu", 1),
+  UN_OP("Elu", 1),
+  UN_OP("Selu", 1),
+  UN_OP("Celu", 12),
+  UN_OP("ThresholdedRelu", 10),
+  UN_OP("HardSigmoid", 1),
+  UN_OP("HardSwish", 14),
+  UN_OP("Softplus", 1),
+  UN_OP("Softsign", 1),
+  UN_OP("Shrink", 9),
+  UN_OP("Sin", 7),
+  UN_OP("Cos", 7),
+  UN_OP("Tan", 7),
+  UN_OP("Asin", 7),
+  UN_OP("Acos", 7),
+  UN_OP("Atan", 7),
+  UN_OP("Sinh", 9),
+  UN_OP("Cosh", 9),
+  UN_OP("Asinh", 9),
+  UN_OP("Acosh", 9),
+  UN_OP("Atanh", 9),
+  UN_OP("Not", 1),
+  UN_OP("IsNaN", 9),
+  UN_OP("IsInf", 10),
+  UN_OP("Gelu", 20),
+  UN_OP("Mish", 18),
+  UN_OP("Swish", 24),
+  UN_OP("BitwiseNot", 18),
+  /* 1: min/max attributes; 11: optional min/max inputs */
+  UN_OP("Clip", 1, 11),
+  {0},
+};

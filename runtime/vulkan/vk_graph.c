@@ -407,7 +407,7 @@ static nn_status group_run(void *arg, nn_error *err) {
   for (int i = 0; i < gr->steps.n; i++) {
     nn_node *n = &vg->g->nodes[gr->steps.v[i]];
     c->node = n;
-    st = n->op->run(c, n);
+    st = n->kern->run(c, n);
     if (st != NN_OK) {
       if (c->err && c->err->msg[0] == '\0')
         nn_fail(c, st, "kernel failed (%s)", nn_status_str(st));

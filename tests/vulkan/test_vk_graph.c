@@ -241,7 +241,7 @@ static void run_case(const char *dir, const opts *o, counts *cnt) {
   nn_options_init(&opt);
   lim = opt.limits;
   if (nn_graph_load(model, size, dir, &lim, &g, &err) != NN_OK ||
-      nn_graph_finalize(g, &lim, nn_op_find, &err) != NN_OK || nn_graph_simplify(g, nn_op_find, &err) != NN_OK) {
+      nn_graph_finalize(g, &lim, nn_kernel_find, &err) != NN_OK || nn_graph_simplify(g, nn_kernel_find, &err) != NN_OK) {
     snprintf(why, sizeof why, "load: %.500s", err.msg);
     goto out_model;
   }
