@@ -1,16 +1,16 @@
 /* sampling.c - CPU kernels of the ops that sample a tensor at computed
  * spatial positions or fold patches back onto its grid: GridSample (16/20),
  * AffineGrid (20), Col2Im (18) and RoiAlign (10/16; GridSample-22 and
- * RoiAlign-22 are type-only and need no entry).  Resize is in resize.c. */
+ * RoiAlign-22 are type-only and need no entry).  Resize is in resize.c.
+ * The shapes, attributes and geometry are the op layer's (ops/sampling.h,
+ * ops/sampling.c). */
 #include "cpu/kernel_util.h"
+#include "ops/sampling.h"
 
 /* ---- GridSample ----------------------------------------------------------------
  * Follows the ONNX reference (itself PyTorch's grid_sampler): unnormalize,
  * fold out-of-range coordinates by the padding mode, then interpolate from
  * per-dimension taps whose indices are folded again when fetched. */
-
-enum { GS_LINEAR, GS_NEAREST, GS_CUBIC };
-enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
 
 #define GS_MAX_DIMS 3
 
@@ -23,39 +23,21 @@ typedef struct gs_params {
 } gs_params;
 
 static nn_status gs_prepare(nn_ctx *c, nn_node *n) {
-  static const char *const modes16[] = {"bilinear", "nearest", "bicubic", NULL};
-  static const char *const modes20[] = {"linear", "nearest", "cubic", NULL};
-  static const char *const pads[] = {"zeros", "border", "reflection", NULL};
-  nn_value *x = n->x[0], *g = ku_in(n, 1);
-  if (!g)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "grid is required");
+  nn_value *x = n->x[0], *g = n->x[1];
   if (!ku_is_real(x->dtype))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported type %s", nn_dtype_name(x->dtype));
-  if (!ku_is_real(g->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported grid type %s", nn_dtype_name(g->dtype));
   gs_params p;
   memset(&p, 0, sizeof p);
-  nn_status st;
-  if (n->version >= 20)
-    st = ku_attr_choice(c, n, "mode", "linear", modes20, &p.mode);
-  else
-    st = ku_attr_choice(c, n, "mode", "bilinear", modes16, &p.mode);
+  p.r = x->rank - 2;
+  if (p.r > GS_MAX_DIMS)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "input rank %d not supported (3..5-D)", x->rank);
+  nn_gridsample_attrs a;
+  nn_status st = nn_gridsample_attrs_init(c, n, &a);
   if (st != NN_OK)
     return st;
-  if ((st = ku_attr_choice(c, n, "padding_mode", "zeros", pads, &p.pad)) != NN_OK)
-    return st;
-  int64_t ac = nn_attr_int(n, "align_corners", 0);
-  if (ac != 0 && ac != 1)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported align_corners %lld", (long long)ac);
-  p.align = (int)ac;
-  p.r = x->rank - 2;
-  if (p.r < 1 || p.r > GS_MAX_DIMS || (n->version < 20 && p.r != 2))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "input rank %d not supported (4-D%s)", x->rank,
-                   n->version < 20 ? "" : " or 3..5-D");
-  if (p.mode == GS_CUBIC && p.r != 2)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "cubic mode supports 4-D input only");
-  if (g->rank != x->rank || g->dims[0] != x->dims[0] || g->dims[g->rank - 1] != p.r)
-    return nn_fail(c, NN_ERR_SHAPE, "grid must be (N, out..., %d)", p.r);
+  p.mode = a.mode;
+  p.pad = a.pad;
+  p.align = a.align;
   p.N = x->dims[0];
   p.C = x->dims[1];
   p.P = nn_dims_numel(p.r, g->dims + 1);
@@ -66,13 +48,6 @@ static nn_status gs_prepare(nn_ctx *c, nn_node *n) {
     s *= p.dims[i];
   }
   p.plane = s;
-  int64_t od[NN_MAX_RANK];
-  od[0] = p.N;
-  od[1] = p.C;
-  for (int i = 0; i < p.r; i++)
-    od[2 + i] = g->dims[1 + i];
-  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, od)) != NN_OK)
-    return st;
   gs_params *pp = nn_malloc(sizeof *pp);
   if (!pp)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
@@ -99,9 +74,9 @@ static double gs_reflect(double x, double lo, double hi) {
 
 /* Index to fetch for tap i along a dim of size d; -1 reads as zero. */
 static inline int64_t gs_tap(const gs_params *p, int64_t i, int64_t d) {
-  if (p->pad == GS_ZEROS)
+  if (p->pad == NN_GS_ZEROS)
     return (i >= 0 && i < d) ? i : -1;
-  if (p->pad == GS_BORDER)
+  if (p->pad == NN_GS_BORDER)
     return i < 0 ? 0 : i >= d ? d - 1 : i;
   double lo = p->align ? 0.0 : -0.5, hi = p->align ? (double)d - 1.0 : (double)d - 0.5;
   int64_t k = (int64_t)trunc(gs_reflect((double)i, lo, hi));
@@ -130,7 +105,7 @@ static void gs_range(void *arg, int64_t begin, int64_t end) {
     int64_t b = np / p->P, pt = np % p->P;
     int64_t idx[GS_MAX_DIMS][4];
     double wt[GS_MAX_DIMS][4];
-    int ntap = p->mode == GS_LINEAR ? 2 : p->mode == GS_CUBIC ? 4 : 1;
+    int ntap = p->mode == NN_GS_LINEAR ? 2 : p->mode == NN_GS_CUBIC ? 4 : 1;
     for (int i = 0; i < p->r; i++) {
       double d = (double)p->dims[i];
       /* grid's last axis lists coordinates innermost dim first (x, y, z) */
@@ -141,22 +116,22 @@ static void gs_range(void *arg, int64_t begin, int64_t end) {
         x = -4e9;
       if (x > 4e9)
         x = 4e9;
-      if (p->mode == GS_NEAREST)
+      if (p->mode == NN_GS_NEAREST)
         x = nearbyint(x);
       double lo = p->align ? 0.0 : -0.5, hi = p->align ? d - 1.0 : d - 0.5;
       if (x < lo || x > hi) {
-        if (p->pad == GS_BORDER)
+        if (p->pad == NN_GS_BORDER)
           x = x < 0.0 ? 0.0 : x > d - 1.0 ? d - 1.0 : x;
-        else if (p->pad == GS_REFLECTION)
+        else if (p->pad == NN_GS_REFLECTION)
           x = gs_reflect(x, lo, hi);
       }
-      if (p->mode == GS_NEAREST) {
+      if (p->mode == NN_GS_NEAREST) {
         idx[i][0] = gs_tap(p, (int64_t)x, p->dims[i]);
         wt[i][0] = 1.0;
       } else {
         double x0 = floor(x), t = x - x0;
         int64_t i0 = (int64_t)x0;
-        if (p->mode == GS_LINEAR) {
+        if (p->mode == NN_GS_LINEAR) {
           idx[i][0] = gs_tap(p, i0, p->dims[i]);
           idx[i][1] = gs_tap(p, i0 + 1, p->dims[i]);
           wt[i][0] = 1.0 - t;
@@ -212,35 +187,6 @@ static nn_status gs_run(nn_ctx *c, nn_node *n) {
 
 /* ---- AffineGrid ------------------------------------------------------------------- */
 
-static nn_status affine_prepare(nn_ctx *c, nn_node *n) {
-  nn_value *th = n->x[0], *sz = ku_in(n, 1);
-  if (!sz || !sz->data)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "size must be a known input");
-  if (!ku_is_real(th->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported type %s", nn_dtype_name(th->dtype));
-  if (!ku_is_index(sz->dtype) || sz->rank != 1 || (sz->dims[0] != 4 && sz->dims[0] != 5))
-    return nn_fail(c, NN_ERR_SHAPE, "size must be int64 (4) or (5)");
-  int r = (int)sz->dims[0] - 2;
-  if (th->rank != 3 || th->dims[1] != r || th->dims[2] != r + 1)
-    return nn_fail(c, NN_ERR_SHAPE, "theta must be (N, %d, %d)", r, r + 1);
-  int64_t ac = nn_attr_int(n, "align_corners", 0);
-  if (ac != 0 && ac != 1)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported align_corners %lld", (long long)ac);
-  int64_t od[5];
-  od[0] = nn_value_get_int(sz, 0);
-  if (od[0] != th->dims[0])
-    return nn_fail(c, NN_ERR_SHAPE, "size[0] = %lld but theta has %lld batches",
-                   (long long)od[0], (long long)th->dims[0]);
-  for (int i = 0; i < r; i++) {
-    od[1 + i] = nn_value_get_int(sz, 2 + i);
-    if (od[1 + i] <= 0)
-      return nn_fail(c, NN_ERR_SHAPE, "size[%d] = %lld must be positive", 2 + i,
-                     (long long)od[1 + i]);
-  }
-  od[1 + r] = r;
-  return nn_set_output(c, n->y[0], th->dtype, r + 2, od);
-}
-
 static inline double affine_base(int64_t i, int64_t len, bool align) {
   if (align)
     return len > 1 ? -1.0 + 2.0 * (double)i / (double)(len - 1) : -1.0;
@@ -277,76 +223,17 @@ static nn_status affine_run(nn_ctx *c, nn_node *n) {
 
 /* ---- Col2Im ------------------------------------------------------------------------- */
 
-typedef struct col2im_params {
-  int r;
-  int64_t N, C, K, L;
-  int64_t img[NN_MAX_RANK], blk[NN_MAX_RANK], nb[NN_MAX_RANK];
-  int64_t dil[NN_MAX_RANK], pad[NN_MAX_RANK], str[NN_MAX_RANK];
-} col2im_params;
-
 static nn_status col2im_prepare(nn_ctx *c, nn_node *n) {
-  nn_value *x = n->x[0], *is = ku_in(n, 1), *bs = ku_in(n, 2);
-  if (!is || !bs || !is->data || !bs->data)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "image_shape and block_shape must be known");
+  nn_value *x = n->x[0];
   if (!ku_is_real(x->dtype))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported type %s", nn_dtype_name(x->dtype));
-  if (x->rank != 3)
-    return nn_fail(c, NN_ERR_SHAPE, "input must be (N, C*prod(block), L)");
-  if (!ku_is_index(is->dtype) || !ku_is_index(bs->dtype) || is->rank != 1 ||
-      bs->rank != 1 || is->dims[0] != bs->dims[0] || is->dims[0] < 1 ||
-      is->dims[0] > NN_MAX_RANK - 2)
-    return nn_fail(c, NN_ERR_SHAPE, "image_shape and block_shape must be int 1-D of equal length");
-  col2im_params p;
-  memset(&p, 0, sizeof p);
-  p.r = (int)is->dims[0];
-  int nd, np, ns;
-  const int64_t *dil = nn_attr_ints(n, "dilations", &nd);
-  const int64_t *pad = nn_attr_ints(n, "pads", &np);
-  const int64_t *str = nn_attr_ints(n, "strides", &ns);
-  if ((dil && nd != p.r) || (pad && np != 2 * p.r) || (str && ns != p.r))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "dilations/pads/strides lengths must match %d dims",
-                   p.r);
-  p.K = 1;
-  p.L = 1;
-  for (int i = 0; i < p.r; i++) {
-    p.img[i] = nn_value_get_int(is, i);
-    p.blk[i] = nn_value_get_int(bs, i);
-    p.dil[i] = dil ? dil[i] : 1;
-    p.str[i] = str ? str[i] : 1;
-    p.pad[i] = pad ? pad[i] : 0;
-    int64_t pe = pad ? pad[i + p.r] : 0;
-    if (p.img[i] <= 0 || p.blk[i] <= 0 || p.dil[i] <= 0 || p.str[i] <= 0 || p.pad[i] < 0 ||
-        pe < 0 || p.img[i] > INT32_MAX || p.blk[i] > INT32_MAX || p.dil[i] > INT32_MAX ||
-        p.str[i] > INT32_MAX || p.pad[i] > INT32_MAX || pe > INT32_MAX)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "invalid image/block/dilation/stride/pad at dim %d",
-                     i);
-    int64_t span = p.dil[i] * (p.blk[i] - 1) + 1;
-    int64_t room = p.img[i] + p.pad[i] + pe - span;
-    if (room < 0)
-      return nn_fail(c, NN_ERR_SHAPE, "block larger than the padded image at dim %d", i);
-    p.nb[i] = room / p.str[i] + 1;
-    if (nn_mul_overflow_i64(p.K, p.blk[i], &p.K) || nn_mul_overflow_i64(p.L, p.nb[i], &p.L))
-      return nn_fail(c, NN_ERR_LIMIT, "block or image too large");
-  }
-  if (x->dims[1] % p.K)
-    return nn_fail(c, NN_ERR_SHAPE, "input dim 1 (%lld) is not a multiple of the block size %lld",
-                   (long long)x->dims[1], (long long)p.K);
-  if (x->dims[2] != p.L)
-    return nn_fail(c, NN_ERR_SHAPE, "input dim 2 is %lld but the blocks number %lld",
-                   (long long)x->dims[2], (long long)p.L);
-  p.N = x->dims[0];
-  p.C = x->dims[1] / p.K;
-  int64_t od[NN_MAX_RANK];
-  od[0] = p.N;
-  od[1] = p.C;
-  for (int i = 0; i < p.r; i++)
-    od[2 + i] = p.img[i];
-  nn_status st = nn_set_output(c, n->y[0], x->dtype, p.r + 2, od);
+  nn_col2im_geom p;
+  nn_status st = nn_col2im_geom_init(c, n, &p);
   if (st != NN_OK)
     return st;
   /* one image plane accumulated in double */
   n->ws_bytes = n->y[0]->numel ? (size_t)nn_dims_numel(p.r, p.img) * sizeof(double) : 0;
-  col2im_params *pp = nn_malloc(sizeof *pp);
+  nn_col2im_geom *pp = nn_malloc(sizeof *pp);
   if (!pp)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   *pp = p;
@@ -356,7 +243,7 @@ static nn_status col2im_prepare(nn_ctx *c, nn_node *n) {
 
 static nn_status col2im_run(nn_ctx *c, nn_node *n) {
   (void)c;
-  const col2im_params *p = n->priv;
+  const nn_col2im_geom *p = n->priv;
   nn_value *x = n->x[0], *y = n->y[0];
   nn_dtype dt = x->dtype;
   int64_t plane = nn_dims_numel(p->r, p->img);
@@ -396,57 +283,14 @@ static nn_status col2im_run(nn_ctx *c, nn_node *n) {
 
 /* ---- RoiAlign ------------------------------------------------------------------------ */
 
-/* Adaptive sampling asks ceil(roi / bin) points per bin; a hostile roi would
- * make that unbounded.  A roi inside the map never needs more points per bin
- * than the map has pixels along that axis, so the grid is capped at twice
- * the map size (and an absolute bound). */
-#define ROI_MAX_GRID 1024
-
-typedef struct roi_params {
-  bool max_mode, half_pixel;
-  int64_t oh, ow, sampling;
-  float scale;
-} roi_params;
-
 static nn_status roi_prepare(nn_ctx *c, nn_node *n) {
-  static const char *const modes[] = {"avg", "max", NULL};
-  static const char *const ctms[] = {"half_pixel", "output_half_pixel", NULL};
-  nn_value *x = n->x[0], *rois = ku_in(n, 1), *bi = ku_in(n, 2);
-  if (!rois || !bi)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "rois and batch_indices are required");
-  if (!ku_is_real(x->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported type %s", nn_dtype_name(x->dtype));
-  if (rois->dtype != x->dtype)
-    return nn_fail(c, NN_ERR_DTYPE, "rois must have X's type");
-  if (!ku_is_index(bi->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported batch_indices type %s",
-                   nn_dtype_name(bi->dtype));
-  if (x->rank != 4 || rois->rank != 2 || rois->dims[1] != 4 || bi->rank != 1 ||
-      bi->dims[0] != rois->dims[0])
-    return nn_fail(c, NN_ERR_SHAPE, "expects X (N, C, H, W), rois (R, 4), batch_indices (R)");
-  roi_params p;
-  memset(&p, 0, sizeof p);
-  int mode, ctm = 1;
-  nn_status st = ku_attr_choice(c, n, "mode", "avg", modes, &mode);
+  nn_roialign_attrs p;
+  nn_status st = nn_roialign_attrs_init(c, n, &p);
   if (st != NN_OK)
     return st;
-  if (n->version >= 16 &&
-      (st = ku_attr_choice(c, n, "coordinate_transformation_mode", "half_pixel", ctms, &ctm)))
-    return st;
-  p.max_mode = mode == 1;
-  p.half_pixel = ctm == 0;
-  p.oh = nn_attr_int(n, "output_height", 1);
-  p.ow = nn_attr_int(n, "output_width", 1);
-  p.sampling = nn_attr_int(n, "sampling_ratio", 0);
-  p.scale = nn_attr_float(n, "spatial_scale", 1.0f);
-  if (p.oh <= 0 || p.ow <= 0 || p.sampling < 0 || p.sampling > ROI_MAX_GRID)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "invalid output size or sampling_ratio");
-  int64_t od[4] = {rois->dims[0], x->dims[1], p.oh, p.ow};
-  if ((st = nn_set_output(c, n->y[0], x->dtype, 4, od)) != NN_OK)
-    return st;
   /* per-channel accumulators of one output bin */
-  n->ws_bytes = (size_t)x->dims[1] * sizeof(double);
-  roi_params *pp = nn_malloc(sizeof *pp);
+  n->ws_bytes = (size_t)n->x[0]->dims[1] * sizeof(double);
+  nn_roialign_attrs *pp = nn_malloc(sizeof *pp);
   if (!pp)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   *pp = p;
@@ -454,18 +298,22 @@ static nn_status roi_prepare(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
+/* Adaptive sampling asks ceil(roi / bin) points per bin; a hostile roi would
+ * make that unbounded.  A roi inside the map never needs more points per bin
+ * than the map has pixels along that axis, so the grid is capped at twice
+ * the map size (and the bound on sampling_ratio, NN_ROI_MAX_GRID). */
 static inline int64_t roi_grid(double len, int64_t bins, int64_t H, int64_t W) {
   double g = ceil(len / (double)bins);
   double cap = 2.0 * (double)(H > W ? H : W) + 2.0;
-  if (cap > ROI_MAX_GRID)
-    cap = ROI_MAX_GRID;
+  if (cap > NN_ROI_MAX_GRID)
+    cap = NN_ROI_MAX_GRID;
   if (!(g >= 1.0))
     return 1;
   return g > cap ? (int64_t)cap : (int64_t)g;
 }
 
 static nn_status roi_run(nn_ctx *c, nn_node *n) {
-  const roi_params *p = n->priv;
+  const nn_roialign_attrs *p = n->priv;
   nn_value *x = n->x[0], *rois = n->x[1], *bi = n->x[2], *y = n->y[0];
   nn_dtype dt = x->dtype;
   int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
@@ -565,7 +413,7 @@ static nn_status roi_run(nn_ctx *c, nn_node *n) {
 
 const nn_kernel nn_kernels_sampling[] = {
   {.name = "GridSample", .prepare = gs_prepare, .run = gs_run},
-  {.name = "AffineGrid", .prepare = affine_prepare, .run = affine_run},
+  {.name = "AffineGrid", .run = affine_run},
   {.name = "Col2Im", .prepare = col2im_prepare, .run = col2im_run},
   {.name = "RoiAlign", .prepare = roi_prepare, .run = roi_run},
   {0},

@@ -1,4 +1,7 @@
-/* inputs.c - integer-list inputs and axis lists at prepare (inputs.h). */
+/* inputs.c - integer-list inputs, axis lists and mode attributes at prepare
+ * (inputs.h). */
+#include <string.h>
+
 #include "ops/inputs.h"
 
 nn_status nn_op_ints(nn_ctx *c, const nn_value *v, const char *what, int64_t *out, int max,
@@ -32,4 +35,16 @@ nn_status nn_op_norm_axes(nn_ctx *c, const int64_t *axes, int n, int rank, int *
         return nn_fail(c, NN_ERR_INVALID_MODEL, "%s repeats axis %d", what, out[i]);
   }
   return NN_OK;
+}
+
+nn_status nn_op_attr_choice(nn_ctx *c, const nn_node *n, const char *name, const char *def,
+                            const char *const *choices, int *out) {
+  const char *v = nn_attr_string(n, name, def);
+  for (int i = 0; choices[i]; i++) {
+    if (strcmp(v, choices[i]) == 0) {
+      *out = i;
+      return NN_OK;
+    }
+  }
+  return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported %s '%s'", name, v);
 }

@@ -1,5 +1,6 @@
 /* inputs.h - reading what an op needs to know at prepare: integer-list
- * inputs (Slice's starts, Pad's pads, a reduction's axes...) and axis lists.
+ * inputs (Slice's starts, Pad's pads, a reduction's axes...), axis lists and
+ * string attributes that pick one of a few modes.
  * For the op layer's parsers and the CPU kernels alike (cpu/shp_common.h
  * names them for the kernels).  Errors go through nn_fail(c); nothing is
  * allocated. */
@@ -18,5 +19,10 @@ nn_status nn_op_ints(nn_ctx *c, const nn_value *v, const char *what, int64_t *ou
  * is refused (`what` names the list in the message). */
 nn_status nn_op_norm_axes(nn_ctx *c, const int64_t *axes, int n, int rank, int *out,
                           const char *what);
+
+/* Index of a string attribute's value in `choices` (NULL-terminated) into
+ * *out; an unknown value is refused as unsupported, naming the attribute. */
+nn_status nn_op_attr_choice(nn_ctx *c, const nn_node *n, const char *name, const char *def,
+                            const char *const *choices, int *out);
 
 #endif /* NN_OPS_INPUTS_H */
