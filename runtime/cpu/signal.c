@@ -1,49 +1,11 @@
 /* signal.c - CPU kernels of the signal-processing ops (audio front ends):
  * HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix (all 17),
- * DFT (17/20) and STFT (17).
- *
- * The window size, MelWeightMatrix's num_mel_bins and dft_length, DFT's
- * dft_length and axis, and STFT's frame_step and frame_length are input
- * values that decide output shapes, so those inputs are shape inputs (known
- * at prepare). */
+ * DFT (17/20) and STFT (17).  The shapes and the transforms' geometry
+ * are the op layer's (ops/signal.h, ops/signal.c). */
 #include "cpu/kernel_util.h"
+#include "ops/signal.h"
 
 #define SIGNAL_PI 3.14159265358979323846
-
-/* A scalar (or 1-element) integer input, known at prepare. */
-static nn_status signal_scalar(nn_ctx *c, const nn_value *v, const char *what, int64_t *out) {
-  if (!v || !v->data)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "%s must be a known input", what);
-  if (!ku_is_index(v->dtype) || v->numel != 1 || v->rank > 1)
-    return nn_fail(c, NN_ERR_SHAPE, "%s must be an int32/int64 scalar", what);
-  *out = nn_value_get_int(v, 0);
-  return NN_OK;
-}
-
-static nn_status signal_out_dtype(nn_ctx *c, const nn_node *n, nn_dtype *dt) {
-  int64_t od = nn_attr_int(n, "output_datatype", NN_DTYPE_FLOAT);
-  if (od <= 0 || od > NN_DTYPE_BFLOAT16 || !ku_dtype_storable((nn_dtype)od) ||
-      od == NN_DTYPE_BOOL)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported output_datatype %lld", (long long)od);
-  *dt = (nn_dtype)od;
-  return NN_OK;
-}
-
-static nn_status window_prepare(nn_ctx *c, nn_node *n) {
-  int64_t size;
-  nn_dtype dt;
-  nn_status st = signal_scalar(c, n->x[0], "size", &size);
-  if (st != NN_OK)
-    return st;
-  if (size < 0)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "window size %lld is negative", (long long)size);
-  if ((st = signal_out_dtype(c, n, &dt)) != NN_OK)
-    return st;
-  int64_t per = nn_attr_int(n, "periodic", 1);
-  if (per != 0 && per != 1)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported periodic %lld", (long long)per);
-  return nn_set_output(c, n->y[0], dt, 1, &size);
-}
 
 /* w[k] = a0 - a1 cos(2 pi k / N) + a2 cos(4 pi k / N), N = size (periodic)
  * or size - 1 (symmetric). */
@@ -76,27 +38,6 @@ static nn_status blackman_run(nn_ctx *c, nn_node *n) {
 }
 
 /* ---- MelWeightMatrix -------------------------------------------------------------- */
-
-static nn_status mel_prepare(nn_ctx *c, nn_node *n) {
-  int64_t bins, dft;
-  nn_dtype dt;
-  nn_status st = signal_scalar(c, n->x[0], "num_mel_bins", &bins);
-  if (st == NN_OK)
-    st = signal_scalar(c, ku_in(n, 1), "dft_length", &dft);
-  if (st != NN_OK)
-    return st;
-  if (n->n_in < 5 || !n->x[2] || !n->x[3] || !n->x[4])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "five inputs are required");
-  if (bins <= 0 || dft <= 0)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "num_mel_bins and dft_length must be positive");
-  if (!ku_is_index(n->x[2]->dtype) || n->x[2]->numel != 1 || !ku_is_real(n->x[3]->dtype) ||
-      n->x[3]->numel != 1 || !ku_is_real(n->x[4]->dtype) || n->x[4]->numel != 1)
-    return nn_fail(c, NN_ERR_SHAPE, "sample_rate must be an int scalar, the edges float scalars");
-  if ((st = signal_out_dtype(c, n, &dt)) != NN_OK)
-    return st;
-  int64_t od[2] = {dft / 2 + 1, bins};
-  return nn_set_output(c, n->y[0], dt, 2, od);
-}
 
 static nn_status mel_run(nn_ctx *c, nn_node *n) {
   nn_value *y = n->y[0];
@@ -141,16 +82,6 @@ static nn_status mel_run(nn_ctx *c, nn_node *n) {
  * iterative radix-2 FFT when the length is a power of two, a direct O(n^2)
  * sum otherwise.  Twiddles are computed per run into the workspace (n
  * sin/cos pairs, negligible next to the transforms). */
-
-typedef struct dft_params {
-  int64_t n;                 /* transform length */
-  int64_t outer, inner;      /* elements before / after the axis (trailing dim excluded) */
-  int64_t in_len, out_len;   /* along the axis */
-  int64_t cin, cout;         /* trailing dims: 1 real, 2 complex */
-  bool inverse, irfft;
-  /* STFT framing */
-  int64_t frames, step;
-} dft_params;
 
 /* Workspace of a transform of length up to n: re, im, tmp (2n), twiddles (2n). */
 static nn_status fft_ws(nn_ctx *c, nn_node *n, int64_t len) {
@@ -220,78 +151,24 @@ static void fft_line(int64_t n, const double *tw, double *re, double *im, int si
   memcpy(im, ti, (size_t)n * sizeof(double));
 }
 
-/* ---- DFT ------------------------------------------------------------------------
- * dft_length (input 1) and, from opset 20, axis (input 2) are shape inputs:
- * their values are known at prepare. */
-
-static nn_status dft_axis(nn_ctx *c, const nn_node *n, const nn_value *x, int *ax) {
-  int64_t a;
-  const nn_value *av = n->version >= 20 ? ku_in(n, 2) : NULL;
-  if (av) {
-    if (!ku_is_index(av->dtype) || av->numel != 1 || !av->data)
-      return nn_fail(c, NN_ERR_SHAPE, "axis must be a known int scalar");
-    a = nn_value_get_int(av, 0);
-  } else {
-    a = n->version >= 20 ? -2 : nn_attr_int(n, "axis", 1);
-  }
-  int r = x->rank;
-  /* the trailing (real, imaginary) dim is not a signal axis */
-  if (a < -r || a >= r)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld out of range for rank %d", (long long)a, r);
-  a = a < 0 ? a + r : a;
-  if (a > r - 2)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is the complex dim", (long long)a);
-  *ax = (int)a;
-  return NN_OK;
-}
+/* ---- DFT ------------------------------------------------------------------------ */
 
 static nn_status dft_prepare(nn_ctx *c, nn_node *n) {
-  nn_value *x = n->x[0], *lenv = ku_in(n, 1);
-  if (!ku_is_real(x->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported type %s", nn_dtype_name(x->dtype));
-  if (x->rank < 2 || (x->dims[x->rank - 1] != 1 && x->dims[x->rank - 1] != 2))
-    return nn_fail(c, NN_ERR_SHAPE, "input must end with a dim of 1 (real) or 2 (complex)");
-  int64_t inv = nn_attr_int(n, "inverse", 0), one = nn_attr_int(n, "onesided", 0);
-  if ((inv != 0 && inv != 1) || (one != 0 && one != 1))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "inverse and onesided must be 0 or 1");
-  if (lenv && (!ku_is_index(lenv->dtype) || lenv->numel != 1 || !lenv->data))
-    return nn_fail(c, NN_ERR_SHAPE, "dft_length must be a known int scalar");
-  int ax = 0;
-  nn_status st = dft_axis(c, n, x, &ax);
-  if (st != NN_OK)
+  nn_dft_geom g;
+  nn_status st = nn_dft_geom_init(c, n, &g);
+  if (st != NN_OK || (st = fft_ws(c, n, g.n)) != NN_OK)
     return st;
-  int64_t in_len = x->dims[ax];
-  bool irfft = inv && one;
-  int64_t len = lenv ? nn_value_get_int(lenv, 0) : irfft ? 2 * (in_len - 1) : in_len;
-  if (len < 1)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "dft_length %lld must be positive", (long long)len);
-  if (irfft && x->dims[x->rank - 1] != 2)
-    return nn_fail(c, NN_ERR_SHAPE, "an inverse one-sided DFT needs a complex input");
-  dft_params *p = nn_calloc(1, sizeof *p);
+  nn_dft_geom *p = nn_malloc(sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *p = g;
   n->priv = p;
-  p->n = len;
-  p->inverse = inv;
-  p->irfft = irfft;
-  p->in_len = in_len;
-  p->out_len = irfft ? len : one ? len / 2 + 1 : len;
-  p->cin = x->dims[x->rank - 1];
-  p->cout = irfft ? 1 : 2;
-  p->outer = nn_dims_numel(ax, x->dims);
-  p->inner = nn_dims_numel(x->rank - 2 - ax, x->dims + ax + 1);
-  int64_t od[NN_MAX_RANK];
-  memcpy(od, x->dims, sizeof(int64_t) * (size_t)x->rank);
-  od[ax] = p->out_len;
-  od[x->rank - 1] = p->cout;
-  if ((st = fft_ws(c, n, len)) != NN_OK)
-    return st;
-  return nn_set_output(c, n->y[0], x->dtype, x->rank, od);
+  return NN_OK;
 }
 
 static nn_status dft_run(nn_ctx *c, nn_node *n) {
   (void)c;
-  const dft_params *p = n->priv;
+  const nn_dft_geom *p = n->priv;
   nn_value *x = n->x[0], *y = n->y[0];
   int64_t N = p->n;
   double *re = n->ws, *im = re + N, *tmp = im + N, *tw = tmp + 2 * N;
@@ -333,47 +210,21 @@ static nn_status dft_run(nn_ctx *c, nn_node *n) {
 /* ---- STFT ------------------------------------------------------------------------ */
 
 static nn_status stft_prepare(nn_ctx *c, nn_node *n) {
-  nn_value *x = n->x[0], *stepv = ku_in(n, 1), *win = ku_in(n, 2), *flv = ku_in(n, 3);
-  if (!ku_is_real(x->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported type %s", nn_dtype_name(x->dtype));
-  if (x->rank != 3 || (x->dims[2] != 1 && x->dims[2] != 2))
-    return nn_fail(c, NN_ERR_SHAPE, "signal must be (batch, length, 1 or 2)");
-  if (!stepv || !stepv->data || !ku_is_index(stepv->dtype) || stepv->numel != 1)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "frame_step must be a known int scalar");
-  if (flv && (!flv->data || !ku_is_index(flv->dtype) || flv->numel != 1))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "frame_length must be a known int scalar");
-  if (win && (win->dtype != x->dtype || win->rank != 1))
-    return nn_fail(c, NN_ERR_SHAPE, "window must be 1-D of the signal's type");
-  int64_t step = nn_value_get_int(stepv, 0);
-  int64_t fl = flv ? nn_value_get_int(flv, 0) : win ? win->dims[0] : x->dims[1];
-  if (win && win->dims[0] != fl)
-    return nn_fail(c, NN_ERR_SHAPE, "window length %lld differs from frame_length %lld",
-                   (long long)win->dims[0], (long long)fl);
-  if (step < 1 || fl < 1 || fl > x->dims[1])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "need frame_step >= 1 and 1 <= frame_length <= %lld",
-                   (long long)x->dims[1]);
-  int64_t one = nn_attr_int(n, "onesided", 1);
-  if (one != 0 && one != 1)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported onesided %lld", (long long)one);
-  dft_params *p = nn_calloc(1, sizeof *p);
+  nn_dft_geom g;
+  nn_status st = nn_stft_geom_init(c, n, &g);
+  if (st != NN_OK || (st = fft_ws(c, n, g.n)) != NN_OK)
+    return st;
+  nn_dft_geom *p = nn_malloc(sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *p = g;
   n->priv = p;
-  nn_status st = fft_ws(c, n, fl);
-  if (st != NN_OK)
-    return st;
-  p->n = fl;
-  p->step = step;
-  p->frames = 1 + (x->dims[1] - fl) / step;
-  p->out_len = one ? fl / 2 + 1 : fl;
-  p->cin = x->dims[2];
-  int64_t od[4] = {x->dims[0], p->frames, p->out_len, 2};
-  return nn_set_output(c, n->y[0], x->dtype, 4, od);
+  return NN_OK;
 }
 
 static nn_status stft_run(nn_ctx *c, nn_node *n) {
   (void)c;
-  const dft_params *p = n->priv;
+  const nn_dft_geom *p = n->priv;
   nn_value *x = n->x[0], *win = ku_in(n, 2), *y = n->y[0];
   int64_t N = p->n, L = x->dims[1];
   double *re = n->ws, *im = re + N, *tmp = im + N, *tw = tmp + 2 * N;
@@ -397,11 +248,11 @@ static nn_status stft_run(nn_ctx *c, nn_node *n) {
 }
 
 const nn_kernel nn_kernels_signal[] = {
-  {.name = "HannWindow", .prepare = window_prepare, .run = hann_run},
-  {.name = "HammingWindow", .prepare = window_prepare, .run = hamming_run},
-  {.name = "BlackmanWindow", .prepare = window_prepare, .run = blackman_run},
+  {.name = "HannWindow", .run = hann_run},
+  {.name = "HammingWindow", .run = hamming_run},
+  {.name = "BlackmanWindow", .run = blackman_run},
   {.name = "DFT", .prepare = dft_prepare, .run = dft_run},
   {.name = "STFT", .prepare = stft_prepare, .run = stft_run},
-  {.name = "MelWeightMatrix", .prepare = mel_prepare, .run = mel_run},
+  {.name = "MelWeightMatrix", .run = mel_run},
   {0},
 };
