@@ -1,14 +1,12 @@
 /* text.c - CPU kernel of TfIdfVectorizer (9) over integer tokens.
  *
- * The pool lists the n-grams of each size back to back (ngram_counts gives
- * where each size starts); n-gram number k of the pool, counting every size,
- * lands in output column ngram_indexes[k].  Prepare flattens the n-grams of
- * the sizes in [min_gram_length, max_gram_length] into (size, pool offset,
- * column) entries; run matches every (skip distance, start, size) window of
- * a row against them. */
+ * The attributes and the pool's layout are checked by the op layer
+ * (ops/text.h, ops/text.c).  Prepare flattens the n-grams of the sizes in
+ * [min_gram_length, max_gram_length] into (size, pool offset, column)
+ * entries; run matches every (skip distance, start, size) window of a row
+ * against them. */
 #include "cpu/kernel_util.h"
-
-enum { TFIDF_TF, TFIDF_IDF, TFIDF_TFIDF };
+#include "ops/text.h"
 
 typedef struct tfidf_gram {
   int64_t size, off, col;
@@ -21,69 +19,42 @@ typedef struct tfidf_params {
 } tfidf_params;
 
 static nn_status tfidf_prepare(nn_ctx *c, nn_node *n) {
-  static const char *const modes[] = {"TF", "IDF", "TFIDF", NULL};
   nn_value *x = n->x[0];
   if (!ku_is_index(x->dtype))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported input type %s (int32/int64 tokens only)",
                    nn_dtype_name(x->dtype));
-  if (x->rank > 2 || (x->rank == 2 && x->dims[0] < 1))
-    return nn_fail(c, NN_ERR_SHAPE, "input must be [C] or [B, C] with B > 0");
-  int mode;
-  nn_status st = ku_attr_choice(c, n, "mode", "", modes, &mode);
+  if (nn_attr_get(n, "pool_strings"))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "string pools are not supported");
+  nn_tfidf_attrs a;
+  nn_status st = nn_tfidf_attrs_init(c, n, &a);
   if (st != NN_OK)
     return st;
-  int n_pool, n_counts, n_idx, n_w;
+  int n_pool, n_counts, n_idx;
   nn_attr_ints(n, "pool_int64s", &n_pool);
   const int64_t *counts = nn_attr_ints(n, "ngram_counts", &n_counts);
   const int64_t *idx = nn_attr_ints(n, "ngram_indexes", &n_idx);
-  nn_attr_floats(n, "weights", &n_w);
-  if (nn_attr_get(n, "pool_strings"))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "string pools are not supported");
-  int64_t min_n = nn_attr_int(n, "min_gram_length", 0);
-  int64_t max_n = nn_attr_int(n, "max_gram_length", 0);
-  int64_t max_skip = nn_attr_int(n, "max_skip_count", 0);
-  if (min_n < 1 || max_n < min_n || max_skip < 0 || max_skip > INT32_MAX || n_idx < 1)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "invalid gram lengths, skip count or ngram_indexes");
-  int64_t out_size = 0;
-  for (int i = 0; i < n_idx; i++) {
-    if (idx[i] < 0 || idx[i] > INT32_MAX)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "ngram_indexes[%d] = %lld out of range", i,
-                     (long long)idx[i]);
-    if (idx[i] + 1 > out_size)
-      out_size = idx[i] + 1;
-  }
-  if (n_w && n_w < out_size)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "weights has %d values for %lld columns", n_w,
-                   (long long)out_size);
   tfidf_params *p = nn_calloc(1, sizeof *p + (size_t)n_pool * sizeof(tfidf_gram));
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   n->priv = p;
-  p->mode = mode;
-  p->min_n = min_n;
-  p->max_n = max_n;
-  p->max_skip = max_skip;
-  p->out_size = out_size;
+  p->mode = a.mode;
+  p->min_n = a.min_n;
+  p->max_n = a.max_n;
+  p->max_skip = a.max_skip;
+  p->out_size = a.out_size;
+  /* the pool's layout is checked (nn_tfidf_attrs_init) */
   int64_t id = 0;
   for (int i = 0; i < n_counts; i++) {
     int64_t size = i + 1, start = counts[i], end = i + 1 < n_counts ? counts[i + 1] : n_pool;
-    if (start < 0 || end < start || end > n_pool)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "ngram_counts is not an increasing list of pool "
-                     "offsets");
     for (int64_t off = start; off + size <= end; off += size, id++) {
-      if (id >= n_idx)
-        return nn_fail(c, NN_ERR_INVALID_MODEL, "more n-grams than ngram_indexes entries");
-      if (size < min_n || size > max_n)
+      if (size < p->min_n || size > p->max_n)
         continue;
       p->grams[p->n_grams++] = (tfidf_gram){size, off, idx[id]};
     }
   }
   p->rows = x->rank == 2 ? x->dims[0] : 1;
   p->cols = x->rank == 0 ? 1 : x->dims[x->rank - 1];
-  int64_t od[2] = {p->rows, out_size};
-  if (x->rank == 2)
-    return nn_set_output(c, n->y[0], NN_DTYPE_FLOAT, 2, od);
-  return nn_set_output(c, n->y[0], NN_DTYPE_FLOAT, 1, &out_size);
+  return NN_OK;
 }
 
 /* Column of the pool n-gram of this size equal to the window, -1 if none; on
@@ -140,9 +111,9 @@ static nn_status tfidf_run(nn_ctx *c, nn_node *n) {
       }
     }
     for (int64_t k = 0; k < p->out_size; k++) {
-      if (p->mode == TFIDF_IDF)
+      if (p->mode == NN_TFIDF_IDF)
         row[k] = row[k] > 0.0f ? (n_w ? w[k] : 1.0f) : 0.0f;
-      else if (p->mode == TFIDF_TFIDF && n_w)
+      else if (p->mode == NN_TFIDF_TFIDF && n_w)
         row[k] *= w[k];
     }
   }
