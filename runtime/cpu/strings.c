@@ -12,20 +12,12 @@
  * the reference of the op).  StringSplit's and StringNormalizer's output
  * shapes depend on the values: input 0 is a shape input (the session
  * re-plans when its strings change), and run checks that the strings still
- * fit the plan. */
+ * fit the plan.  The shapes, the splitting and the stop words are the op
+ * layer's (ops/strings.h, ops/strings.c). */
 #include "cpu/kernel_util.h"
 #include "nn_strings.h"
 #include "ops/regex.h"
-
-static bool str_all_string(nn_ctx *c, const nn_node *n, int count, nn_status *st) {
-  for (int i = 0; i < count; i++)
-    if (i >= n->n_in || !n->x[i] || n->x[i]->dtype != NN_DTYPE_STRING) {
-      *st = nn_fail(c, NN_ERR_DTYPE, "input %d must be a string tensor", i);
-      return false;
-    }
-  return true;
-}
-
+#include "ops/strings.h"
 
 /* ---- StringConcat: y = a + b, numpy broadcasting --------------------------- */
 typedef struct strcat_params {
@@ -34,24 +26,15 @@ typedef struct strcat_params {
 } strcat_params;
 
 static nn_status strcat_prepare(nn_ctx *c, nn_node *n) {
-  nn_status st = NN_OK;
-  if (n->n_in != 2 || n->n_out != 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects 2 inputs and 1 output");
-  if (!str_all_string(c, n, 2, &st))
-    return st;
-  const nn_value *a = n->x[0], *b = n->x[1];
-  strcat_params p;
-  if (nn_broadcast_shape(a->rank, a->dims, b->rank, b->dims, &p.rank, p.dims) != NN_OK)
-    return nn_fail(c, NN_ERR_SHAPE, "the inputs do not broadcast");
-  nn_broadcast_strides(a->rank, a->dims, p.rank, p.dims, p.sa);
-  nn_broadcast_strides(b->rank, b->dims, p.rank, p.dims, p.sb);
-  if ((st = nn_set_output(c, n->y[0], NN_DTYPE_STRING, p.rank, p.dims)) != NN_OK)
-    return st;
-  strcat_params *pp = nn_malloc(sizeof *pp);
-  if (!pp)
+  const nn_value *a = n->x[0], *b = n->x[1], *y = n->y[0];
+  strcat_params *p = nn_malloc(sizeof *p);
+  if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
-  *pp = p;
-  n->priv = pp;
+  p->rank = y->rank;
+  memcpy(p->dims, y->dims, sizeof(int64_t) * (size_t)y->rank);
+  nn_broadcast_strides(a->rank, a->dims, p->rank, p->dims, p->sa);
+  nn_broadcast_strides(b->rank, b->dims, p->rank, p->dims, p->sb);
+  n->priv = p;
   return NN_OK;
 }
 
@@ -98,100 +81,17 @@ static nn_status strcat_run(nn_ctx *c, nn_node *n) {
 
 /* ---- StringSplit ------------------------------------------------------------- */
 typedef struct strsplit_params {
-  const char *delim; /* NULL: runs of whitespace */
-  size_t dlen;
-  int64_t maxsplit; /* < 0: no limit */
-  int64_t width;    /* the planned last dim of substrings */
+  nn_strsplit_attrs a;
+  int64_t width; /* the planned last dim of substrings */
 } strsplit_params;
 
-/* Python's ASCII whitespace (str.split without a separator) */
-static bool str_space(unsigned char ch) {
-  return ch == ' ' || (ch >= '\t' && ch <= '\r') || (ch >= 0x1c && ch <= 0x1f);
-}
-
-/* Split s; fn(arg, piece, len) for every piece; the count. */
-typedef void (*str_piece_fn)(void *arg, int64_t k, const char *p, size_t len);
-static int64_t str_split(const strsplit_params *p, const nn_string *s, str_piece_fn fn, void *arg) {
-  if (s->len == 0) { /* "".split() is [], "".split(sep) is [""] */
-    if (p->delim && fn)
-      fn(arg, 0, "", 0);
-    return p->delim ? 1 : 0;
-  }
-  const char *b = s->data, *e = s->data + s->len;
-  int64_t k = 0;
-  if (!p->delim) {
-    while (b < e) {
-      while (b < e && str_space((unsigned char)*b))
-        b++;
-      if (b == e)
-        break;
-      const char *q = b;
-      if (p->maxsplit >= 0 && k == p->maxsplit) {
-        q = e; /* the rest, its trailing space included (Python's rule) */
-      } else {
-        while (q < e && !str_space((unsigned char)*q))
-          q++;
-      }
-      if (fn)
-        fn(arg, k, b, (size_t)(q - b));
-      k++;
-      b = q;
-    }
-    return k;
-  }
-  for (;;) {
-    const char *q = NULL;
-    if (p->maxsplit < 0 || k < p->maxsplit)
-      for (const char *t = b; (size_t)(e - t) >= p->dlen; t++)
-        if (memcmp(t, p->delim, p->dlen) == 0) {
-          q = t;
-          break;
-        }
-    if (!q) {
-      if (fn)
-        fn(arg, k, b, (size_t)(e - b));
-      return k + 1;
-    }
-    if (fn)
-      fn(arg, k, b, (size_t)(q - b));
-    k++;
-    b = q + p->dlen;
-  }
-}
-
 static nn_status strsplit_prepare(nn_ctx *c, nn_node *n) {
-  nn_status st = NN_OK;
-  if (n->n_in != 1 || n->n_out != 2 || !n->y[0] || !n->y[1])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects 1 input and 2 outputs");
-  if (!str_all_string(c, n, 1, &st))
-    return st;
-  const nn_value *x = n->x[0];
-  if (x->rank + 1 > NN_MAX_RANK)
-    return nn_fail(c, NN_ERR_SHAPE, "rank %d is too large", x->rank);
-  strsplit_params p = {0};
-  const nn_attr *d = nn_attr_get(n, "delimiter");
-  if (d && d->type == NN_ATTR_STRING && d->s_len > 0) {
-    p.delim = d->s;
-    p.dlen = d->s_len;
-  }
-  p.maxsplit = nn_attr_int(n, "maxsplit", -1); /* absent or negative: every split */
-  const nn_string *xs = x->data;
-  for (int64_t i = 0; i < x->numel; i++) {
-    int64_t k = str_split(&p, &xs[i], NULL, NULL);
-    if (k > p.width)
-      p.width = k;
-  }
-  int64_t dims[NN_MAX_RANK];
-  memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
-  dims[x->rank] = p.width;
-  if ((st = nn_set_output(c, n->y[0], NN_DTYPE_STRING, x->rank + 1, dims)) != NN_OK ||
-      (st = nn_set_output(c, n->y[1], NN_DTYPE_INT64, x->rank, x->dims)) != NN_OK)
-    return st;
-  strsplit_params *pp = nn_malloc(sizeof *pp);
-  if (!pp)
+  strsplit_params *p = nn_malloc(sizeof *p);
+  if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
-  *pp = p;
-  n->priv = pp;
+  nn_strsplit_attrs_init(n, &p->a);
+  p->width = n->y[0]->dims[n->y[0]->rank - 1];
+  n->priv = p;
   return NN_OK;
 }
 
@@ -224,7 +124,7 @@ static nn_status strsplit_run(nn_ctx *c, nn_node *n) {
   size_t need = 0;
   strsplit_fill f = {NULL, NULL, &need};
   for (int64_t i = 0; i < x->numel; i++) {
-    int64_t k = str_split(p, &xs[i], strsplit_count, &f);
+    int64_t k = nn_str_split(&p->a, &xs[i], strsplit_count, &f);
     if (k > p->width) /* the bytes behind the views changed after planning */
       return nn_fail(c, NN_ERR_RUNTIME,
                      "string %lld splits into %lld pieces, the plan has room "
@@ -239,21 +139,14 @@ static nn_status strsplit_run(nn_ctx *c, nn_node *n) {
   f.bytes = &bytes;
   for (int64_t i = 0; i < x->numel; i++) {
     f.row = y + i * p->width;
-    lens[i] = str_split(p, &xs[i], strsplit_put, &f);
+    lens[i] = nn_str_split(&p->a, &xs[i], strsplit_put, &f);
   }
   return NN_OK;
 }
 
 /* ---- RegexFullMatch ---------------------------------------------------------- */
 static nn_status regex_prepare(nn_ctx *c, nn_node *n) {
-  nn_status st = NN_OK;
-  if (n->n_in != 1 || n->n_out != 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects 1 input and 1 output");
-  if (!str_all_string(c, n, 1, &st))
-    return st;
   const nn_attr *a = nn_attr_get(n, "pattern");
-  if (!a || a->type != NN_ATTR_STRING)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "attribute 'pattern' (a string) is missing");
   if (!c->strings)
     return nn_fail(c, NN_ERR_UNSUPPORTED, "RegexFullMatch needs a session (no string store here)");
   /* compiled once per session, kept by the string store (freed at dispose) */
@@ -269,7 +162,7 @@ static nn_status regex_prepare(nn_ctx *c, nn_node *n) {
       return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   }
   n->priv = NULL;
-  return nn_set_output(c, n->y[0], NN_DTYPE_BOOL, n->x[0]->rank, n->x[0]->dims);
+  return NN_OK;
 }
 
 static nn_status regex_run(nn_ctx *c, nn_node *n) {
@@ -303,62 +196,19 @@ static nn_status regex_run(nn_ctx *c, nn_node *n) {
 }
 
 /* ---- StringNormalizer: drop the stop words, change the case ----------------- */
-enum { NORM_NONE, NORM_LOWER, NORM_UPPER };
-
 typedef struct strnorm_params {
-  int action;
-  bool case_sensitive;
+  nn_strnorm_attrs a;
   int64_t kept; /* planned output count */
 } strnorm_params;
 
-static bool strnorm_is_stop(const nn_node *n, const strnorm_params *p, const nn_string *s) {
-  const nn_attr *sw = nn_attr_get(n, "stopwords");
-  if (!sw || sw->type != NN_ATTR_STRINGS)
-    return false;
-  for (int k = 0; k < sw->n; k++) {
-    const char *w = sw->strings[k];
-    size_t len = strlen(w);
-    if (len != s->len)
-      continue;
-    bool eq = true;
-    for (size_t i = 0; eq && i < len; i++) {
-      unsigned char a = (unsigned char)w[i], b = (unsigned char)s->data[i];
-      if (!p->case_sensitive) {
-        a = (unsigned char)(a >= 'A' && a <= 'Z' ? a + 32 : a);
-        b = (unsigned char)(b >= 'A' && b <= 'Z' ? b + 32 : b);
-      }
-      eq = a == b;
-    }
-    if (eq)
-      return true;
-  }
-  return false;
-}
-
 static nn_status strnorm_prepare(nn_ctx *c, nn_node *n) {
-  nn_status st = NN_OK;
-  if (n->n_in != 1 || n->n_out != 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects 1 input and 1 output");
-  if (!str_all_string(c, n, 1, &st))
-    return st;
-  const nn_value *x = n->x[0];
-  if (!(x->rank == 1 || (x->rank == 2 && x->dims[0] == 1)))
-    return nn_fail(c, NN_ERR_SHAPE, "input must be [C] or [1, C]");
-  static const char *const actions[] = {"NONE", "LOWER", "UPPER", NULL};
   strnorm_params p = {0};
-  if ((st = ku_attr_choice(c, n, "case_change_action", "NONE", actions, &p.action)) != NN_OK)
+  nn_status st = nn_strnorm_attrs_init(c, n, &p.a);
+  if (st != NN_OK)
     return st;
-  p.case_sensitive = nn_attr_int(n, "is_case_sensitive", 0) != 0;
-  const nn_string *xs = x->data;
-  for (int64_t i = 0; i < x->numel; i++)
-    p.kept += !strnorm_is_stop(n, &p, &xs[i]);
-  int64_t dims[2] = {1, 1};
-  if (x->rank == 1)
-    dims[0] = p.kept ? p.kept : 1;
-  else
-    dims[1] = p.kept ? p.kept : 1;
-  if ((st = nn_set_output(c, n->y[0], NN_DTYPE_STRING, x->rank, dims)) != NN_OK)
-    return st;
+  const nn_string *xs = n->x[0]->data;
+  for (int64_t i = 0; i < n->x[0]->numel; i++)
+    p.kept += !nn_strnorm_is_stop(n, &p.a, &xs[i]);
   strnorm_params *pp = nn_malloc(sizeof *pp);
   if (!pp)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
@@ -374,7 +224,7 @@ static nn_status strnorm_run(nn_ctx *c, nn_node *n) {
   int64_t kept = 0;
   size_t need = 0;
   for (int64_t i = 0; i < n->x[0]->numel; i++)
-    if (!strnorm_is_stop(n, p, &xs[i]))
+    if (!nn_strnorm_is_stop(n, &p->a, &xs[i]))
       kept++, need += xs[i].len;
   if (kept != p->kept)
     return nn_fail(c, NN_ERR_RUNTIME,
@@ -388,14 +238,14 @@ static nn_status strnorm_run(nn_ctx *c, nn_node *n) {
     return st;
   int64_t k = 0;
   for (int64_t i = 0; i < n->x[0]->numel; i++) {
-    if (strnorm_is_stop(n, p, &xs[i]))
+    if (nn_strnorm_is_stop(n, &p->a, &xs[i]))
       continue;
     size_t len = xs[i].len;
     for (size_t j = 0; j < len; j++) {
       unsigned char ch = (unsigned char)xs[i].data[j];
-      if (p->action == NORM_LOWER && ch >= 'A' && ch <= 'Z')
+      if (p->a.action == NN_STRNORM_LOWER && ch >= 'A' && ch <= 'Z')
         ch = (unsigned char)(ch + 32);
-      else if (p->action == NORM_UPPER && ch >= 'a' && ch <= 'z')
+      else if (p->a.action == NN_STRNORM_UPPER && ch >= 'a' && ch <= 'z')
         ch = (unsigned char)(ch - 32);
       out[j] = (char)ch;
     }
