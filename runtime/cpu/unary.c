@@ -158,66 +158,57 @@ static un_kernel un_kernel_for(ew_dom d) {
 
 /* ---- operator descriptions -------------------------------------------------- */
 
-enum {
-  UN_T_FLOAT = 1u << 0,
-  UN_T_SINT = 1u << 1,
-  UN_T_UINT = 1u << 2,
-  UN_T_BOOL = 1u << 3,
-  UN_T_NUM = UN_T_FLOAT | UN_T_SINT | UN_T_UINT,
-  UN_T_INT = UN_T_SINT | UN_T_UINT,
-};
-
+/* The kernel of each operator; the dtypes each takes are the op layer's
+ * (ops/unary.c). */
 typedef struct un_desc {
   const char *name;
   int kind;
-  unsigned types;
-  bool to_bool;
 } un_desc;
 
 static const un_desc un_descs[] = {
-  {"Abs", UN_ABS, UN_T_NUM, false},
-  {"Neg", UN_NEG, UN_T_FLOAT | UN_T_SINT, false},
-  {"Ceil", UN_CEIL, UN_T_FLOAT, false},
-  {"Floor", UN_FLOOR, UN_T_FLOAT, false},
-  {"Round", UN_ROUND, UN_T_FLOAT, false},
-  {"Sqrt", UN_SQRT, UN_T_FLOAT, false},
-  {"Exp", UN_EXP, UN_T_FLOAT, false},
-  {"Log", UN_LOG, UN_T_FLOAT, false},
-  {"Reciprocal", UN_RECIPROCAL, UN_T_FLOAT, false},
-  {"Sign", UN_SIGN, UN_T_NUM, false},
-  {"Sigmoid", UN_SIGMOID_K, UN_T_FLOAT, false},
-  {"Tanh", UN_TANH, UN_T_FLOAT, false},
-  {"Erf", UN_ERF, UN_T_FLOAT, false},
-  {"Relu", UN_RELU, UN_T_FLOAT | UN_T_SINT, false},
-  {"LeakyRelu", UN_LEAKYRELU, UN_T_FLOAT, false},
-  {"Elu", UN_ELU, UN_T_FLOAT, false},
-  {"Selu", UN_SELU, UN_T_FLOAT, false},
-  {"Celu", UN_CELU, UN_T_FLOAT, false},
-  {"ThresholdedRelu", UN_THRESHOLDEDRELU, UN_T_FLOAT, false},
-  {"HardSigmoid", UN_HARDSIGMOID, UN_T_FLOAT, false},
-  {"HardSwish", UN_HARDSWISH, UN_T_FLOAT, false},
-  {"Softplus", UN_SOFTPLUS_K, UN_T_FLOAT, false},
-  {"Softsign", UN_SOFTSIGN, UN_T_FLOAT, false},
-  {"Shrink", UN_SHRINK, UN_T_FLOAT, false},
-  {"Sin", UN_SIN, UN_T_FLOAT, false},
-  {"Cos", UN_COS, UN_T_FLOAT, false},
-  {"Tan", UN_TAN, UN_T_FLOAT, false},
-  {"Asin", UN_ASIN, UN_T_FLOAT, false},
-  {"Acos", UN_ACOS, UN_T_FLOAT, false},
-  {"Atan", UN_ATAN, UN_T_FLOAT, false},
-  {"Sinh", UN_SINH, UN_T_FLOAT, false},
-  {"Cosh", UN_COSH, UN_T_FLOAT, false},
-  {"Asinh", UN_ASINH, UN_T_FLOAT, false},
-  {"Acosh", UN_ACOSH, UN_T_FLOAT, false},
-  {"Atanh", UN_ATANH, UN_T_FLOAT, false},
-  {"Gelu", UN_GELU, UN_T_FLOAT, false},
-  {"Mish", UN_MISH, UN_T_FLOAT, false},
-  {"Swish", UN_SWISH, UN_T_FLOAT, false},
-  {"Clip", UN_CLIP, UN_T_NUM, false},
-  {"IsNaN", UN_ISNAN, UN_T_FLOAT, true},
-  {"IsInf", UN_ISINF, UN_T_FLOAT, true},
-  {"Not", UN_NOT, UN_T_BOOL, false},
-  {"BitwiseNot", UN_BITNOT, UN_T_INT, false},
+  {"Abs", UN_ABS},
+  {"Neg", UN_NEG},
+  {"Ceil", UN_CEIL},
+  {"Floor", UN_FLOOR},
+  {"Round", UN_ROUND},
+  {"Sqrt", UN_SQRT},
+  {"Exp", UN_EXP},
+  {"Log", UN_LOG},
+  {"Reciprocal", UN_RECIPROCAL},
+  {"Sign", UN_SIGN},
+  {"Sigmoid", UN_SIGMOID_K},
+  {"Tanh", UN_TANH},
+  {"Erf", UN_ERF},
+  {"Relu", UN_RELU},
+  {"LeakyRelu", UN_LEAKYRELU},
+  {"Elu", UN_ELU},
+  {"Selu", UN_SELU},
+  {"Celu", UN_CELU},
+  {"ThresholdedRelu", UN_THRESHOLDEDRELU},
+  {"HardSigmoid", UN_HARDSIGMOID},
+  {"HardSwish", UN_HARDSWISH},
+  {"Softplus", UN_SOFTPLUS_K},
+  {"Softsign", UN_SOFTSIGN},
+  {"Shrink", UN_SHRINK},
+  {"Sin", UN_SIN},
+  {"Cos", UN_COS},
+  {"Tan", UN_TAN},
+  {"Asin", UN_ASIN},
+  {"Acos", UN_ACOS},
+  {"Atan", UN_ATAN},
+  {"Sinh", UN_SINH},
+  {"Cosh", UN_COSH},
+  {"Asinh", UN_ASINH},
+  {"Acosh", UN_ACOSH},
+  {"Atanh", UN_ATANH},
+  {"Gelu", UN_GELU},
+  {"Mish", UN_MISH},
+  {"Swish", UN_SWISH},
+  {"Clip", UN_CLIP},
+  {"IsNaN", UN_ISNAN},
+  {"IsInf", UN_ISINF},
+  {"Not", UN_NOT},
+  {"BitwiseNot", UN_BITNOT},
 };
 
 static const un_desc *un_find(const char *name) {
@@ -225,16 +216,6 @@ static const un_desc *un_find(const char *name) {
     if (strcmp(un_descs[i].name, name) == 0)
       return &un_descs[i];
   return NULL;
-}
-
-static bool un_type_ok(unsigned types, nn_dtype dt) {
-  if (nn_dtype_is_float(dt))
-    return types & UN_T_FLOAT;
-  if (dt == NN_DTYPE_BOOL)
-    return types & UN_T_BOOL;
-  if (nn_dtype_is_int(dt))
-    return (types & (nn_dtype_is_signed(dt) ? UN_T_SINT : UN_T_UINT)) != 0;
-  return false;
 }
 
 typedef struct un_priv {
@@ -266,19 +247,15 @@ static void un_clip_set(un_args *a, ew_dom d, const void *v, bool is_hi) {
   }
 }
 
+/* The op layer checked the inputs and their dtypes and set Y (ops/unary.c):
+ * every dtype it admits has a compute domain here. */
 static nn_status un_prepare(nn_ctx *c, nn_node *n) {
   const un_desc *d = un_find(n->op->name);
   if (!d)
     return nn_fail(c, NN_ERR_UNSUPPORTED, "no elementwise kernel for this op");
-  const int max_in = d->kind == UN_CLIP && n->version >= 11 ? 3 : 1;
-  if (n->n_in < 1 || n->n_in > max_in || !n->x[0] || n->n_out < 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects 1%s input%s and 1 output, got %d inputs",
-                   max_in > 1 ? " to 3" : "", max_in > 1 ? "s" : "", n->n_in);
   const nn_value *x = n->x[0];
-  if (!un_type_ok(d->types, x->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "data type %s is not supported", nn_dtype_name(x->dtype));
-
-  un_priv pr = {.kind = d->kind, .to_bool = d->to_bool, .d = ew_dom_of(x->dtype)};
+  /* IsNaN / IsInf: the kernel writes the bool Y itself */
+  un_priv pr = {.kind = d->kind, .to_bool = n->y[0]->dtype != x->dtype, .d = ew_dom_of(x->dtype)};
   un_args *a = &pr.args;
   /* the attributes' meaning and defaults are the op layer's (ops/unary.h) */
   nn_status ust = nn_unary_attrs_init(c, n, &a->u);
@@ -306,27 +283,15 @@ static nn_status un_prepare(nn_ctx *c, nn_node *n) {
         a->hi_u = hi < 0 ? 0 : ew_f64_to_u64(floor(hi));
       }
     } else {
-      for (int i = 1; i < n->n_in; i++) {
-        const nn_value *b = n->x[i];
-        if (!b)
-          continue;
-        if (b->dtype != x->dtype)
-          return nn_fail(c, NN_ERR_DTYPE, "%s is %s but the input is %s", i == 1 ? "min" : "max",
-                         nn_dtype_name(b->dtype), nn_dtype_name(x->dtype));
-        if (b->numel != 1)
-          return nn_fail(c, NN_ERR_SHAPE, "%s must be a scalar, has %lld elements",
-                         i == 1 ? "min" : "max", (long long)b->numel);
-        pr.clip_inputs = true;
-      }
+      for (int i = 1; i < n->n_in; i++)
+        if (n->x[i])
+          pr.clip_inputs = true;
     }
     break;
   default:
     break;
   }
 
-  nn_status st = nn_set_output(c, n->y[0], d->to_bool ? NN_DTYPE_BOOL : x->dtype, x->rank, x->dims);
-  if (st != NN_OK)
-    return st;
   un_priv *p = nn_malloc(sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
