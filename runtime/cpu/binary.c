@@ -10,7 +10,6 @@
  * Other dtypes are converted to their domain in small chunks on the way in
  * and out.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "cpu/ew_iter.h"
@@ -136,51 +135,39 @@ static bin_kernel bin_kernel_for(ew_dom d) {
 
 /* ---- operator descriptions -------------------------------------------------- */
 
-enum {
-  BIN_T_FLOAT = 1u << 0, /* float, double, float16, bfloat16 */
-  BIN_T_SINT = 1u << 1,
-  BIN_T_UINT = 1u << 2,
-  BIN_T_BOOL = 1u << 3,
-  BIN_T_ANY = 1u << 4,   /* any dtype the runtime holds (Where selects bytes) */
-  BIN_T_NUM = BIN_T_FLOAT | BIN_T_SINT | BIN_T_UINT,
-  BIN_T_INT = BIN_T_SINT | BIN_T_UINT,
-};
-
-enum { BIN_BINARY = 2, BIN_TERNARY = 3, BIN_VARIADIC = -1 };
-
+/* The kernel case of each operator; its inputs, their dtypes and the
+ * output's are the op layer's (ops/binary.c). */
 typedef struct bin_desc {
   const char *name;
   int op;
-  int arity;
-  unsigned types;
-  bool to_bool;      /* output is bool (comparison, logic) */
+  bool variadic;     /* Max/Min/Sum/Mean: inputs folded pairwise (bin_run_variadic) */
 } bin_desc;
 
 static const bin_desc bin_descs[] = {
-  {"Add", BIN_OP_ADD, BIN_BINARY, BIN_T_NUM, false},
-  {"Sub", BIN_OP_SUB, BIN_BINARY, BIN_T_NUM, false},
-  {"Mul", BIN_OP_MUL, BIN_BINARY, BIN_T_NUM, false},
-  {"Div", BIN_OP_DIV, BIN_BINARY, BIN_T_NUM, false},
-  {"Pow", BIN_OP_POW, BIN_BINARY, BIN_T_NUM, false},
-  {"Mod", BIN_OP_MOD, BIN_BINARY, BIN_T_NUM, false},
-  {"PRelu", BIN_OP_PRELU, BIN_BINARY, BIN_T_NUM, false},
-  {"Equal", BIN_OP_EQ, BIN_BINARY, BIN_T_NUM | BIN_T_BOOL, true},
-  {"Less", BIN_OP_LT, BIN_BINARY, BIN_T_NUM, true},
-  {"Greater", BIN_OP_GT, BIN_BINARY, BIN_T_NUM, true},
-  {"LessOrEqual", BIN_OP_LE, BIN_BINARY, BIN_T_NUM, true},
-  {"GreaterOrEqual", BIN_OP_GE, BIN_BINARY, BIN_T_NUM, true},
-  {"And", BIN_OP_AND, BIN_BINARY, BIN_T_BOOL, true},
-  {"Or", BIN_OP_OR, BIN_BINARY, BIN_T_BOOL, true},
-  {"Xor", BIN_OP_XOR, BIN_BINARY, BIN_T_BOOL, true},
-  {"BitwiseAnd", BIN_OP_BAND, BIN_BINARY, BIN_T_INT, false},
-  {"BitwiseOr", BIN_OP_BOR, BIN_BINARY, BIN_T_INT, false},
-  {"BitwiseXor", BIN_OP_BXOR, BIN_BINARY, BIN_T_INT, false},
-  {"BitShift", BIN_OP_BITSHIFT, BIN_BINARY, BIN_T_UINT, false},
-  {"Max", BIN_OP_MAX, BIN_VARIADIC, BIN_T_NUM, false},
-  {"Min", BIN_OP_MIN, BIN_VARIADIC, BIN_T_NUM, false},
-  {"Sum", BIN_OP_SUM, BIN_VARIADIC, BIN_T_NUM, false},
-  {"Mean", BIN_OP_MEAN, BIN_VARIADIC, BIN_T_FLOAT, false},
-  {"Where", BIN_OP_WHERE, BIN_TERNARY, BIN_T_ANY, false},
+  {"Add", BIN_OP_ADD, false},
+  {"Sub", BIN_OP_SUB, false},
+  {"Mul", BIN_OP_MUL, false},
+  {"Div", BIN_OP_DIV, false},
+  {"Pow", BIN_OP_POW, false},
+  {"Mod", BIN_OP_MOD, false},
+  {"PRelu", BIN_OP_PRELU, false},
+  {"Equal", BIN_OP_EQ, false},
+  {"Less", BIN_OP_LT, false},
+  {"Greater", BIN_OP_GT, false},
+  {"LessOrEqual", BIN_OP_LE, false},
+  {"GreaterOrEqual", BIN_OP_GE, false},
+  {"And", BIN_OP_AND, false},
+  {"Or", BIN_OP_OR, false},
+  {"Xor", BIN_OP_XOR, false},
+  {"BitwiseAnd", BIN_OP_BAND, false},
+  {"BitwiseOr", BIN_OP_BOR, false},
+  {"BitwiseXor", BIN_OP_BXOR, false},
+  {"BitShift", BIN_OP_BITSHIFT, false},
+  {"Max", BIN_OP_MAX, true},
+  {"Min", BIN_OP_MIN, true},
+  {"Sum", BIN_OP_SUM, true},
+  {"Mean", BIN_OP_MEAN, true},
+  {"Where", BIN_OP_WHERE, false},
 };
 
 static const bin_desc *bin_find(const char *name) {
@@ -190,78 +177,16 @@ static const bin_desc *bin_find(const char *name) {
   return NULL;
 }
 
-static bool bin_type_ok(unsigned types, nn_dtype dt) {
-  if (types & BIN_T_ANY)
-    return nn_dtype_size(dt) != 0;
-  if (nn_dtype_is_float(dt))
-    return types & BIN_T_FLOAT;
-  if (dt == NN_DTYPE_BOOL)
-    return types & BIN_T_BOOL;
-  if (nn_dtype_is_int(dt))
-    return (types & (nn_dtype_is_signed(dt) ? BIN_T_SINT : BIN_T_UINT)) != 0;
-  return false;
-}
-
 /* Kernel parameters, one nn_malloc block in node->priv. */
 typedef struct bin_priv {
   const bin_desc *desc;
   int op;                      /* the kernel case (BitShift resolved) */
   ew_dom cd;                   /* domain the kernel computes in */
+  bool to_bool;                /* the output is bool (comparison, logic) */
   bin_args args;
-  /* opset < 7 broadcasting: input 1 is seen with these dims */
-  bool legacy;
-  int b_rank;
-  int64_t b_dims[NN_MAX_RANK];
+  /* opset < 7 broadcasting: input 1 is seen with these dims (ops/binary.h) */
+  nn_binary_legacy legacy;
 } bin_priv;
-
-static const char *bin_shape_str(char *buf, size_t cap, int rank, const int64_t *dims) {
-  size_t len = 0;
-  len += (size_t)snprintf(buf, cap, "[");
-  for (int i = 0; i < rank && len < cap; i++)
-    len += (size_t)snprintf(buf + len, cap - len, i ? ",%lld" : "%lld", (long long)dims[i]);
-  if (len < cap)
-    snprintf(buf + len, cap - len, "]");
-  return buf;
-}
-
-static nn_status bin_shape_error(nn_ctx *c, const char *what, const nn_value *a,
-                                 int rb, const int64_t *db) {
-  char sa[96], sb[96];
-  return nn_fail(c, NN_ERR_SHAPE, "%s: shapes %s and %s do not broadcast", what,
-                 bin_shape_str(sa, sizeof sa, a->rank, a->dims), bin_shape_str(sb, sizeof sb, rb, db));
-}
-
-/* Opset < 7 broadcasting (broadcast=1): B's dims line up with A's starting
- * at `axis` (default: suffix alignment); expressed as numpy dims for B. */
-static nn_status bin_legacy_dims(nn_ctx *c, const nn_binary_attrs *ba, const nn_value *a,
-                                 const nn_value *b, bin_priv *p) {
-  if (!ba->legacy_broadcast)
-    return NN_OK; /* shapes must match; numpy broadcasting accepts that */
-  if (b->rank > a->rank)
-    return nn_fail(c, NN_ERR_SHAPE, "broadcast: B has rank %d > A's rank %d", b->rank, a->rank);
-  int axis = a->rank - b->rank;
-  if (ba->has_axis && b->rank > 0) {
-    if (!nn_norm_axis(ba->axis, a->rank, &axis) || axis + b->rank > a->rank)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "broadcast axis %lld out of range for ranks %d, %d",
-                     (long long)ba->axis, a->rank, b->rank);
-  }
-  p->legacy = true;
-  p->b_rank = a->rank - axis;
-  for (int i = 0; i < p->b_rank; i++)
-    p->b_dims[i] = i < b->rank ? b->dims[i] : 1;
-  return NN_OK;
-}
-
-/* Opset < 7 PRelu: a 1-D slope of C values is per channel (axis 1). */
-static void bin_prelu_legacy_dims(const nn_value *x, const nn_value *slope, bin_priv *p) {
-  if (slope->rank != 1 || x->rank < 2 || slope->dims[0] == 1 || slope->dims[0] != x->dims[1])
-    return;
-  p->legacy = true;
-  p->b_rank = x->rank - 1;
-  p->b_dims[0] = slope->dims[0];
-  for (int i = 1; i < p->b_rank; i++)
-    p->b_dims[i] = 1;
-}
 
 static ew_dom bin_pow_domain(nn_dtype base, nn_dtype expo) {
   ew_dom db = ew_dom_of(base), de = ew_dom_of(expo);
@@ -272,106 +197,34 @@ static ew_dom bin_pow_domain(nn_dtype base, nn_dtype expo) {
   return EW_F64;
 }
 
+/* The op layer checked the inputs and their dtypes and set Y
+ * (ops/binary.c): every dtype it admits has a compute domain here. */
 static nn_status bin_prepare(nn_ctx *c, nn_node *n) {
   const bin_desc *d = bin_find(n->op->name);
   if (!d)
     return nn_fail(c, NN_ERR_UNSUPPORTED, "no elementwise kernel for this op");
-  int need = d->arity == BIN_VARIADIC ? 1 : d->arity;
-  if (n->n_in < need || (d->arity != BIN_VARIADIC && n->n_in > need) || n->n_out < 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects %s%d inputs and 1 output, got %d inputs",
-                   d->arity == BIN_VARIADIC ? "at least " : "", need, n->n_in);
-  for (int i = 0; i < n->n_in; i++)
-    if (!n->x[i])
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "input %d is missing", i);
-
-  bin_priv pr = {.desc = d, .op = d->op};
+  bin_priv pr = {.desc = d, .op = d->op, .to_bool = n->y[0]->dtype == NN_DTYPE_BOOL};
   /* the attributes' meaning is the op layer's (ops/binary.h) */
   nn_binary_attrs ba;
-  nn_status bst = nn_binary_attrs_init(c, n, &ba);
-  if (bst != NN_OK)
-    return bst;
-  /* Input whose dtype is the output's and the operands' type. */
-  const int t0 = d->op == BIN_OP_WHERE ? 1 : 0;
-  nn_dtype dt = n->x[t0]->dtype;
-  if (!bin_type_ok(d->types, dt))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "data type %s is not supported", nn_dtype_name(dt));
-  for (int i = 0; i < n->n_in; i++) {
-    nn_dtype di = n->x[i]->dtype;
-    if (d->op == BIN_OP_WHERE && i == 0) {
-      if (di != NN_DTYPE_BOOL)
-        return nn_fail(c, NN_ERR_DTYPE, "condition must be bool, got %s", nn_dtype_name(di));
-    } else if (d->op == BIN_OP_POW && i == 1) {
-      if (!bin_type_ok(BIN_T_NUM, di))
-        return nn_fail(c, NN_ERR_UNSUPPORTED, "exponent type %s is not supported", nn_dtype_name(di));
-    } else if (di != dt) {
-      return nn_fail(c, NN_ERR_DTYPE, "input %d is %s but input %d is %s", i, nn_dtype_name(di),
-                     t0, nn_dtype_name(dt));
-    }
-  }
-
-  if (d->op == BIN_OP_BITSHIFT) {
-    const char *dir = nn_attr_string(n, "direction", "");
-    if (strcmp(dir, "LEFT") == 0)
-      pr.op = BIN_OP_SHL;
-    else if (strcmp(dir, "RIGHT") == 0)
-      pr.op = BIN_OP_SHR;
-    else
-      return nn_fail(c, NN_ERR_UNSUPPORTED, "direction '%s' is not LEFT or RIGHT", dir);
-  }
+  nn_status st = nn_binary_attrs_init(c, n, &ba);
+  if (st != NN_OK)
+    return st;
+  if (d->op == BIN_OP_BITSHIFT)
+    pr.op = ba.shift_left ? BIN_OP_SHL : BIN_OP_SHR;
   if (d->op == BIN_OP_MOD)
     pr.args.fmod = ba.fmod;
   if (d->op == BIN_OP_SUM || d->op == BIN_OP_MEAN)
     pr.op = BIN_OP_ADD;
+  /* Where's operands are inputs 1 and 2 (it selects bytes: no domain) */
+  nn_dtype dt = n->x[d->op == BIN_OP_WHERE ? 1 : 0]->dtype;
   pr.cd = d->op == BIN_OP_POW ? bin_pow_domain(dt, n->x[1]->dtype) : ew_dom_of(dt);
-
-  /* Output shape. */
-  int rank = n->x[0]->rank;
-  int64_t dims[NN_MAX_RANK];
-  memcpy(dims, n->x[0]->dims, sizeof(int64_t) * (size_t)rank);
-  if (d->arity == BIN_BINARY && n->version < 7) {
-    if (d->op == BIN_OP_PRELU) {
-      bin_prelu_legacy_dims(n->x[0], n->x[1], &pr);
-    } else {
-      nn_status st = bin_legacy_dims(c, &ba, n->x[0], n->x[1], &pr);
-      if (st != NN_OK)
-        return st;
-    }
-  }
-  for (int i = 1; i < n->n_in; i++) {
-    const nn_value *x = n->x[i];
-    int rb = x->rank;
-    const int64_t *db = x->dims;
-    if (i == 1 && pr.legacy) {
-      rb = pr.b_rank;
-      db = pr.b_dims;
-    }
-    int r2;
-    int64_t d2[NN_MAX_RANK];
-    if (nn_broadcast_shape(rank, dims, rb, db, &r2, d2) != NN_OK) {
-      nn_value tmp = {.rank = rank};
-      memcpy(tmp.dims, dims, sizeof(int64_t) * (size_t)rank);
-      return bin_shape_error(c, "inputs", &tmp, rb, db);
-    }
-    rank = r2;
-    memcpy(dims, d2, sizeof(int64_t) * (size_t)rank);
-  }
-  if (d->op == BIN_OP_PRELU) {
-    /* The slope broadcasts to X (unidirectional): the output is X's shape. */
-    const nn_value *x = n->x[0];
-    bool same = rank == x->rank;
-    for (int i = 0; same && i < rank; i++)
-      same = dims[i] == x->dims[i];
-    if (!same)
-      return bin_shape_error(c, "slope does not broadcast to X", x, n->x[1]->rank, n->x[1]->dims);
-  }
-
-  nn_dtype out_dt = d->to_bool ? NN_DTYPE_BOOL : dt;
-  nn_status st = nn_set_output(c, n->y[0], out_dt, rank, dims);
+  st = nn_binary_legacy_init(c, n, &ba, &pr.legacy);
   if (st != NN_OK)
     return st;
+
   /* Variadic folds of 3+ inputs may need a scratch accumulator (see
    * bin_run_variadic). */
-  if (d->arity == BIN_VARIADIC && n->n_in >= 3)
+  if (d->variadic && n->n_in >= 3)
     n->ws_bytes = n->y[0]->nbytes;
 
   bin_priv *p = nn_malloc(sizeof *p);
@@ -435,7 +288,7 @@ static void bin_apply(nn_ctx *c, const bin_priv *p, const bin_operand *a, const 
                       nn_value *y, void *ydata) {
   bin_exec e = {
     .op = p->op, .args = &p->args, .kern = bin_kernel_for(p->cd), .cd = p->cd,
-    .rd = p->desc->to_bool ? EW_NONE : p->cd,
+    .rd = p->to_bool ? EW_NONE : p->cd,
     .a = a->data, .b = b->data, .y = ydata,
     .da = a->dt, .db = b->dt, .dy = y->dtype,
     .ea = nn_dtype_size(a->dt), .eb = nn_dtype_size(b->dt), .ey = nn_dtype_size(y->dtype),
@@ -564,13 +417,13 @@ static nn_status bin_run(nn_ctx *c, nn_node *n) {
   const bin_priv *p = n->priv;
   if (p->desc->op == BIN_OP_WHERE)
     return where_run(c, n);
-  if (p->desc->arity == BIN_VARIADIC)
+  if (p->desc->variadic)
     return bin_run_variadic(c, n);
   bin_operand a = bin_operand_of(n->x[0]);
   bin_operand b = bin_operand_of(n->x[1]);
-  if (p->legacy) {
-    b.rank = p->b_rank;
-    b.dims = p->b_dims;
+  if (p->legacy.on) {
+    b.rank = p->legacy.b_rank;
+    b.dims = p->legacy.b_dims;
   }
   bin_apply(c, p, &a, &b, n->y[0], n->y[0]->data);
   return NN_OK;
@@ -590,17 +443,11 @@ static void bin_str_segment(void *ctx, const int64_t *off, const int *step, int6
     e->y[yo + i] = nn_str_eq(&a[step[0] ? i : 0], &b[step[1] ? i : 0]);
 }
 
+/* Strings need no parameters (ops/binary.c checked both inputs). */
 static nn_status equal_prepare(nn_ctx *c, nn_node *n) {
-  if (n->n_in < 1 || !n->x[0] || n->x[0]->dtype != NN_DTYPE_STRING)
-    return bin_prepare(c, n);
-  if (n->n_in != 2 || !n->x[1] || n->x[1]->dtype != NN_DTYPE_STRING || n->n_out != 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_DTYPE, "Equal on strings needs two string inputs and one output");
-  const nn_value *a = n->x[0], *b = n->x[1];
-  int rank;
-  int64_t dims[NN_MAX_RANK];
-  if (nn_broadcast_shape(a->rank, a->dims, b->rank, b->dims, &rank, dims) != NN_OK)
-    return bin_shape_error(c, "inputs", a, b->rank, b->dims);
-  return nn_set_output(c, n->y[0], NN_DTYPE_BOOL, rank, dims);
+  if (n->x[0]->dtype == NN_DTYPE_STRING)
+    return NN_OK;
+  return bin_prepare(c, n);
 }
 
 static nn_status equal_run(nn_ctx *c, nn_node *n) {

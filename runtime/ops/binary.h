@@ -12,11 +12,29 @@ typedef struct nn_binary_attrs {
   bool has_axis;
   int64_t axis;                /* as written (may be negative) */
   int fmod;                    /* Mod: 1 = C's fmod, 0 = Python's sign rule */
+  bool shift_left;             /* BitShift: direction LEFT (else RIGHT) */
 } nn_binary_attrs;
 
 /* The attributes of node n (an op without them leaves them 0);
- * NN_ERR_UNSUPPORTED through nn_fail(c) for an fmod other than 0 or 1 (c may
- * have no err to only test). */
+ * NN_ERR_UNSUPPORTED through nn_fail(c) for an fmod other than 0 or 1 or a
+ * BitShift direction other than LEFT or RIGHT (c may have no err to only
+ * test). */
 nn_status nn_binary_attrs_init(nn_ctx *c, const nn_node *n, nn_binary_attrs *b);
+
+/* How input 1 (B) of a two-input op lines up with input 0 (A) before
+ * opset 7, as numpy dims for B.  on = false: B broadcasts numpy-style as
+ * it is (opset 7+, the variadic ops, broadcast = 0, a PRelu slope that is
+ * not per channel). */
+typedef struct nn_binary_legacy {
+  bool on;
+  int b_rank;
+  int64_t b_dims[NN_MAX_RANK];
+} nn_binary_legacy;
+
+/* The legacy view of node n's B from its attributes (ba) and input shapes;
+ * NN_ERR_SHAPE / NN_ERR_INVALID_MODEL through nn_fail(c) when B does not
+ * line up with A. */
+nn_status nn_binary_legacy_init(nn_ctx *c, const nn_node *n, const nn_binary_attrs *ba,
+                                nn_binary_legacy *lg);
 
 #endif
