@@ -21,13 +21,9 @@ typedef struct sm_params {
   nn_softmax_geom g;      /* [outer, n, inner] */
 } sm_params;
 
+/* The op layer checked X (a float type) and the axis and set Y
+ * (ops/softmax.c). */
 static nn_status sm_prepare(nn_ctx *c, nn_node *n) {
-  if (n->n_in < 1 || !n->x[0] || n->n_out < 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs input and output");
-  const nn_value *x = n->x[0];
-  if (!nn_dtype_is_float(x->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "%s on %s is not supported", n->op_type,
-                   nn_dtype_name(x->dtype));
   sm_params *p = nn_calloc(1, sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
@@ -36,9 +32,6 @@ static nn_status sm_prepare(nn_ctx *c, nn_node *n) {
             : strcmp(n->op_type, "LogSoftmax") == 0 ? SM_LOGSOFTMAX
                                                     : SM_HARDMAX;
   nn_status st = nn_softmax_geom_init(c, n, &p->g);
-  if (st != NN_OK)
-    return st;
-  st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims);
   if (st != NN_OK)
     return st;
   /* per-column max and sum when the axis is not innermost */

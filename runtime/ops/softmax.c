@@ -1,4 +1,6 @@
-/* softmax.c - Softmax / LogSoftmax / Hardmax geometry (see softmax.h). */
+/* softmax.c - Softmax / LogSoftmax / Hardmax (nn_ops_softmax[], collected by
+ * ops/registry.c): their geometry (see softmax.h) and their shape and dtype
+ * inference. */
 #include "ops/softmax.h"
 
 nn_status nn_softmax_geom_init(nn_ctx *c, const nn_node *n, nn_softmax_geom *g) {
@@ -31,12 +33,26 @@ nn_status nn_softmax_geom_init(nn_ctx *c, const nn_node *n, nn_softmax_geom *g) 
   return NN_OK;
 }
 
-/* The family's operators (ops/registry.c); infer = NULL: the CPU kernel's
- * prepare still infers the shapes. */
+/* Y is X's shape and dtype, a float type; the axis must be in range. */
+static nn_status softmax_infer(nn_ctx *c, nn_node *n) {
+  if (n->n_in < 1 || !n->x[0] || n->n_out < 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs input and output");
+  const nn_value *x = n->x[0];
+  if (!nn_dtype_is_float(x->dtype))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "%s on %s is not supported", n->op_type,
+                   nn_dtype_name(x->dtype));
+  nn_softmax_geom g;
+  nn_status st = nn_softmax_geom_init(c, n, &g);
+  if (st != NN_OK)
+    return st;
+  return nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims);
+}
+
+/* The family's operators (ops/registry.c), one inference for the three. */
 const nn_op_def nn_ops_softmax[] = {
   /* 1: 2-D coercion at axis (11 only allowed negative axes); 13: one axis */
-  {.name = "Softmax", .versions = {1, 13}},
-  {.name = "LogSoftmax", .versions = {1, 13}},
-  {.name = "Hardmax", .versions = {1, 13}},
+  {.name = "Softmax", .versions = {1, 13}, .infer = softmax_infer},
+  {.name = "LogSoftmax", .versions = {1, 13}, .infer = softmax_infer},
+  {.name = "Hardmax", .versions = {1, 13}, .infer = softmax_infer},
   {0},
 };
