@@ -9,6 +9,10 @@
  * float16 and bfloat16 go through norm_ld / norm_st.  Each kernel reads every
  * element of its group before writing any output element of it, so output 0
  * may share the buffer of X (NN_OP_ELEMENTWISE).
+ *
+ * The op layer (ops/norm.c) checks X, the parameters and the attributes and
+ * sets the outputs; every float type it admits runs here, so each prepare
+ * only derives its kernel's walk.
  */
 #include <math.h>
 #include <string.h>
@@ -16,11 +20,6 @@
 #include "cpu/ops.h"
 #include "ops/act_kinds.h"
 #include "ops/norm.h"
-
-static inline bool norm_is_real(nn_dtype dt) {
-  return dt == NN_DTYPE_FLOAT || dt == NN_DTYPE_DOUBLE || dt == NN_DTYPE_FLOAT16 ||
-         dt == NN_DTYPE_BFLOAT16;
-}
 
 static inline double norm_ld(nn_dtype dt, const void *p, int64_t i) {
   switch (dt) {
@@ -105,35 +104,6 @@ static void norm_affine(nn_dtype dt, const void *x, void *y, int64_t off, int64_
   }
 }
 
-static nn_status norm_check_x(nn_ctx *c, const nn_node *n, int min_rank) {
-  if (n->n_in < 1 || !n->x[0] || n->n_out < 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs input X and output Y");
-  const nn_value *x = n->x[0];
-  if (!norm_is_real(x->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "input type %s is not supported", nn_dtype_name(x->dtype));
-  if (x->rank < min_rank)
-    return nn_fail(c, NN_ERR_SHAPE, "input rank %d, needs at least %d", x->rank, min_rank);
-  return NN_OK;
-}
-
-/* Input i must be present (unless optional), real-typed, with `count` elements. */
-static nn_status norm_check_param(nn_ctx *c, const nn_node *n, int i, const char *name,
-                                  int64_t count, bool optional) {
-  const nn_value *v = i < n->n_in ? n->x[i] : NULL;
-  if (!v) {
-    if (optional)
-      return NN_OK;
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "input %s is missing", name);
-  }
-  if (!norm_is_real(v->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "%s type %s is not supported", name,
-                   nn_dtype_name(v->dtype));
-  if (v->numel != count)
-    return nn_fail(c, NN_ERR_SHAPE, "%s has %lld elements, expected %lld", name,
-                   (long long)v->numel, (long long)count);
-  return NN_OK;
-}
-
 static nn_status norm_set_priv(nn_ctx *c, nn_node *n, const void *p, size_t size) {
   void *q = nn_malloc(size);
   if (!q)
@@ -156,9 +126,6 @@ typedef struct bn_priv {
 } bn_priv;
 
 static nn_status bn_prepare(nn_ctx *c, nn_node *n) {
-  nn_status st = norm_check_x(c, n, 2);
-  if (st)
-    return st;
   const nn_value *x = n->x[0];
   bn_priv p;
   memset(&p, 0, sizeof p);
@@ -168,7 +135,8 @@ static nn_status bn_prepare(nn_ctx *c, nn_node *n) {
   for (int i = 2; i < x->rank; i++)
     p.inner *= x->dims[i];
   nn_bn_params bp;
-  if ((st = nn_bn_params_init(c, n, &bp)))
+  nn_status st = nn_bn_params_init(c, n, &bp);
+  if (st)
     return st;
   if (bp.per_element) {
     p.C *= p.inner;
@@ -176,32 +144,7 @@ static nn_status bn_prepare(nn_ctx *c, nn_node *n) {
   }
   p.eps = bp.eps;
   p.momentum = bp.momentum;
-  static const char *const names[] = {"scale", "B", "input_mean", "input_var"};
-  for (int i = 1; i <= 4; i++)
-    if ((st = norm_check_param(c, n, i, names[i - 1], p.C, false)))
-      return st;
-  if (n->version >= 14) {
-    p.training = bp.training;
-  } else {
-    for (int i = 1; i < n->n_out; i++)
-      if (n->y[i])
-        return nn_fail(c, NN_ERR_UNSUPPORTED,
-                       "training outputs before opset 14 are not supported");
-  }
-  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
-    return st;
-  for (int i = 1; i < n->n_out && i < 3; i++) {
-    if (!n->y[i])
-      continue;
-    if (!p.training)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "outputs running_mean/var need training_mode = 1");
-    const nn_value *src = n->x[2 + i];   /* input_mean / input_var */
-    if ((st = nn_set_output(c, n->y[i], src->dtype, src->rank, src->dims)))
-      return st;
-  }
-  for (int i = 3; i < n->n_out; i++)
-    if (n->y[i])
-      return nn_fail(c, NN_ERR_UNSUPPORTED, "output %d is not supported", i);
+  p.training = bp.training; /* opset 14+ only */
   if (p.training)
     n->ws_bytes = (size_t)p.C * 2 * sizeof(double);
   return norm_set_priv(c, n, &p, sizeof p);
@@ -398,9 +341,6 @@ static nn_status rownorm_run(nn_ctx *c, nn_node *n) {
 }
 
 static nn_status instnorm_prepare(nn_ctx *c, nn_node *n) {
-  nn_status st = norm_check_x(c, n, 2);
-  if (st)
-    return st;
   const nn_value *x = n->x[0];
   rownorm_priv p;
   memset(&p, 0, sizeof p);
@@ -411,25 +351,21 @@ static nn_status instnorm_prepare(nn_ctx *c, nn_node *n) {
     p.inner *= x->dims[i];
   p.rows = x->dims[0] * p.C;
   p.len = p.inner;
-  if ((st = nn_norm_epsilon(c, n, &p.eps)) ||
-      (st = norm_check_param(c, n, 1, "scale", p.C, false)) ||
-      (st = norm_check_param(c, n, 2, "B", p.C, false)) ||
-      (st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
+  nn_status st = nn_norm_epsilon(c, n, &p.eps);
+  if (st)
     return st;
   return norm_set_priv(c, n, &p, sizeof p);
 }
 
 static nn_status groupnorm_prepare(nn_ctx *c, nn_node *n) {
-  nn_status st = norm_check_x(c, n, 2);
-  if (st)
-    return st;
   const nn_value *x = n->x[0];
   rownorm_priv p;
   memset(&p, 0, sizeof p);
   p.kind = ROWNORM_GROUP;
   p.C = x->dims[1];
   nn_groupnorm_params gp;
-  if ((st = nn_groupnorm_params_init(c, n, p.C, &gp)))
+  nn_status st = nn_groupnorm_params_init(c, n, p.C, &gp);
+  if (st)
     return st;
   p.groups = gp.groups;
   p.inner = 1;
@@ -438,43 +374,28 @@ static nn_status groupnorm_prepare(nn_ctx *c, nn_node *n) {
   p.rows = x->dims[0] * p.groups;
   p.len = p.C / p.groups * p.inner;
   p.per_group = gp.per_group;
-  nn_dtype stash;
-  int64_t pc = p.per_group ? p.groups : p.C;
-  if ((st = nn_norm_epsilon(c, n, &p.eps)) || (st = nn_norm_stash_type(c, n, &stash)) ||
-      (st = norm_check_param(c, n, 1, "scale", pc, false)) ||
-      (st = norm_check_param(c, n, 2, "bias", pc, false)) ||
-      (st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
+  if ((st = nn_norm_epsilon(c, n, &p.eps)))
     return st;
   return norm_set_priv(c, n, &p, sizeof p);
 }
 
-/* Scale / bias of Layer and RMS normalization: unidirectionally broadcast to
- * the normalized shape dims[axis:]. */
-static nn_status rownorm_bcast(nn_ctx *c, const nn_node *n, int i, const char *name,
-                               rownorm_priv *p, int which) {
+/* How the scale (which = 0) or bias (1) of Layer and RMS normalization maps
+ * onto a row; ops/norm.c checked that it broadcasts to the normalized
+ * shape. */
+static void rownorm_bcast(const nn_node *n, int i, rownorm_priv *p, int which) {
   const nn_value *v = i < n->n_in ? n->x[i] : NULL;
   if (!v)
-    return NN_OK;
-  if (!norm_is_real(v->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "%s type %s is not supported", name,
-                   nn_dtype_name(v->dtype));
+    return;
   /* leading 1s beyond the normalized rank carry no information */
   int r = v->rank, lead = 0;
   while (r - lead > p->nrank && v->dims[lead] == 1)
     lead++;
   r -= lead;
   const int64_t *dims = v->dims + lead;
-  if (r > p->nrank)
-    return nn_fail(c, NN_ERR_SHAPE, "%s has rank %d, the normalized shape has rank %d", name,
-                   v->rank, p->nrank);
   bool same = v->numel == p->len;
-  for (int d = 0; d < r; d++) {
-    int64_t want = p->ndims[p->nrank - r + d];
-    if (dims[d] != want && dims[d] != 1)
-      return nn_fail(c, NN_ERR_SHAPE, "%s does not broadcast to the normalized shape", name);
-    if (dims[d] != want)
+  for (int d = 0; d < r; d++)
+    if (dims[d] != p->ndims[p->nrank - r + d])
       same = false;
-  }
   if (same)
     p->bmode[which] = 0;
   else if (v->numel == 1)
@@ -483,19 +404,16 @@ static nn_status rownorm_bcast(nn_ctx *c, const nn_node *n, int i, const char *n
     p->bmode[which] = 2;
     nn_broadcast_strides(r, dims, p->nrank, p->ndims, p->bstrides[which]);
   }
-  return NN_OK;
 }
 
 static nn_status rownorm_axis_prepare(nn_ctx *c, nn_node *n, rownorm_kind kind) {
-  nn_status st = norm_check_x(c, n, 1);
-  if (st)
-    return st;
   const nn_value *x = n->x[0];
   rownorm_priv p;
   memset(&p, 0, sizeof p);
   p.kind = kind;
   int axis;
-  if ((st = nn_rownorm_axis(c, n, x->rank, &axis)))
+  nn_status st = nn_rownorm_axis(c, n, x->rank, &axis);
+  if (st)
     return st;
   p.rows = 1;
   for (int i = 0; i < axis; i++)
@@ -506,28 +424,11 @@ static nn_status rownorm_axis_prepare(nn_ctx *c, nn_node *n, rownorm_kind kind) 
     p.len *= x->dims[i];
     p.ndims[i - axis] = x->dims[i];
   }
-  nn_dtype stash;
-  if ((st = nn_norm_epsilon(c, n, &p.eps)) || (st = nn_norm_stash_type(c, n, &stash)))
+  if ((st = nn_norm_epsilon(c, n, &p.eps)))
     return st;
-  if (n->n_in < 2 || !n->x[1])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "input Scale is missing");
-  if ((st = rownorm_bcast(c, n, 1, "Scale", &p, 0)))
-    return st;
-  if (kind == ROWNORM_LAYER && (st = rownorm_bcast(c, n, 2, "B", &p, 1)))
-    return st;
-  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
-    return st;
-  if (kind == ROWNORM_LAYER) {
-    int64_t sdims[NN_MAX_RANK];
-    for (int i = 0; i < x->rank; i++)
-      sdims[i] = i < axis ? x->dims[i] : 1;
-    for (int i = 1; i < n->n_out && i < 3; i++)
-      if (n->y[i] && (st = nn_set_output(c, n->y[i], stash, x->rank, sdims)))
-        return st;
-  }
-  for (int i = kind == ROWNORM_LAYER ? 3 : 1; i < n->n_out; i++)
-    if (n->y[i])
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "unexpected output %d", i);
+  rownorm_bcast(n, 1, &p, 0);
+  if (kind == ROWNORM_LAYER)
+    rownorm_bcast(n, 2, &p, 1);
   return norm_set_priv(c, n, &p, sizeof p);
 }
 
@@ -547,26 +448,19 @@ typedef struct lpnorm_priv {
 } lpnorm_priv;
 
 static nn_status lpnorm_prepare(nn_ctx *c, nn_node *n) {
-  nn_status st = norm_check_x(c, n, 1);
+  const nn_value *x = n->x[0];
+  nn_lpnorm_params lp;
+  nn_status st = nn_lpnorm_params_init(c, n, x->rank, &lp);
   if (st)
     return st;
-  const nn_value *x = n->x[0];
   lpnorm_priv p;
-  int axis;
-  if (!nn_norm_axis(nn_attr_int(n, "axis", -1), x->rank, &axis))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis is out of range for rank %d", x->rank);
-  int64_t pv = nn_attr_int(n, "p", 2);
-  if (pv != 1 && pv != 2)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "p = %lld is not supported (1 or 2)", (long long)pv);
-  p.p = (int)pv;
+  p.p = lp.p;
   p.outer = p.inner = 1;
-  for (int i = 0; i < axis; i++)
+  for (int i = 0; i < lp.axis; i++)
     p.outer *= x->dims[i];
-  for (int i = axis + 1; i < x->rank; i++)
+  for (int i = lp.axis + 1; i < x->rank; i++)
     p.inner *= x->dims[i];
-  p.len = x->dims[axis];
-  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
-    return st;
+  p.len = x->dims[lp.axis];
   return norm_set_priv(c, n, &p, sizeof p);
 }
 
@@ -605,28 +499,14 @@ typedef struct mvn_priv {
 } mvn_priv;
 
 static nn_status mvn_prepare(nn_ctx *c, nn_node *n) {
-  nn_status st = norm_check_x(c, n, 1);
-  if (st)
-    return st;
   const nn_value *x = n->x[0];
   mvn_priv p;
   memset(&p, 0, sizeof p);
   p.rank = x->rank;
   memcpy(p.dims, x->dims, sizeof p.dims);
-  int cnt = 0;
-  const int64_t *axes = nn_attr_ints(n, "axes", &cnt);
-  static const int64_t def_axes[] = {0, 2, 3};
-  if (!axes) {
-    axes = def_axes;
-    cnt = 3;
-  }
-  for (int i = 0; i < cnt; i++) {
-    int a;
-    if (!nn_norm_axis(axes[i], x->rank, &a))
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d",
-                     (long long)axes[i], x->rank);
-    p.reduced[a] = true;
-  }
+  nn_status st = nn_mvn_axes(c, n, x->rank, p.reduced);
+  if (st)
+    return st;
   p.groups = p.per_group = 1;
   for (int i = 0; i < x->rank; i++) {
     if (p.reduced[i])
@@ -634,8 +514,6 @@ static nn_status mvn_prepare(nn_ctx *c, nn_node *n) {
     else
       p.groups *= x->dims[i];
   }
-  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
-    return st;
   n->ws_bytes = (size_t)p.groups * 2 * sizeof(double);
   return norm_set_priv(c, n, &p, sizeof p);
 }
@@ -689,20 +567,16 @@ typedef struct lrn_priv {
 } lrn_priv;
 
 static nn_status lrn_prepare(nn_ctx *c, nn_node *n) {
-  nn_status st = norm_check_x(c, n, 2);
-  if (st)
-    return st;
   const nn_value *x = n->x[0];
   lrn_priv p;
-  if ((st = nn_lrn_params_init(c, n, &p.l)))
+  nn_status st = nn_lrn_params_init(c, n, &p.l);
+  if (st)
     return st;
   p.N = x->dims[0];
   p.C = x->dims[1];
   p.inner = 1;
   for (int i = 2; i < x->rank; i++)
     p.inner *= x->dims[i];
-  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims)))
-    return st;
   return norm_set_priv(c, n, &p, sizeof p);
 }
 

@@ -43,6 +43,19 @@ nn_status nn_rownorm_axis(nn_ctx *c, const nn_node *n, int rank, int *axis);
 /* stash_type (default float): float, double, float16 or bfloat16. */
 nn_status nn_norm_stash_type(nn_ctx *c, const nn_node *n, nn_dtype *dt);
 
+/* LpNormalization: the axis (default -1) of a rank-`rank` input and the
+ * order p (default 2; ONNX defines 1 and 2). */
+typedef struct nn_lpnorm_params {
+  int axis;
+  int p;
+} nn_lpnorm_params;
+
+nn_status nn_lpnorm_params_init(nn_ctx *c, const nn_node *n, int rank, nn_lpnorm_params *p);
+
+/* MeanVarianceNormalization: reduced[d] for each axis d of a rank-`rank`
+ * input the statistics run over (attribute axes, default [0, 2, 3]). */
+nn_status nn_mvn_axes(nn_ctx *c, const nn_node *n, int rank, bool reduced[NN_MAX_RANK]);
+
 /* GroupNormalization over C channels: num_groups (>= 1, dividing C), and
  * whether scale and bias are per group (opsets < 21) or per channel. */
 typedef struct nn_groupnorm_params {
