@@ -196,7 +196,8 @@ static nn_status binary_infer(nn_ctx *c, nn_node *n) {
         return nn_fail(c, NN_ERR_DTYPE, "condition must be bool, got %s", nn_dtype_name(di));
     } else if (is_pow && i == 1) {
       if (!bin_type_ok(BIN_T_NUM, di))
-        return nn_fail(c, NN_ERR_UNSUPPORTED, "exponent type %s is not supported", nn_dtype_name(di));
+        return nn_fail(c, NN_ERR_UNSUPPORTED, "exponent type %s is not supported",
+                       nn_dtype_name(di));
     } else if (di != dt) {
       return nn_fail(c, NN_ERR_DTYPE, "input %d is %s but input %d is %s", i, nn_dtype_name(di),
                      t0, nn_dtype_name(dt));
