@@ -265,13 +265,11 @@ static nn_status reduce_prepare(nn_ctx *c, nn_node *n) {
   const red_def *def = red_def_of(n);
   if (!def)
     return nn_fail(c, NN_ERR_UNSUPPORTED, "unknown reduction");
-  if (n->n_in < 1 || !n->x[0] || n->n_out < 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "%s needs input data and output reduced",
-                   def->name);
   const nn_value *x = n->x[0];
   nn_dtype dt = x->dtype;
-  if (!red_fold_for(dt) || (dt == NN_DTYPE_BOOL && def->op != RED_MAX && def->op != RED_MIN) ||
-      (def->op == RED_LOGSUMEXP && !nn_dtype_is_float(dt)))
+  /* ops/reduce.c admits every numeric type (and bool for Max / Min), all of
+   * which fold here; LogSumExp's two passes are written for floats only */
+  if (def->op == RED_LOGSUMEXP && !nn_dtype_is_float(dt))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "%s on %s is not supported", def->name,
                    nn_dtype_name(dt));
 
@@ -290,10 +288,8 @@ static nn_status reduce_prepare(nn_ctx *c, nn_node *n) {
   p->dom = red_domain_of(dt);
   if (ra.noop) {
     p->noop = true;
-    return nn_set_output(c, n->y[0], dt, rank, x->dims);
+    return NN_OK;
   }
-  const int64_t *yd = ra.out;
-  int yr = ra.out_rank;
 
   /* groups: drop size-1 dims, merge neighbours with the same role */
   p->count = 1;
@@ -325,9 +321,6 @@ static nn_status reduce_prepare(nn_ctx *c, nn_node *n) {
       s *= p->gsize[i];
   }
 
-  nn_status st = nn_set_output(c, n->y[0], dt, yr, yd);
-  if (st != NN_OK)
-    return st;
   /* accumulators (8 bytes each), plus the maxima of the LogSumExp first pass */
   size_t per = def->op == RED_LOGSUMEXP ? 16 : 8;
   if (nn_mul_overflow_size((size_t)n->y[0]->numel, per, &n->ws_bytes))
@@ -521,10 +514,6 @@ static void red_split(const nn_value *x, int axis, int64_t *outer, int64_t *n, i
   *inner = in;
 }
 
-static bool red_numeric(nn_dtype dt) {
-  return nn_dtype_is_float(dt) || nn_dtype_is_int(dt);
-}
-
 /* ---- ArgMax / ArgMin ---------------------------------------------------------- */
 typedef struct arg_params {
   int axis;
@@ -532,14 +521,7 @@ typedef struct arg_params {
 } arg_params;
 
 static nn_status arg_prepare(nn_ctx *c, nn_node *n) {
-  if (n->n_in < 1 || !n->x[0] || n->n_out < 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs input data and output reduced");
   const nn_value *x = n->x[0];
-  if (!red_numeric(x->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "%s on %s is not supported", n->op_type,
-                   nn_dtype_name(x->dtype));
-  if (x->rank < 1)
-    return nn_fail(c, NN_ERR_SHAPE, "input must have rank >= 1");
   arg_params *p = nn_calloc(1, sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
@@ -551,11 +533,6 @@ static nn_status arg_prepare(nn_ctx *c, nn_node *n) {
   p->axis = ap.axis;
   p->is_max = strcmp(n->op_type, "ArgMax") == 0;
   p->last = ap.last;
-  st = nn_set_output(c, n->y[0], NN_DTYPE_INT64, ap.out_rank, ap.out);
-  if (st != NN_OK)
-    return st;
-  if (x->dims[p->axis] == 0 && n->y[0]->numel > 0)
-    return nn_fail(c, NN_ERR_SHAPE, "cannot take %s over an empty axis", n->op_type);
   /* best value per inner position, at most 8 bytes each */
   int64_t outer, len, inner;
   red_split(x, p->axis, &outer, &len, &inner);
@@ -671,54 +648,21 @@ static topk_key topk_key_of(nn_dtype dt) {
 }
 
 static nn_status topk_prepare(nn_ctx *c, nn_node *n) {
-  if (n->n_in < 1 || !n->x[0] || n->n_out < 2)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "TopK needs input X and outputs Values, Indices");
   const nn_value *x = n->x[0];
-  if (!red_numeric(x->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "TopK on %s is not supported",
-                   nn_dtype_name(x->dtype));
-  if (x->rank < 1)
-    return nn_fail(c, NN_ERR_SHAPE, "input must have rank >= 1");
   topk_params *p = nn_calloc(1, sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   n->priv = p;
-  int64_t axis = nn_attr_int(n, "axis", -1);
-  if (!nn_norm_axis(axis, x->rank, &p->axis))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld out of range for rank %d",
-                   (long long)axis, x->rank);
-  if (n->version >= 10) {
-    const nn_value *kv = n->n_in > 1 ? n->x[1] : NULL;
-    if (!kv)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "input K is missing");
-    if (!kv->data)
-      return nn_fail(c, NN_ERR_UNSUPPORTED, "K must be known before the run");
-    if (!nn_dtype_is_int(kv->dtype) || kv->numel != 1)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "K must be a single integer");
-    p->k = nn_value_get_int(kv, 0);
-  } else {
-    if (!nn_attr_get(n, "k"))
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "attribute k is missing");
-    p->k = nn_attr_int(n, "k", 0);
-  }
-  int64_t len = x->dims[p->axis];
-  if (p->k < 0 || p->k > len)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "K=%lld is outside [0, %lld]", (long long)p->k,
-                   (long long)len);
-  int64_t largest = nn_attr_int(n, "largest", 1);
-  if (largest != 0 && largest != 1)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "largest=%lld is not 0 or 1", (long long)largest);
-  p->largest = largest == 1;
+  nn_topk_params tp;
+  nn_status st = nn_topk_params_init(c, n, &tp);
+  if (st != NN_OK)
+    return st;
+  p->axis = tp.axis;
+  p->k = tp.k;
+  p->largest = tp.largest;
   p->key = topk_key_of(x->dtype);
-  int64_t yd[NN_MAX_RANK];
-  memcpy(yd, x->dims, sizeof(int64_t) * (size_t)x->rank);
-  yd[p->axis] = p->k;
-  nn_status st;
-  if (n->y[0] && (st = nn_set_output(c, n->y[0], x->dtype, x->rank, yd)) != NN_OK)
-    return st;
-  if (n->y[1] && (st = nn_set_output(c, n->y[1], NN_DTYPE_INT64, x->rank, yd)) != NN_OK)
-    return st;
   /* keys (8 bytes each) for one slice, then the heap of K indices */
+  int64_t len = x->dims[p->axis];
   if (nn_mul_overflow_size((size_t)len, 8, &n->ws_bytes) ||
       __builtin_add_overflow(n->ws_bytes, (size_t)p->k * 8, &n->ws_bytes))
     return nn_fail(c, NN_ERR_LIMIT, "workspace size overflows");
@@ -833,43 +777,15 @@ static nn_status topk_run(nn_ctx *c, nn_node *n) {
 }
 
 /* ---- CumSum / CumProd ------------------------------------------------------------
- * The axis is an input; it is usually a constant and then checked at prepare,
- * otherwise at run.  Running accumulation in the element type (float for the
- * half types) like the reference's numpy cumsum; integers wrap. */
+ * The axis is an input; it is usually a constant and then checked at prepare
+ * (ops/reduce.c), otherwise at run.  Running accumulation in the element type
+ * (float for the half types) like the reference's numpy cumsum; integers
+ * wrap. */
 typedef struct cum_params {
   bool prod, exclusive, reverse;
 } cum_params;
 
-static bool cum_dtype_ok(nn_dtype dt) {
-  switch (dt) {
-  case NN_DTYPE_FLOAT: case NN_DTYPE_DOUBLE: case NN_DTYPE_FLOAT16: case NN_DTYPE_BFLOAT16:
-  case NN_DTYPE_INT32: case NN_DTYPE_INT64: case NN_DTYPE_UINT32: case NN_DTYPE_UINT64:
-    return true;
-  default:
-    return false;
-  }
-}
-
-static nn_status cum_axis(nn_ctx *c, const nn_node *n, int *axis) {
-  const nn_value *av = n->x[1], *x = n->x[0];
-  if (!nn_dtype_is_int(av->dtype) || av->numel != 1 || av->rank > 1)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis must be a single integer");
-  int64_t a = nn_value_get_int(av, 0);
-  if (!nn_norm_axis(a, x->rank, axis))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld out of range for rank %d",
-                   (long long)a, x->rank);
-  return NN_OK;
-}
-
 static nn_status cum_prepare(nn_ctx *c, nn_node *n) {
-  if (n->n_in < 2 || !n->x[0] || !n->x[1] || n->n_out < 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs inputs x, axis and output y");
-  const nn_value *x = n->x[0];
-  if (!cum_dtype_ok(x->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "%s on %s is not supported", n->op_type,
-                   nn_dtype_name(x->dtype));
-  if (x->rank < 1)
-    return nn_fail(c, NN_ERR_SHAPE, "input must have rank >= 1");
   cum_params *p = nn_calloc(1, sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
@@ -877,15 +793,7 @@ static nn_status cum_prepare(nn_ctx *c, nn_node *n) {
   p->prod = strcmp(n->op_type, "CumProd") == 0;
   p->exclusive = nn_attr_int(n, "exclusive", 0) != 0;
   p->reverse = nn_attr_int(n, "reverse", 0) != 0;
-  if (n->x[1]->known && n->x[1]->data) {
-    int axis;
-    nn_status st = cum_axis(c, n, &axis);
-    if (st != NN_OK)
-      return st;
-  } else if (!nn_dtype_is_int(n->x[1]->dtype)) {
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis must be an integer");
-  }
-  return nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims);
+  return NN_OK;
 }
 
 #define CUM_IMPL(NAME, T, A, LOAD, STORE, ADD, MUL)                                     \
@@ -933,7 +841,7 @@ static nn_status cum_run(nn_ctx *c, nn_node *n) {
   const cum_params *p = n->priv;
   const nn_value *x = n->x[0];
   int axis;
-  nn_status st = cum_axis(c, n, &axis);
+  nn_status st = nn_cum_axis(c, n, &axis);
   if (st != NN_OK)
     return st;
   if (x->numel == 0)

@@ -1,5 +1,6 @@
-/* reduce.h - the Reduce* family's axes and ArgMax / ArgMin's axis, once for
- * every backend (cpu/reduce.c, vulkan/vk_reduce.c).
+/* reduce.h - the Reduce* family's axes, ArgMax / ArgMin's axis, TopK's axis
+ * and K and CumSum / CumProd's axis, once for every backend (ops/reduce.c's
+ * inference, cpu/reduce.c, vulkan/vk_reduce.c).
  *
  * The axes come from the `axes` attribute up to the opset that moved them to
  * input 1 (ReduceSum 13, the others 18), then from that input, which must be
@@ -35,5 +36,21 @@ typedef struct nn_arg_params {
 } nn_arg_params;
 
 nn_status nn_arg_params_init(nn_ctx *c, const nn_node *n, nn_arg_params *p);
+
+/* TopK over an input of rank >= 1: the axis (default -1, normalized), K
+ * (input 1 from opset 10, known at prepare; attribute k before) in
+ * [0, dims[axis]], and largest (0 or 1, default 1). */
+typedef struct nn_topk_params {
+  int axis;
+  int64_t k;
+  bool largest;
+} nn_topk_params;
+
+nn_status nn_topk_params_init(nn_ctx *c, const nn_node *n, nn_topk_params *p);
+
+/* CumSum / CumProd: the axis from input 1 (a single integer, with data),
+ * normalized for input 0's rank.  The input may be computed: inference
+ * checks it when it is known at prepare, the kernels at run. */
+nn_status nn_cum_axis(nn_ctx *c, const nn_node *n, int *axis);
 
 #endif /* NN_OPS_REDUCE_H */
