@@ -55,7 +55,7 @@
 #include "cpu/sgemm.h"
 #include "cpu/sgemm_simd.h"
 #include "ops/activation.h"
-#include "ops/conv_geom.h"
+#include "ops/conv.h"
 
 /* ---- fused activation ------------------------------------------------------ */
 
@@ -212,40 +212,30 @@ static bool conv_geom_fits_int(const nn_conv_geom *g) {
 }
 
 
-static nn_status conv_check_dtypes(nn_ctx *c, const nn_node *n) {
-  if (n->n_in < 1 || !n->x[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs input X");
+/* The float kernels take float32, and float16 through float32 copies (the
+ * op layer's inference saw that W and B have X's type). */
+static nn_status conv_check_float(nn_ctx *c, const nn_node *n) {
   nn_dtype dt = n->x[0]->dtype;
   if (dt != NN_DTYPE_FLOAT && dt != NN_DTYPE_FLOAT16)
     return nn_fail(c, NN_ERR_UNSUPPORTED, "input type %s is not supported (float32, float16)",
                    nn_dtype_name(dt));
-  for (int i = 1; i < n->n_in && i < 3; i++)
-    if (n->x[i] && n->x[i]->dtype != dt)
-      return nn_fail(c, NN_ERR_DTYPE, "input %d is %s, input 0 is %s", i,
-                     nn_dtype_name(n->x[i]->dtype), nn_dtype_name(dt));
   return NN_OK;
 }
 
-/* Common checks of X, W (input wi) and kernel_shape; fills the spatial sizes
- * and the kernel. */
-static nn_status conv_check_inputs(nn_ctx *c, const nn_node *n, int wi, int *nsp, int64_t *in_sp,
-                                   int64_t *kern) {
-  if (n->n_in <= wi || !n->x[0] || !n->x[wi])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs inputs X and W");
-  if (n->n_out < 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs output Y");
-  const nn_value *x = n->x[0], *w = n->x[wi];
-  if (x->rank < 3 || x->rank > 2 + NN_CONV_SP)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "input rank %d (3 to %d supported)", x->rank,
-                   2 + NN_CONV_SP);
-  if (w->rank != x->rank)
-    return nn_fail(c, NN_ERR_SHAPE, "W has rank %d, X has rank %d", w->rank, x->rank);
-  *nsp = x->rank - 2;
-  for (int i = 0; i < *nsp; i++) {
-    in_sp[i] = x->dims[2 + i];
-    kern[i] = w->dims[2 + i];
-  }
-  return nn_conv_kernel_shape(c, n, *nsp, kern);
+/* The op layer's channels, groups and window (ops/conv.h), X's type and the
+ * fused activation; the rest of p zero. */
+static nn_status conv_priv_init(nn_ctx *c, const nn_node *n, const nn_conv_params *cp,
+                                conv_priv *p) {
+  memset(p, 0, sizeof *p);
+  p->g = cp->g;
+  p->dt = n->x[0]->dtype;
+  p->batch = cp->batch;
+  p->C = cp->C;
+  p->M = cp->M;
+  p->group = cp->group;
+  p->Cg = cp->Cg;
+  p->Mg = cp->Mg;
+  return conv_act_parse(c, n, &p->epi);
 }
 
 static nn_status conv_finish_priv(nn_ctx *c, nn_node *n, const conv_priv *p) {
@@ -288,44 +278,13 @@ static size_t conv_stage_floats(const nn_node *n) {
 
 /* ---- Conv prepare ------------------------------------------------------------ */
 
-/* Shared by Conv, ConvInteger, QLinearConv and DeformConv: channels and
- * groups of X and W (input wi), bias shape (input bi, -1 none), the window
- * geometry, and output 0 as (N, M, out...) of type ydt. */
-static nn_status conv_prepare_common(nn_ctx *c, nn_node *n, int wi, int bi, nn_dtype ydt,
-                                     conv_priv *p) {
-  int nsp;
-  int64_t in_sp[NN_CONV_SP], kern[NN_CONV_SP];
-  nn_status st = conv_check_inputs(c, n, wi, &nsp, in_sp, kern);
-  if (st)
-    return st;
-  const nn_value *x = n->x[0], *w = n->x[wi];
-  const nn_value *b = bi >= 0 && n->n_in > bi ? n->x[bi] : NULL;
-  memset(p, 0, sizeof *p);
-  p->dt = x->dtype;
-  p->batch = x->dims[0];
-  p->C = x->dims[1];
-  p->M = w->dims[0];
-  if ((st = nn_conv_group(c, n, p->C, p->M, &p->group)))
-    return st;
-  p->Cg = p->C / p->group;
-  p->Mg = p->M / p->group;
-  if (w->dims[1] != p->Cg)
-    return nn_fail(c, NN_ERR_SHAPE, "W has %lld input channels per group, X gives %lld",
-                   (long long)w->dims[1], (long long)p->Cg);
-  if (b && (b->rank != 1 || b->dims[0] != p->M))
-    return nn_fail(c, NN_ERR_SHAPE, "B must have shape [%lld]", (long long)p->M);
-  if ((st = nn_conv_geom_init(c, n, nsp, in_sp, kern, true, false, &p->g)) ||
-      (st = conv_act_parse(c, n, &p->epi)))
-    return st;
-  for (int i = 0; i < NN_CONV_SP; i++)
-    if (p->g.out[i] < 1 && p->g.in[i] > 0)
-      return nn_fail(c, NN_ERR_SHAPE, "empty output in spatial dimension %d", i);
-  int64_t dims[2 + NN_CONV_SP];
-  dims[0] = p->batch;
-  dims[1] = p->M;
-  for (int i = 0; i < nsp; i++)
-    dims[2 + i] = p->g.out[NN_CONV_SP - nsp + i];
-  if ((st = nn_set_output(c, n->y[0], ydt, x->rank, dims)))
+/* Shared by Conv, ConvInteger, QLinearConv and DeformConv (W input wi,
+ * bias input bi, -1 none): p from the parameters the op layer's inference
+ * checked, and the GEMM depth. */
+static nn_status conv_prepare_common(nn_ctx *c, nn_node *n, int wi, int bi, conv_priv *p) {
+  nn_conv_params cp;
+  nn_status st = nn_conv_params_init(c, n, wi, bi, &cp);
+  if (st || (st = conv_priv_init(c, n, &cp, p)))
     return st;
   p->K = p->Cg * p->g.k_sz;
   return NN_OK;
@@ -468,11 +427,11 @@ static void conv_wino_transform(conv_priv *p, const float *w, float *u) {
 }
 
 static nn_status conv_prepare(nn_ctx *c, nn_node *n) {
-  nn_status st = conv_check_dtypes(c, n);
+  nn_status st = conv_check_float(c, n);
   if (st)
     return st;
   conv_priv p;
-  if ((st = conv_prepare_common(c, n, 1, 2, n->x[0]->dtype, &p)))
+  if ((st = conv_prepare_common(c, n, 1, 2, &p)))
     return st;
   const nn_conv_geom *g = &p.g;
   bool unit = true;
@@ -1329,49 +1288,16 @@ static nn_status conv_run(nn_ctx *c, nn_node *n) {
 /* ---- ConvTranspose prepare --------------------------------------------------- */
 
 static nn_status convt_prepare(nn_ctx *c, nn_node *n) {
-  int nsp;
-  int64_t in_sp[NN_CONV_SP], kern[NN_CONV_SP];
-  nn_status st = conv_check_inputs(c, n, 1, &nsp, in_sp, kern);
-  if (!st)
-    st = conv_check_dtypes(c, n);
+  nn_status st = conv_check_float(c, n);
   if (st)
     return st;
-  const nn_value *x = n->x[0], *w = n->x[1];
-  const nn_value *b = n->n_in > 2 ? n->x[2] : NULL;
+  /* the window geometry is the op layer's (ops/conv.h), as on Vulkan */
+  nn_conv_params cp;
   conv_priv p;
-  memset(&p, 0, sizeof p);
+  if ((st = nn_convt_params_init(c, n, &cp)) || (st = conv_priv_init(c, n, &cp, &p)))
+    return st;
   p.path = CONV_PATH_TRANSPOSE;
-  p.dt = x->dtype;
-  p.batch = x->dims[0];
-  p.C = x->dims[1];
-  nn_status gst = nn_conv_group(c, n, p.C, 0, &p.group);
-  if (gst)
-    return gst;
-  if (w->dims[0] != p.C)
-    return nn_fail(c, NN_ERR_SHAPE, "W has %lld input channels, X has %lld",
-                   (long long)w->dims[0], (long long)p.C);
-  p.Cg = p.C / p.group;
-  p.Mg = w->dims[1];
-  p.M = p.Mg * p.group;
-  if (b && (b->rank != 1 || b->dims[0] != p.M))
-    return nn_fail(c, NN_ERR_SHAPE, "B must have shape [%lld]", (long long)p.M);
-  if ((st = conv_act_parse(c, n, &p.epi)))
-    return st;
-
-  /* the window geometry is the op layer's (ops/conv_geom.c), as on Vulkan */
-  nn_conv_geom *g = &p.g;
-  if ((st = nn_convt_geom_init(c, n, nsp, in_sp, kern, g)))
-    return st;
-  int off = NN_CONV_SP - nsp;
-
-  int64_t dims[2 + NN_CONV_SP];
-  dims[0] = p.batch;
-  dims[1] = p.M;
-  for (int i = 0; i < nsp; i++)
-    dims[2 + i] = g->out[off + i];
-  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, dims)))
-    return st;
-
+  const nn_conv_geom *g = &p.g;
   p.K = p.Cg;
   int64_t rows = p.Mg * g->k_sz;
   p.nt = conv_tile_cols(rows, g->in_sz, CONV_COL_FLOATS);
@@ -1384,8 +1310,6 @@ static nn_status convt_prepare(nn_ctx *c, nn_node *n) {
 /* ---- DeformConv ----------------------------------------------------------------- */
 
 static nn_status deform_prepare(nn_ctx *c, nn_node *n) {
-  if (n->n_in < 3 || !n->x[0] || !n->x[1] || !n->x[2])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs inputs X, W and offset");
   for (int i = 0; i < n->n_in && i < 5; i++)
     if (n->x[i] && n->x[i]->dtype != NN_DTYPE_FLOAT)
       return nn_fail(c, NN_ERR_UNSUPPORTED, "input %d type %s is not supported (float32)", i,
@@ -1393,27 +1317,14 @@ static nn_status deform_prepare(nn_ctx *c, nn_node *n) {
   if (n->x[0]->rank != 4)
     return nn_fail(c, NN_ERR_UNSUPPORTED, "only 2-D DeformConv is supported (input rank %d)",
                    n->x[0]->rank);
+  nn_conv_params cp;
+  int64_t og;
   conv_priv p;
-  nn_status st = conv_prepare_common(c, n, 1, 3, NN_DTYPE_FLOAT, &p);
-  if (st)
+  nn_status st = nn_deform_params_init(c, n, &cp, &og);
+  if (st || (st = conv_priv_init(c, n, &cp, &p)))
     return st;
-  p.offset_group = nn_attr_int(n, "offset_group", 1);
-  if (p.offset_group < 1 || p.C % p.offset_group != 0)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "offset_group %lld does not divide %lld channels",
-                   (long long)p.offset_group, (long long)p.C);
-  const nn_value *off = n->x[2];
-  const nn_value *mask = n->n_in > 4 ? n->x[4] : NULL;
-  int64_t want[4] = {p.batch, p.offset_group * p.g.k_sz * 2, p.g.out[1], p.g.out[2]};
-  for (int pass = 0; pass < 2; pass++) {
-    const nn_value *v = pass ? mask : off;
-    if (!v)
-      continue;
-    want[1] = p.offset_group * p.g.k_sz * (pass ? 1 : 2);
-    if (v->rank != 4 || memcmp(v->dims, want, sizeof want) != 0)
-      return nn_fail(c, NN_ERR_SHAPE, "%s must have shape [%lld, %lld, %lld, %lld]",
-                     pass ? "mask" : "offset", (long long)want[0], (long long)want[1],
-                     (long long)want[2], (long long)want[3]);
-  }
+  p.offset_group = og;
+  p.K = p.Cg * p.g.k_sz;
   p.path = CONV_PATH_DEFORM;
   conv_plan_explicit(c, &p, CONV_COL_FLOATS);
   return conv_finish_priv(c, n, &p);
@@ -1438,51 +1349,17 @@ static const nn_value *conv_qget(const nn_node *n, int i) {
   return i >= 0 && i < n->n_in ? n->x[i] : NULL;
 }
 
-static bool conv_is_q8(nn_dtype dt) { return dt == NN_DTYPE_UINT8 || dt == NN_DTYPE_INT8; }
-
 static int32_t conv_q8(const nn_value *v, int64_t i) {
   return v->dtype == NN_DTYPE_UINT8 ? ((const uint8_t *)v->data)[i] : ((const int8_t *)v->data)[i];
 }
 
 static nn_status qconv_prepare(nn_ctx *c, nn_node *n, const conv_qin *q) {
-  const nn_value *x = conv_qget(n, q->x), *w = conv_qget(n, q->w);
-  if (!x || !w)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs inputs x and w");
-  if (!conv_is_q8(x->dtype) || !conv_is_q8(w->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "x %s / w %s: only uint8 and int8 are supported",
-                   nn_dtype_name(x->dtype), nn_dtype_name(w->dtype));
-  bool linear = q->y_scale >= 0;
-  const nn_value *yzp = conv_qget(n, q->y_zp);
-  nn_dtype ydt = !linear ? NN_DTYPE_INT32 : yzp ? yzp->dtype : x->dtype;
-  if (linear && !conv_is_q8(ydt))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "output type %s is not supported", nn_dtype_name(ydt));
   conv_priv p;
-  nn_status st = conv_prepare_common(c, n, q->w, q->bias, ydt, &p);
+  nn_status st = conv_prepare_common(c, n, q->w, q->bias, &p);
   if (st)
     return st;
   if (p.epi.act != NN_SGEMM_ACT_NONE)
     return nn_fail(c, NN_ERR_UNSUPPORTED, "a fused activation on an integer convolution");
-  /* zero points: x per tensor, w per tensor or per output channel */
-  const nn_value *xzp = conv_qget(n, q->x_zp), *wzp = conv_qget(n, q->w_zp);
-  if (xzp && (xzp->numel != 1 || xzp->dtype != x->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "x_zero_point must be one %s", nn_dtype_name(x->dtype));
-  if (wzp && ((wzp->numel != 1 && wzp->numel != p.M) || wzp->dtype != w->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "w_zero_point must be one or %lld %s", (long long)p.M,
-                   nn_dtype_name(w->dtype));
-  if (linear) {
-    const nn_value *xs = conv_qget(n, q->x_scale), *ws = conv_qget(n, q->w_scale);
-    const nn_value *ys = conv_qget(n, q->y_scale), *b = conv_qget(n, q->bias);
-    if (!xs || !ws || !ys)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "needs x_scale, w_scale and y_scale");
-    if (xs->dtype != NN_DTYPE_FLOAT || ws->dtype != NN_DTYPE_FLOAT || ys->dtype != NN_DTYPE_FLOAT)
-      return nn_fail(c, NN_ERR_UNSUPPORTED, "scales must be float32");
-    if (xs->numel != 1 || ys->numel != 1 || (ws->numel != 1 && ws->numel != p.M))
-      return nn_fail(c, NN_ERR_UNSUPPORTED, "scales must be per tensor (w_scale: or per channel)");
-    if (yzp && yzp->numel != 1)
-      return nn_fail(c, NN_ERR_UNSUPPORTED, "y_zero_point must be one value");
-    if (b && b->dtype != NN_DTYPE_INT32)
-      return nn_fail(c, NN_ERR_DTYPE, "B must be int32");
-  }
   p.path = CONV_PATH_INT;
   p.nt = conv_tile_cols(p.K, p.g.out_sz, CONV_TILE_FLOATS);
   p.nslots = 1;
