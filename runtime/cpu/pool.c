@@ -14,7 +14,7 @@
 
 #include "cpu/ops.h"
 #include "cpu/sgemm.h"
-#include "ops/conv_geom.h"
+#include "ops/pool.h"
 
 typedef enum pool_kind {
   POOL_AVG = 0,
@@ -573,31 +573,15 @@ static nn_status pool_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-static nn_status pool_check_input(nn_ctx *c, const nn_node *n, bool allow_int) {
-  if (n->n_in < 1 || !n->x[0] || n->n_out < 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs input X and output Y");
-  const nn_value *x = n->x[0];
-  nn_dtype dt = x->dtype;
+/* The types pool_ld / pool_st read and write; the 8-bit ones for MaxPool
+ * only (allow_int). */
+static nn_status pool_check_dtype(nn_ctx *c, const nn_node *n, bool allow_int) {
+  nn_dtype dt = n->x[0]->dtype;
   bool ok = dt == NN_DTYPE_FLOAT || dt == NN_DTYPE_DOUBLE || dt == NN_DTYPE_FLOAT16 ||
             dt == NN_DTYPE_BFLOAT16 ||
             (allow_int && (dt == NN_DTYPE_INT8 || dt == NN_DTYPE_UINT8));
   if (!ok)
     return nn_fail(c, NN_ERR_UNSUPPORTED, "input type %s is not supported", nn_dtype_name(dt));
-  if (x->rank < 2)
-    return nn_fail(c, NN_ERR_SHAPE, "input rank %d, needs at least 2 (N, C, ...)", x->rank);
-  return NN_OK;
-}
-
-/* LpPool / GlobalLpPool: p is a float in version 1, an int afterwards. */
-static nn_status pool_lp_attr(nn_ctx *c, const nn_node *n, double *p) {
-  const nn_attr *a = nn_attr_get(n, "p");
-  *p = 2.0;
-  if (a && a->type == NN_ATTR_INT)
-    *p = (double)a->i;
-  else if (a && a->type == NN_ATTR_FLOAT)
-    *p = a->f;
-  if (!(*p > 0.0) || *p > 1e6)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "p = %g is invalid", *p);
   return NN_OK;
 }
 
@@ -616,21 +600,6 @@ static bool pool_whole_ok(const pool_priv *p, bool indices) {
 
 static nn_status pool_finish(nn_ctx *c, nn_node *n, const pool_priv *p) {
   const nn_value *x = n->x[0];
-  int64_t dims[NN_MAX_RANK];
-  dims[0] = x->dims[0];
-  dims[1] = x->dims[1];
-  int nsp = x->rank - 2;
-  for (int i = 0; i < nsp; i++)
-    dims[2 + i] = p->g.out[NN_CONV_SP - nsp + i];
-  nn_status st = nn_set_output(c, n->y[0], x->dtype, x->rank, dims);
-  if (st)
-    return st;
-  if (n->n_out > 1 && n->y[1]) {
-    if (p->kind != POOL_MAX)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "only MaxPool has a second output");
-    if ((st = nn_set_output(c, n->y[1], NN_DTYPE_INT64, x->rank, dims)))
-      return st;
-  }
   pool_priv *q = nn_malloc(sizeof *q);
   if (!q)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
@@ -647,7 +616,7 @@ static nn_status pool_finish(nn_ctx *c, nn_node *n, const pool_priv *p) {
 }
 
 static nn_status pool_prepare_window(nn_ctx *c, nn_node *n, pool_kind kind) {
-  nn_status st = pool_check_input(c, n, kind == POOL_MAX);
+  nn_status st = pool_check_dtype(c, n, kind == POOL_MAX);
   if (st)
     return st;
   const nn_value *x = n->x[0];
@@ -661,7 +630,7 @@ static nn_status pool_prepare_window(nn_ctx *c, nn_node *n, pool_kind kind) {
   p.g = pp.g;
   p.include_pad = kind == POOL_AVG && pp.count_include_pad;
   p.col_major = kind == POOL_MAX && pp.storage_order;
-  if (kind == POOL_LP && (st = pool_lp_attr(c, n, &p.p)))
+  if (kind == POOL_LP && (st = nn_pool_lp_p(c, n, &p.p)))
     return st;
   return pool_finish(c, n, &p);
 }
@@ -672,7 +641,7 @@ static nn_status pool_lp_prepare(nn_ctx *c, nn_node *n) { return pool_prepare_wi
 
 /* Global pools: all spatial dims folded into one window of the whole plane. */
 static nn_status pool_prepare_global(nn_ctx *c, nn_node *n, pool_kind kind) {
-  nn_status st = pool_check_input(c, n, kind == POOL_MAX);
+  nn_status st = pool_check_dtype(c, n, kind == POOL_MAX);
   if (st)
     return st;
   const nn_value *x = n->x[0];
@@ -680,7 +649,7 @@ static nn_status pool_prepare_global(nn_ctx *c, nn_node *n, pool_kind kind) {
   memset(&p, 0, sizeof p);
   p.kind = kind;
   p.dt = x->dtype;
-  if (kind == POOL_LP && (st = pool_lp_attr(c, n, &p.p)))
+  if (kind == POOL_LP && (st = nn_pool_lp_p(c, n, &p.p)))
     return st;
   int64_t plane = 1;
   for (int i = 2; i < x->rank; i++)
@@ -694,13 +663,6 @@ static nn_status pool_prepare_global(nn_ctx *c, nn_node *n, pool_kind kind) {
   g->in[2] = g->k[2] = plane;
   g->in_sz = g->k_sz = plane;
   g->out_sz = 1;
-  int64_t dims[NN_MAX_RANK];
-  dims[0] = x->dims[0];
-  dims[1] = x->dims[1];
-  for (int i = 2; i < x->rank; i++)
-    dims[i] = 1;
-  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, dims)))
-    return st;
   pool_priv *q = nn_malloc(sizeof *q);
   if (!q)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
@@ -730,69 +692,18 @@ typedef struct unpool_priv {
 } unpool_priv;
 
 static nn_status unpool_prepare(nn_ctx *c, nn_node *n) {
-  nn_status st = pool_check_input(c, n, false);
-  if (st)
-    return st;
-  const nn_value *x = n->x[0];
-  const nn_value *ix = n->n_in > 1 ? n->x[1] : NULL;
-  const nn_value *os = n->n_in > 2 ? n->x[2] : NULL;
-  if (!ix)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs input I");
-  if (ix->dtype != NN_DTYPE_INT64)
-    return nn_fail(c, NN_ERR_DTYPE, "I must be int64, is %s", nn_dtype_name(ix->dtype));
-  if (ix->rank != x->rank || memcmp(ix->dims, x->dims, sizeof(int64_t) * (size_t)x->rank) != 0)
-    return nn_fail(c, NN_ERR_SHAPE, "I must have the shape of X");
-  int nsp = x->rank - 2;
-  if (nsp < 1)
-    return nn_fail(c, NN_ERR_SHAPE, "X needs spatial dimensions");
-  int cnt = 0;
-  const int64_t *ks = nn_attr_ints(n, "kernel_shape", &cnt);
-  if (!ks || cnt != nsp)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "kernel_shape must have %d values", nsp);
-  int64_t s[NN_MAX_RANK], pads[2 * NN_MAX_RANK];
-  for (int i = 0; i < nsp; i++)
-    s[i] = 1;
-  memset(pads, 0, sizeof pads);
-  if ((st = nn_conv_attr_ints(c, n, "strides", nsp, 1, s)) ||
-      (st = nn_conv_attr_ints(c, n, "pads", 2 * nsp, 0, pads)))
-    return st;
-  unpool_priv p;
-  memset(&p, 0, sizeof p);
-  p.rank = x->rank;
-  p.inf[0] = p.out[0] = x->dims[0];
-  p.inf[1] = p.out[1] = x->dims[1];
-  for (int i = 0; i < nsp; i++) {
-    if (ks[i] < 1 || ks[i] > NN_CONV_ATTR_MAX)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "kernel_shape[%d] = %lld is invalid", i,
-                     (long long)ks[i]);
-    int64_t pb = os ? 0 : pads[i] + pads[nsp + i];
-    int64_t v = (x->dims[2 + i] - 1) * s[i] - pb + ks[i];
-    if (v < 0)
-      return nn_fail(c, NN_ERR_SHAPE, "inferred output size %lld in dimension %d is negative",
-                     (long long)v, i);
-    p.inf[2 + i] = p.out[2 + i] = v;
-  }
-  if (os) {
-    if (!os->data)
-      return nn_fail(c, NN_ERR_UNSUPPORTED, "output_shape must be known at plan time");
-    if (os->rank != 1 || os->numel != x->rank || nn_dtype_is_float(os->dtype))
-      return nn_fail(c, NN_ERR_SHAPE, "output_shape must be %d integers", x->rank);
-    for (int i = 0; i < x->rank; i++) {
-      int64_t v = nn_value_get_int(os, i);
-      if (v < p.inf[i] || (i < 2 && v != p.inf[i]))
-        return nn_fail(c, NN_ERR_SHAPE,
-                       "output_shape[%d] = %lld is smaller than the inferred %lld", i,
-                       (long long)v, (long long)p.inf[i]);
-      p.out[i] = v;
-    }
-  }
-  p.inf_numel = nn_dims_numel(p.rank, p.inf);
-  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, p.out)))
+  nn_unpool_params up;
+  nn_status st = pool_check_dtype(c, n, false);
+  if (st || (st = nn_unpool_params_init(c, n, &up)))
     return st;
   unpool_priv *q = nn_malloc(sizeof *q);
   if (!q)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
-  *q = p;
+  memset(q, 0, sizeof *q);
+  q->rank = up.rank;
+  memcpy(q->inf, up.inf, sizeof q->inf);
+  memcpy(q->out, up.out, sizeof q->out);
+  q->inf_numel = nn_dims_numel(q->rank, q->inf);
   n->priv = q;
   return NN_OK;
 }
