@@ -128,9 +128,7 @@ static bool gemm_dtype_ok(nn_dtype dt) {
 }
 
 /* ---- batched shapes (MatMul, MatMulInteger) ----------------------------------
- * numpy matmul: the last two dims multiply, the leading ones broadcast; a 1-D
- * left operand is a row vector and a 1-D right operand a column vector whose
- * unit dim is dropped from the result. */
+ * The op layer's nn_matmul_shape (ops/gemm.h), with what the kernels add. */
 typedef struct mm_params {
   int64_t M, N, K;
   int64_t nb;                      /* number of output matrices */
@@ -151,37 +149,22 @@ typedef struct mm_params {
 
 #define MM_HEAD nn_align_up(sizeof(mm_params), 64)
 
-static nn_status mm_shape(nn_ctx *c, const nn_value *a, const nn_value *b, mm_params *p,
-                          int *yrank, int64_t *ydims) {
-  if (a->rank < 1 || b->rank < 1)
-    return nn_fail(c, NN_ERR_SHAPE, "MatMul operands must have rank >= 1 (got %d and %d)",
-                   a->rank, b->rank);
-  bool a1 = a->rank == 1, b1 = b->rank == 1;
-  int64_t ka, kb;
-  p->M = a1 ? 1 : a->dims[a->rank - 2];
-  ka = a->dims[a->rank - 1];
-  kb = b1 ? b->dims[0] : b->dims[b->rank - 2];
-  p->N = b1 ? 1 : b->dims[b->rank - 1];
-  if (ka != kb)
-    return nn_fail(c, NN_ERR_SHAPE,
-                   "inner dimensions differ: A has K=%lld, B has K=%lld", (long long)ka,
-                   (long long)kb);
-  p->K = ka;
-  int ra = a1 ? 0 : a->rank - 2, rb = b1 ? 0 : b->rank - 2;
-  if (nn_broadcast_shape(ra, a->dims, rb, b->dims, &p->brank, p->bdims) != NN_OK)
-    return nn_fail(c, NN_ERR_SHAPE, "batch dimensions of A and B do not broadcast");
-  nn_broadcast_strides(ra, a->dims, p->brank, p->bdims, p->sa);
-  nn_broadcast_strides(rb, b->dims, p->brank, p->bdims, p->sb);
-  p->nb = nn_dims_numel(p->brank, p->bdims);
-  p->fold = rb == 0;
-  int r = 0;
-  for (int i = 0; i < p->brank; i++)
-    ydims[r++] = p->bdims[i];
-  if (!a1)
-    ydims[r++] = p->M;
-  if (!b1)
-    ydims[r++] = p->N;
-  *yrank = r;
+/* p's shape fields from the op layer's (ops/gemm.h). */
+static nn_status mm_shape(nn_ctx *c, const nn_value *a, const nn_value *b, mm_params *p) {
+  nn_matmul_shape s;
+  nn_status st = nn_matmul_shape_init(c, a, b, &s);
+  if (st != NN_OK)
+    return st;
+  p->M = s.M;
+  p->N = s.N;
+  p->K = s.K;
+  p->nb = s.nb;
+  p->brank = s.brank;
+  memcpy(p->bdims, s.bdims, sizeof p->bdims);
+  memcpy(p->sa, s.sa, sizeof p->sa);
+  memcpy(p->sb, s.sb, sizeof p->sb);
+  /* B has no batch dims (rank <= 2) */
+  p->fold = b->rank <= 2;
   return NN_OK;
 }
 
@@ -248,25 +231,16 @@ static nn_status gemm_engine_failed(nn_ctx *c, nn_status st) {
 
 /* ---- MatMul ------------------------------------------------------------------- */
 static nn_status matmul_prepare(nn_ctx *c, nn_node *n) {
-  if (n->n_in < 2 || !n->x[0] || !n->x[1] || n->n_out < 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "MatMul needs inputs A, B and output Y");
   const nn_value *a = n->x[0], *b = n->x[1];
-  if (a->dtype != b->dtype)
-    return nn_fail(c, NN_ERR_DTYPE, "A is %s but B is %s", nn_dtype_name(a->dtype),
-                   nn_dtype_name(b->dtype));
   if (!gemm_dtype_ok(a->dtype))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "MatMul on %s is not supported",
                    nn_dtype_name(a->dtype));
   mm_params pr;
   memset(&pr, 0, sizeof pr);
   mm_params *p = &pr;
-  int yr;
-  int64_t yd[NN_MAX_RANK + 2];
-  nn_status st = mm_shape(c, a, b, p, &yr, yd);
+  nn_status st = mm_shape(c, a, b, p);
   if (st != NN_OK)
     return st;
-  if (yr > NN_MAX_RANK)
-    return nn_fail(c, NN_ERR_LIMIT, "result rank %d exceeds %d", yr, NN_MAX_RANK);
   if ((st = gemm_act_get(c, n, &p->act)) != NN_OK)
     return st;
   if (p->act.kind != NN_ACT_NONE && !nn_dtype_is_float(a->dtype))
@@ -312,7 +286,7 @@ static nn_status matmul_prepare(nn_ctx *c, nn_node *n) {
   for (int64_t i = 0; i < p->nbm; i++)
     nn_sgemm_pack_b(0, p->K, p->N, (const float *)b->data + i * p->K * p->N, p->N,
                     (char *)q + MM_HEAD + i * p->pack_bytes);
-  return nn_set_output(c, n->y[0], a->dtype, yr, yd);
+  return NN_OK;
 }
 
 typedef struct mm_job {
@@ -432,13 +406,7 @@ typedef struct gemm_params {
 #define GEMM_HEAD nn_align_up(sizeof(gemm_params), 64)
 
 static nn_status gemm_prepare(nn_ctx *c, nn_node *n) {
-  if (n->n_in < 2 || !n->x[0] || !n->x[1] || n->n_out < 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "Gemm needs inputs A, B and output Y");
   const nn_value *a = n->x[0], *b = n->x[1];
-  const nn_value *cv = n->n_in >= 3 ? n->x[2] : NULL;
-  if (a->dtype != b->dtype || (cv && cv->dtype != a->dtype))
-    return nn_fail(c, NN_ERR_DTYPE, "A, B and C must share one type (A is %s)",
-                   nn_dtype_name(a->dtype));
   if (!gemm_dtype_ok(a->dtype))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "Gemm on %s is not supported",
                    nn_dtype_name(a->dtype));
@@ -448,7 +416,6 @@ static nn_status gemm_prepare(nn_ctx *c, nn_node *n) {
   nn_status st0 = nn_gemm_params_init(c, n, &p->g);
   if (st0 != NN_OK)
     return st0;
-  int64_t yd[2] = {p->g.M, p->g.N};
   if (nn_dtype_is_int(a->dtype) &&
       (p->g.alpha != 1.0f || (p->g.has_c && p->g.beta != 0.0f && p->g.beta != 1.0f)))
     return nn_fail(c, NN_ERR_UNSUPPORTED,
@@ -500,7 +467,7 @@ static nn_status gemm_prepare(nn_ctx *c, nn_node *n) {
   n->ws_bytes = ws;
   if (p->pack_bytes)
     nn_sgemm_pack_b(p->g.tb, p->g.K, p->g.N, b->data, p->g.tb ? p->g.K : p->g.N, (char *)q + GEMM_HEAD);
-  return nn_set_output(c, n->y[0], a->dtype, 2, yd);
+  return NN_OK;
 }
 
 /* Y = C broadcast, in the element type of size es. */
@@ -600,29 +567,17 @@ static nn_status gemm_run(nn_ctx *c, nn_node *n) {
 }
 
 /* ---- MatMulInteger -------------------------------------------------------------- */
-static bool mmi_dtype_ok(nn_dtype dt) { return dt == NN_DTYPE_UINT8 || dt == NN_DTYPE_INT8; }
-
 static nn_status matmulinteger_prepare(nn_ctx *c, nn_node *n) {
-  if (n->n_in < 2 || !n->x[0] || !n->x[1] || n->n_out < 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "MatMulInteger needs inputs A, B and output Y");
   const nn_value *a = n->x[0], *b = n->x[1];
   const nn_value *za = n->n_in > 2 ? n->x[2] : NULL, *zb = n->n_in > 3 ? n->x[3] : NULL;
-  if (!mmi_dtype_ok(a->dtype) || !mmi_dtype_ok(b->dtype))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "MatMulInteger on %s x %s is not supported",
-                   nn_dtype_name(a->dtype), nn_dtype_name(b->dtype));
-  if ((za && za->dtype != a->dtype) || (zb && zb->dtype != b->dtype))
-    return nn_fail(c, NN_ERR_DTYPE, "zero points must have the type of their operand");
   mm_params *p = nn_calloc(1, sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   n->priv = p;
-  int yr;
-  int64_t yd[NN_MAX_RANK + 2];
-  nn_status st = mm_shape(c, a, b, p, &yr, yd);
+  nn_status st = mm_shape(c, a, b, p);
   if (st != NN_OK)
     return st;
-  if (yr > NN_MAX_RANK)
-    return nn_fail(c, NN_ERR_LIMIT, "result rank %d exceeds %d", yr, NN_MAX_RANK);
+  /* ONNX also allows N-D zero points (per row of every batch): not here */
   if (za && za->numel != 1) {
     if (za->rank != 1 || za->dims[0] != p->M)
       return nn_fail(c, NN_ERR_UNSUPPORTED,
@@ -635,7 +590,7 @@ static nn_status matmulinteger_prepare(nn_ctx *c, nn_node *n) {
                      "b_zero_point must be a scalar or have N=%lld elements", (long long)p->N);
     p->zb_per_col = true;
   }
-  return nn_set_output(c, n->y[0], NN_DTYPE_INT32, yr, yd);
+  return NN_OK;
 }
 
 static inline int32_t mmi_get(nn_dtype dt, const void *p, int64_t i) {

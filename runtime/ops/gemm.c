@@ -1,4 +1,6 @@
-/* gemm.c - Gemm's attributes and shapes (gemm.h). */
+/* gemm.c - the gemm family in the op layer: its operators, their versions and
+ * their shape and dtype inference (nn_ops_gemm[], collected by ops/registry.c),
+ * Gemm's attributes and shapes and MatMul's batched shapes (gemm.h). */
 #include <string.h>
 
 #include "ops/gemm.h"
@@ -43,14 +45,101 @@ nn_status nn_gemm_params_init(nn_ctx *c, const nn_node *n, nn_gemm_params *p) {
   return NN_OK;
 }
 
-/* The family's operators (ops/registry.c); infer = NULL: the CPU kernel's
- * prepare still infers the shapes. */
+nn_status nn_matmul_shape_init(nn_ctx *c, const nn_value *a, const nn_value *b,
+                               nn_matmul_shape *s) {
+  memset(s, 0, sizeof *s);
+  if (a->rank < 1 || b->rank < 1)
+    return nn_fail(c, NN_ERR_SHAPE, "MatMul operands must have rank >= 1 (got %d and %d)",
+                   a->rank, b->rank);
+  bool a1 = a->rank == 1, b1 = b->rank == 1;
+  int64_t ka, kb;
+  s->M = a1 ? 1 : a->dims[a->rank - 2];
+  ka = a->dims[a->rank - 1];
+  kb = b1 ? b->dims[0] : b->dims[b->rank - 2];
+  s->N = b1 ? 1 : b->dims[b->rank - 1];
+  if (ka != kb)
+    return nn_fail(c, NN_ERR_SHAPE,
+                   "inner dimensions differ: A has K=%lld, B has K=%lld", (long long)ka,
+                   (long long)kb);
+  s->K = ka;
+  int ra = a1 ? 0 : a->rank - 2, rb = b1 ? 0 : b->rank - 2;
+  if (nn_broadcast_shape(ra, a->dims, rb, b->dims, &s->brank, s->bdims) != NN_OK)
+    return nn_fail(c, NN_ERR_SHAPE, "batch dimensions of A and B do not broadcast");
+  nn_broadcast_strides(ra, a->dims, s->brank, s->bdims, s->sa);
+  nn_broadcast_strides(rb, b->dims, s->brank, s->bdims, s->sb);
+  s->nb = nn_dims_numel(s->brank, s->bdims);
+  int yr = s->brank + !a1 + !b1;
+  if (yr > NN_MAX_RANK)
+    return nn_fail(c, NN_ERR_LIMIT, "result rank %d exceeds %d", yr, NN_MAX_RANK);
+  int r = 0;
+  for (int i = 0; i < s->brank; i++)
+    s->ydims[r++] = s->bdims[i];
+  if (!a1)
+    s->ydims[r++] = s->M;
+  if (!b1)
+    s->ydims[r++] = s->N;
+  s->yrank = r;
+  return NN_OK;
+}
+
+/* ---- shape and dtype inference ------------------------------------------------ */
+
+static nn_status matmul_infer(nn_ctx *c, nn_node *n) {
+  if (n->n_in < 2 || !n->x[0] || !n->x[1] || n->n_out < 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "MatMul needs inputs A, B and output Y");
+  const nn_value *a = n->x[0], *b = n->x[1];
+  if (a->dtype != b->dtype)
+    return nn_fail(c, NN_ERR_DTYPE, "A is %s but B is %s", nn_dtype_name(a->dtype),
+                   nn_dtype_name(b->dtype));
+  nn_matmul_shape s;
+  nn_status st = nn_matmul_shape_init(c, a, b, &s);
+  return st ? st : nn_set_output(c, n->y[0], a->dtype, s.yrank, s.ydims);
+}
+
+static nn_status gemm_infer(nn_ctx *c, nn_node *n) {
+  if (n->n_in < 2 || !n->x[0] || !n->x[1] || n->n_out < 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "Gemm needs inputs A, B and output Y");
+  const nn_value *a = n->x[0], *b = n->x[1];
+  const nn_value *cv = n->n_in >= 3 ? n->x[2] : NULL;
+  if (a->dtype != b->dtype || (cv && cv->dtype != a->dtype))
+    return nn_fail(c, NN_ERR_DTYPE, "A, B and C must share one type (A is %s)",
+                   nn_dtype_name(a->dtype));
+  nn_gemm_params p;
+  nn_status st = nn_gemm_params_init(c, n, &p);
+  if (st)
+    return st;
+  int64_t yd[2] = {p.M, p.N};
+  return nn_set_output(c, n->y[0], a->dtype, 2, yd);
+}
+
+static bool mmi_dtype_ok(nn_dtype dt) { return dt == NN_DTYPE_UINT8 || dt == NN_DTYPE_INT8; }
+
+/* MatMulInteger: 8-bit A and B, zero points of their operand's type, an
+ * int32 result. */
+static nn_status matmulinteger_infer(nn_ctx *c, nn_node *n) {
+  if (n->n_in < 2 || !n->x[0] || !n->x[1] || n->n_out < 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "MatMulInteger needs inputs A, B and output Y");
+  const nn_value *a = n->x[0], *b = n->x[1];
+  const nn_value *za = n->n_in > 2 ? n->x[2] : NULL, *zb = n->n_in > 3 ? n->x[3] : NULL;
+  if (!mmi_dtype_ok(a->dtype) || !mmi_dtype_ok(b->dtype))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "MatMulInteger on %s x %s is not supported",
+                   nn_dtype_name(a->dtype), nn_dtype_name(b->dtype));
+  if ((za && za->dtype != a->dtype) || (zb && zb->dtype != b->dtype))
+    return nn_fail(c, NN_ERR_DTYPE, "zero points must have the type of their operand");
+  nn_matmul_shape s;
+  nn_status st = nn_matmul_shape_init(c, a, b, &s);
+  return st ? st : nn_set_output(c, n->y[0], NN_DTYPE_INT32, s.yrank, s.ydims);
+}
+
+/* The family's operators (ops/registry.c), each with its shape and dtype
+ * inference; the kernels' prepare (cpu/gemm.c) refuses the types and
+ * scalings they do not compute and packs constant weights. */
 const nn_op_def nn_ops_gemm[] = {
   /* MatMul-9/13 only widened the type list */
-  {.name = "MatMul", .versions = {1}},
+  {.name = "MatMul", .versions = {1}, .infer = matmul_infer},
   /* 1/6: C required, "broadcast" attribute; 7: unidirectional broadcast;
    * 11: C optional.  Accepting the broadcast form everywhere covers all. */
-  {.name = "Gemm", .versions = {1, 6, 7, 11}},
-  {.name = "MatMulInteger", .versions = {10}},
+  {.name = "Gemm", .versions = {1, 6, 7, 11}, .infer = gemm_infer},
+  {.name = "MatMulInteger", .versions = {10}, .infer = matmulinteger_infer},
   {0},
 };
