@@ -354,10 +354,9 @@ static nn_status resize_prepare(nn_ctx *c, nn_node *n) {
     return st;
   if (x->dtype == NN_DTYPE_STRING) /* views are not numbers to interpolate */
     return nn_fail(c, NN_ERR_UNSUPPORTED, "data type string is not supported");
+  /* the op layer's parameters, from which its inference set Y */
   rsz_cfg g;
   if ((st = nn_resize_params_init(c, n, &g)) != NN_OK)
-    return st;
-  if ((st = nn_set_output(c, n->y[0], x->dtype, x->rank, g.out)) != NN_OK)
     return st;
   if (n->y[0]->numel == 0) {
     /* nothing to write; the tables would be sized by the other output dims,

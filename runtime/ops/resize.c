@@ -1,5 +1,7 @@
-/* resize.c - Resize / Upsample attributes and inputs into nn_resize_params
- * (resize.h), once for every backend. */
+/* resize.c - the resize family in the op layer: Resize / Upsample attributes
+ * and inputs into nn_resize_params (resize.h), once for every backend, and
+ * their shape and dtype inference (nn_ops_resize[], collected by
+ * ops/registry.c). */
 #include <math.h>
 #include <string.h>
 
@@ -212,10 +214,20 @@ nn_status nn_resize_params_init(nn_ctx *c, const nn_node *n, nn_resize_params *p
   return resize_shape(c, n, p, resize_in(n, 1), resize_in(n, 2), resize_in(n, 3), NULL, 0);
 }
 
-/* The family's operators (ops/registry.c); infer = NULL: the CPU kernel's
- * prepare still infers the shapes. */
+/* ---- shape and dtype inference ------------------------------------------------ */
+
+/* Y: X's type, the sizes nn_resize_params_init derives. */
+static nn_status resize_infer(nn_ctx *c, nn_node *n) {
+  nn_resize_params p;
+  nn_status st = nn_resize_params_init(c, n, &p);
+  return st ? st : nn_set_output(c, n->y[0], n->x[0]->dtype, n->x[0]->rank, p.out);
+}
+
+/* The family's operators (ops/registry.c), each with its shape and dtype
+ * inference; the kernel's prepare (cpu/resize.c) compiles its tables. */
 const nn_op_def nn_ops_resize[] = {
-  {.name = "Resize", .versions = {10, 11, 13, 18, 19}, .shape_inputs = 0xeu},
-  {.name = "Upsample", .versions = {7, 9}, .shape_inputs = 1u << 1},
+  {.name = "Resize", .versions = {10, 11, 13, 18, 19}, .shape_inputs = 0xeu,
+   .infer = resize_infer},
+  {.name = "Upsample", .versions = {7, 9}, .shape_inputs = 1u << 1, .infer = resize_infer},
   {0},
 };
