@@ -1,5 +1,5 @@
-/* inputs.c - integer-list inputs, axis lists and mode attributes at prepare
- * (inputs.h). */
+/* inputs.c - integer-list inputs, axis lists, held dtypes and mode attributes at
+ * prepare (inputs.h). */
 #include <string.h>
 
 #include "ops/inputs.h"
@@ -47,4 +47,10 @@ nn_status nn_op_attr_choice(nn_ctx *c, const nn_node *n, const char *name, const
     }
   }
   return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported %s '%s'", name, v);
+}
+
+nn_status nn_op_held(nn_ctx *c, const nn_value *v) {
+  if (nn_dtype_size(v->dtype) == 0)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "data type %s is not supported", nn_dtype_name(v->dtype));
+  return NN_OK;
 }

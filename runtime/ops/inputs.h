@@ -9,6 +9,16 @@
 
 #include "nn_internal.h"
 
+/* Input / output i of a node, NULL when omitted (empty name) or absent. */
+static inline nn_value *nn_op_in(const nn_node *n, int i) { return i < n->n_in ? n->x[i] : NULL; }
+static inline nn_value *nn_op_out(const nn_node *n, int i) {
+  return i < n->n_out ? n->y[i] : NULL;
+}
+
+/* Refuse a value whose dtype the runtime cannot hold (complex, sub-byte:
+ * nn_dtype_size 0): the ops that only move elements take every other one. */
+nn_status nn_op_held(nn_ctx *c, const nn_value *v);
+
 /* A 1-D (or scalar) integer input whose values are needed at prepare, into
  * out[<= max]; *count = its length.  Refused, with the reason, when it is
  * unknown, not integer, of rank > 1 or longer than max. */
