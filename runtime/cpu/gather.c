@@ -5,8 +5,10 @@
  * Indices come from the data at run time, so each kernel checks every index
  * against its axis before touching memory and fails with NN_ERR_RUNTIME on
  * the first one out of range.  Copies work on element size; only the scatter
- * reductions (add/mul/max/min) look at the element type. */
+ * reductions (add/mul/max/min) look at the element type.  The output shapes
+ * come from the op layer (ops/gather.c). */
 #include "cpu/shp_common.h"
+#include "ops/gather.h"
 
 /* Copy one element or block of `n` bytes; small fixed sizes avoid the call. */
 static inline void gat_copy(unsigned char *d, const unsigned char *s, size_t n) {
@@ -37,13 +39,6 @@ static nn_status gat_check_indices(nn_ctx *c, const nn_value *idx, int64_t len, 
   return NN_OK;
 }
 
-static nn_status gat_check_index_type(nn_ctx *c, const nn_value *idx) {
-  if (!shp_is_index_dtype(idx->dtype))
-    return nn_fail(c, NN_ERR_DTYPE, "indices must be int32 or int64, got %s",
-                   nn_dtype_name(idx->dtype));
-  return NN_OK;
-}
-
 /* ---- Gather ----------------------------------------------------------------- */
 
 typedef struct gather_priv {
@@ -52,32 +47,9 @@ typedef struct gather_priv {
 } gather_priv;
 
 static nn_status gather_prepare(nn_ctx *c, nn_node *n) {
-  nn_value *x = n->x[0], *idx = shp_in(n, 1);
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
-  if (!idx)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "indices are missing");
-  if ((st = gat_check_index_type(c, idx)) != NN_OK)
-    return st;
-  int r = x->rank, q = idx->rank, axis;
-  if (r < 1)
-    return nn_fail(c, NN_ERR_SHAPE, "data must have rank >= 1");
-  int64_t a = nn_attr_int(n, "axis", 0);
-  if (!nn_norm_axis(a, r, &axis))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d", (long long)a, r);
-  int ro = r - 1 + q;
-  if (ro > NN_MAX_RANK)
-    return nn_fail(c, NN_ERR_LIMIT, "output rank %d exceeds %d", ro, NN_MAX_RANK);
-  int64_t od[NN_MAX_RANK];
-  int k = 0;
-  for (int d = 0; d < axis; d++)
-    od[k++] = x->dims[d];
-  for (int d = 0; d < q; d++)
-    od[k++] = idx->dims[d];
-  for (int d = axis + 1; d < r; d++)
-    od[k++] = x->dims[d];
+  nn_value *x = n->x[0], *idx = n->x[1];
+  int r = x->rank, axis;
+  nn_norm_axis(nn_attr_int(n, "axis", 0), r, &axis);
   gather_priv *p = nn_malloc(sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
@@ -85,11 +57,11 @@ static nn_status gather_prepare(nn_ctx *c, nn_node *n) {
   p->outer = nn_dims_numel(axis, x->dims);
   p->len = x->dims[axis];
   p->nidx = idx->numel;
-  p->inner = (size_t)nn_dims_numel(r - axis - 1, x->dims + axis + 1) * es;
+  p->inner = (size_t)nn_dims_numel(r - axis - 1, x->dims + axis + 1) * nn_dtype_size(x->dtype);
   /* constant indices: report a bad one now rather than at the first run */
-  if (idx->data && (st = gat_check_indices(c, idx, p->len, idx->numel, 1)) != NN_OK)
-    return st;
-  return nn_set_output(c, n->y[0], x->dtype, ro, od);
+  if (idx->data)
+    return gat_check_indices(c, idx, p->len, idx->numel, 1);
+  return NN_OK;
 }
 
 typedef struct gather_job {
@@ -129,25 +101,9 @@ typedef struct gel_priv {
 } gel_priv;
 
 static nn_status gel_prepare(nn_ctx *c, nn_node *n) {
-  nn_value *x = n->x[0], *idx = shp_in(n, 1);
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
-  if (!idx)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "indices are missing");
-  if ((st = gat_check_index_type(c, idx)) != NN_OK)
-    return st;
+  nn_value *x = n->x[0];
   int r = x->rank, axis;
-  if (r < 1 || idx->rank != r)
-    return nn_fail(c, NN_ERR_SHAPE, "indices must have the rank of data (%d), got %d", r, idx->rank);
-  int64_t a = nn_attr_int(n, "axis", 0);
-  if (!nn_norm_axis(a, r, &axis))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d", (long long)a, r);
-  for (int d = 0; d < r; d++)
-    if (d != axis && idx->dims[d] > x->dims[d])
-      return nn_fail(c, NN_ERR_SHAPE, "indices dim %d (%lld) exceeds data dim (%lld)", d,
-                     (long long)idx->dims[d], (long long)x->dims[d]);
+  nn_norm_axis(nn_attr_int(n, "axis", 0), r, &axis);
   gel_priv *p = nn_malloc(sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
@@ -155,9 +111,9 @@ static nn_status gel_prepare(nn_ctx *c, nn_node *n) {
   p->rank = r;
   p->axis = axis;
   p->len = x->dims[axis];
-  p->es = es;
+  p->es = nn_dtype_size(x->dtype);
   shp_strides(r, x->dims, p->dstr);
-  return nn_set_output(c, n->y[0], x->dtype, r, idx->dims);
+  return NN_OK;
 }
 
 static nn_status gel_run(nn_ctx *c, nn_node *n) {
@@ -197,37 +153,10 @@ typedef struct gnd_priv {
 } gnd_priv;
 
 static nn_status gnd_prepare(nn_ctx *c, nn_node *n) {
-  nn_value *x = n->x[0], *idx = shp_in(n, 1);
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
-  if (!idx)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "indices are missing");
-  if (idx->dtype != NN_DTYPE_INT64 && idx->dtype != NN_DTYPE_INT32)
-    return nn_fail(c, NN_ERR_DTYPE, "indices must be int64 or int32");
+  nn_value *x = n->x[0], *idx = n->x[1];
   int r = x->rank, q = idx->rank;
   int64_t b = n->version >= 12 ? nn_attr_int(n, "batch_dims", 0) : 0;
-  if (r < 1 || q < 1)
-    return nn_fail(c, NN_ERR_SHAPE, "data and indices must have rank >= 1");
-  if (b < 0 || b >= q || b >= r)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "batch_dims %lld is out of range", (long long)b);
   int64_t k = idx->dims[q - 1];
-  if (k < 1 || k > r - b)
-    return nn_fail(c, NN_ERR_SHAPE, "index tuples of length %lld do not fit data of rank %d",
-                   (long long)k, r);
-  for (int d = 0; d < b; d++)
-    if (idx->dims[d] != x->dims[d])
-      return nn_fail(c, NN_ERR_SHAPE, "batch dim %d differs between data and indices", d);
-  int ro = q - 1 + r - (int)b - (int)k;
-  if (ro > NN_MAX_RANK)
-    return nn_fail(c, NN_ERR_LIMIT, "output rank %d exceeds %d", ro, NN_MAX_RANK);
-  int64_t od[NN_MAX_RANK];
-  int o = 0;
-  for (int d = 0; d < q - 1; d++)
-    od[o++] = idx->dims[d];
-  for (int d = (int)(b + k); d < r; d++)
-    od[o++] = x->dims[d];
   gnd_priv *p = nn_malloc(sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
@@ -237,14 +166,14 @@ static nn_status gnd_prepare(nn_ctx *c, nn_node *n) {
   p->tuples = nn_dims_numel(q - 1 - (int)b, idx->dims + b);
   p->k = (int)k;
   p->batch_elems = nn_dims_numel(r - (int)b, x->dims + b);
-  p->slice = (size_t)slice * es;
+  p->slice = (size_t)slice * nn_dtype_size(x->dtype);
   int64_t s = 1;
   for (int d = (int)k - 1; d >= 0; d--) {
     p->dims[d] = x->dims[b + d];
     p->str[d] = s;
     s *= p->dims[d];
   }
-  return nn_set_output(c, n->y[0], x->dtype, ro, od);
+  return NN_OK;
 }
 
 /* Slice offset of tuple t (in slices), or -1 when an index is out of range. */
@@ -286,8 +215,6 @@ static nn_status gnd_run(nn_ctx *c, nn_node *n) {
 }
 
 /* ---- scatter reductions ------------------------------------------------------------ */
-
-enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN };
 
 typedef void (*scat_fn)(void *dst, const void *src);
 
@@ -343,8 +270,8 @@ static void scat_and_bool(void *d, const void *s) {
 static scat_fn scat_pick(nn_dtype dt, int red) {
 #define SCAT_CASE(DT, NAME)                                                                  \
   case DT:                                                                                    \
-    return red == RED_ADD ? scat_add_##NAME : red == RED_MUL ? scat_mul_##NAME                \
-         : red == RED_MAX ? scat_max_##NAME : scat_min_##NAME;
+    return red == NN_SCATTER_ADD ? scat_add_##NAME : red == NN_SCATTER_MUL ? scat_mul_##NAME                \
+         : red == NN_SCATTER_MAX ? scat_max_##NAME : scat_min_##NAME;
   switch (dt) {
   SCAT_CASE(NN_DTYPE_FLOAT, f32)
   SCAT_CASE(NN_DTYPE_DOUBLE, f64)
@@ -359,34 +286,20 @@ static scat_fn scat_pick(nn_dtype dt, int red) {
   SCAT_CASE(NN_DTYPE_FLOAT16, f16)
   SCAT_CASE(NN_DTYPE_BFLOAT16, bf16)
   case NN_DTYPE_BOOL:
-    return red == RED_ADD || red == RED_MAX ? scat_or_bool : scat_and_bool;
+    return red == NN_SCATTER_ADD || red == NN_SCATTER_MAX ? scat_or_bool : scat_and_bool;
   default:
     return NULL;
   }
 #undef SCAT_CASE
 }
 
+/* The reduction (ops/gather.h), refused on a dtype it has no function for. */
 static nn_status scat_reduction(nn_ctx *c, nn_node *n, int *red) {
-  *red = RED_NONE;
-  if (n->version < 16)
-    return NN_OK;
-  const char *s = nn_attr_string(n, "reduction", "none");
-  if (strcmp(s, "none") == 0)
-    *red = RED_NONE;
-  else if (strcmp(s, "add") == 0)
-    *red = RED_ADD;
-  else if (strcmp(s, "mul") == 0)
-    *red = RED_MUL;
-  else if (n->version >= 18 && strcmp(s, "max") == 0)
-    *red = RED_MAX;
-  else if (n->version >= 18 && strcmp(s, "min") == 0)
-    *red = RED_MIN;
-  else
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "reduction '%s' is not supported", s);
-  if (*red != RED_NONE && !scat_pick(n->x[0]->dtype, *red))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "reduction '%s' on %s is not supported", s,
-                   nn_dtype_name(n->x[0]->dtype));
-  return NN_OK;
+  nn_status st = nn_scatter_reduction(c, n, red);
+  if (st == NN_OK && *red != NN_SCATTER_NONE && !scat_pick(n->x[0]->dtype, *red))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "reduction '%s' on %s is not supported",
+                   nn_attr_string(n, "reduction", "none"), nn_dtype_name(n->x[0]->dtype));
+  return st;
 }
 
 typedef struct scat_priv {
@@ -400,43 +313,22 @@ typedef struct scat_priv {
 /* ---- ScatterElements / Scatter ----------------------------------------------------- */
 
 static nn_status scel_prepare(nn_ctx *c, nn_node *n) {
-  nn_value *x = n->x[0], *idx = shp_in(n, 1), *upd = shp_in(n, 2);
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
-  if (!idx || !upd)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "indices and updates are required");
-  if ((st = gat_check_index_type(c, idx)) != NN_OK)
-    return st;
-  if (upd->dtype != x->dtype)
-    return nn_fail(c, NN_ERR_DTYPE, "updates are %s, data is %s", nn_dtype_name(upd->dtype),
-                   nn_dtype_name(x->dtype));
+  nn_value *x = n->x[0];
   int r = x->rank, axis;
-  if (r < 1 || idx->rank != r || upd->rank != r)
-    return nn_fail(c, NN_ERR_SHAPE, "data, indices and updates must have the same rank");
-  for (int d = 0; d < r; d++)
-    if (idx->dims[d] != upd->dims[d])
-      return nn_fail(c, NN_ERR_SHAPE, "indices and updates differ in shape");
-  int64_t a = nn_attr_int(n, "axis", 0);
-  if (!nn_norm_axis(a, r, &axis))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d", (long long)a, r);
-  for (int d = 0; d < r; d++)
-    if (d != axis && idx->dims[d] > x->dims[d])
-      return nn_fail(c, NN_ERR_SHAPE, "indices dim %d (%lld) exceeds data dim (%lld)", d,
-                     (long long)idx->dims[d], (long long)x->dims[d]);
+  nn_norm_axis(nn_attr_int(n, "axis", 0), r, &axis);
   scat_priv *p = nn_malloc(sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   n->priv = p;
-  if ((st = scat_reduction(c, n, &p->red)) != NN_OK)
+  nn_status st = scat_reduction(c, n, &p->red);
+  if (st != NN_OK)
     return st;
-  p->es = es;
+  p->es = nn_dtype_size(x->dtype);
   p->rank = r;
   p->axis = axis;
   p->len = x->dims[axis];
   shp_strides(r, x->dims, p->dstr);
-  return nn_set_output(c, n->y[0], x->dtype, r, x->dims);
+  return NN_OK;
 }
 
 static nn_status scel_run(nn_ctx *c, nn_node *n) {
@@ -447,7 +339,7 @@ static nn_status scel_run(nn_ctx *c, nn_node *n) {
     return st;
   if (y->data != x->data)
     memcpy(y->data, x->data, y->nbytes);
-  scat_fn fn = p->red == RED_NONE ? NULL : scat_pick(x->dtype, p->red);
+  scat_fn fn = p->red == NN_SCATTER_NONE ? NULL : scat_pick(x->dtype, p->red);
   unsigned char *yd = y->data;
   const unsigned char *ud = upd->data;
   int64_t cnt[NN_MAX_RANK] = {0};
@@ -483,41 +375,17 @@ typedef struct snd_priv {
 } snd_priv;
 
 static nn_status snd_prepare(nn_ctx *c, nn_node *n) {
-  nn_value *x = n->x[0], *idx = shp_in(n, 1), *upd = shp_in(n, 2);
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
-  if (!idx || !upd)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "indices and updates are required");
-  if ((st = gat_check_index_type(c, idx)) != NN_OK)
-    return st;
-  if (upd->dtype != x->dtype)
-    return nn_fail(c, NN_ERR_DTYPE, "updates are %s, data is %s", nn_dtype_name(upd->dtype),
-                   nn_dtype_name(x->dtype));
+  nn_value *x = n->x[0], *idx = n->x[1];
   int r = x->rank, q = idx->rank;
-  if (r < 1 || q < 1)
-    return nn_fail(c, NN_ERR_SHAPE, "data and indices must have rank >= 1");
   int64_t k = idx->dims[q - 1];
-  if (k < 1 || k > r)
-    return nn_fail(c, NN_ERR_SHAPE, "index tuples of length %lld do not fit data of rank %d",
-                   (long long)k, r);
-  /* updates: indices.shape[:-1] + data.shape[k:] */
-  int ur = q - 1 + r - (int)k;
-  bool ok = upd->rank == ur;
-  for (int d = 0; ok && d < q - 1; d++)
-    ok = upd->dims[d] == idx->dims[d];
-  for (int d = (int)k; ok && d < r; d++)
-    ok = upd->dims[q - 1 + d - k] == x->dims[d];
-  if (!ok)
-    return nn_fail(c, NN_ERR_SHAPE, "updates shape does not match indices and data");
   snd_priv *p = nn_malloc(sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   n->priv = p;
-  if ((st = scat_reduction(c, n, &p->red)) != NN_OK)
+  nn_status st = scat_reduction(c, n, &p->red);
+  if (st != NN_OK)
     return st;
-  p->es = es;
+  p->es = nn_dtype_size(x->dtype);
   p->k = (int)k;
   p->slice = nn_dims_numel(r - (int)k, x->dims + k);
   p->tuples = nn_dims_numel(q - 1, idx->dims);
@@ -527,7 +395,7 @@ static nn_status snd_prepare(nn_ctx *c, nn_node *n) {
     p->str[d] = s;
     s *= p->dims[d];
   }
-  return nn_set_output(c, n->y[0], x->dtype, r, x->dims);
+  return NN_OK;
 }
 
 static nn_status snd_run(nn_ctx *c, nn_node *n) {
@@ -540,7 +408,7 @@ static nn_status snd_run(nn_ctx *c, nn_node *n) {
                        (long long)shp_index_at(idx, t * p->k + j), (long long)p->dims[j]);
   if (y->data != x->data)
     memcpy(y->data, x->data, y->nbytes);
-  scat_fn fn = p->red == RED_NONE ? NULL : scat_pick(x->dtype, p->red);
+  scat_fn fn = p->red == NN_SCATTER_NONE ? NULL : scat_pick(x->dtype, p->red);
   unsigned char *yd = y->data;
   const unsigned char *ud = upd->data;
   const size_t sb = (size_t)p->slice * p->es;
@@ -568,43 +436,18 @@ typedef struct onehot_priv {
 } onehot_priv;
 
 static nn_status onehot_prepare(nn_ctx *c, nn_node *n) {
-  nn_value *idx = n->x[0], *dv = shp_in(n, 1), *vals = shp_in(n, 2);
-  if (!dv || !vals)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "depth and values are required");
-  if (!dv->data)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "input 'depth' must be known when the model is prepared");
-  if (dv->numel != 1)
-    return nn_fail(c, NN_ERR_SHAPE, "depth must hold one value");
-  if (vals->numel != 2)
-    return nn_fail(c, NN_ERR_SHAPE, "values must hold two elements [off, on]");
-  if (!nn_dtype_is_int(idx->dtype) && !nn_dtype_is_float(idx->dtype))
-    return nn_fail(c, NN_ERR_DTYPE, "indices of type %s are not supported", nn_dtype_name(idx->dtype));
-  size_t es;
-  nn_status st = shp_elem_size(c, vals, &es);
-  if (st != NN_OK)
-    return st;
-  double dd = nn_value_get_double(dv, 0);
-  if (!(dd >= 1) || dd > 9.0e18)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "depth %g must be a positive count", dd);
-  int64_t depth = (int64_t)dd;
+  nn_value *idx = n->x[0], *vals = n->x[2];
   int q = idx->rank, axis;
-  if (q + 1 > NN_MAX_RANK)
-    return nn_fail(c, NN_ERR_LIMIT, "output rank %d exceeds %d", q + 1, NN_MAX_RANK);
-  int64_t a = nn_attr_int(n, "axis", -1);
-  if (!nn_norm_axis(a, q + 1, &axis))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d", (long long)a, q + 1);
-  int64_t od[NN_MAX_RANK];
-  for (int d = 0, k = 0; d < q + 1; d++)
-    od[d] = d == axis ? depth : idx->dims[k++];
+  nn_norm_axis(nn_attr_int(n, "axis", -1), q + 1, &axis);
   onehot_priv *p = nn_malloc(sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   n->priv = p;
-  p->depth = depth;
+  p->depth = n->y[0]->dims[axis];
   p->outer = nn_dims_numel(axis, idx->dims);
   p->inner = nn_dims_numel(q - axis, idx->dims + axis);
-  p->es = es;
-  return nn_set_output(c, n->y[0], vals->dtype, q + 1, od);
+  p->es = nn_dtype_size(vals->dtype);
+  return NN_OK;
 }
 
 static nn_status onehot_run(nn_ctx *c, nn_node *n) {
@@ -636,11 +479,8 @@ static nn_status onehot_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-/* ---- TensorScatter (24): present = past with update written at
- * write_indices[b] + s along `axis` (default -2) of every batch b, in mode
- * linear (the window must fit: an index past the end is an error) or
- * circular (positions wrap modulo the cache length).  write_indices is
- * optional (zeros) and must be [batch] with 0 <= index < cache length. */
+/* ---- TensorScatter (24): update written into past_cache along `axis`, in
+ * mode linear or circular (ops/gather.c). */
 typedef struct tsc_params {
   int64_t B, outer, L, U, inner; /* outer: dims between batch and axis */
   size_t es;
@@ -648,49 +488,19 @@ typedef struct tsc_params {
 } tsc_params;
 
 static nn_status tsc_prepare(nn_ctx *c, nn_node *n) {
-  if (n->n_in < 2 || n->n_in > 3 || !n->x[0] || !n->x[1] || n->n_out != 1 || !n->y[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "expects past_cache, update [, write_indices] and one "
-                   "output");
-  const nn_value *past = n->x[0], *upd = n->x[1], *wi = n->n_in > 2 ? n->x[2] : NULL;
-  if (upd->dtype != past->dtype)
-    return nn_fail(c, NN_ERR_DTYPE, "update is %s, past_cache %s", nn_dtype_name(upd->dtype),
-                   nn_dtype_name(past->dtype));
-  if (nn_dtype_size(past->dtype) == 0)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "data type %s is not supported",
-                   nn_dtype_name(past->dtype));
+  const nn_value *past = n->x[0], *upd = n->x[1];
   int r = past->rank, ax;
-  if (r < 2 || upd->rank != r)
-    return nn_fail(c, NN_ERR_SHAPE, "past_cache and update must have the same rank >= 2");
-  if (!nn_norm_axis(nn_attr_int(n, "axis", -2), r, &ax) || ax == 0)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "axis must be in [1, %d) or negative, not the batch "
-                   "axis", r);
-  for (int i = 0; i < r; i++)
-    if (i != ax && upd->dims[i] != past->dims[i])
-      return nn_fail(c, NN_ERR_SHAPE, "update dim %d is %lld, past_cache's %lld", i,
-                     (long long)upd->dims[i], (long long)past->dims[i]);
-  if (upd->dims[ax] > past->dims[ax])
-    return nn_fail(c, NN_ERR_SHAPE, "update has %lld positions on axis %d, the cache %lld",
-                   (long long)upd->dims[ax], ax, (long long)past->dims[ax]);
-  if (wi && (!(wi->dtype == NN_DTYPE_INT64 || wi->dtype == NN_DTYPE_INT32) || wi->rank != 1 ||
-             wi->dims[0] != past->dims[0]))
-    return nn_fail(c, NN_ERR_SHAPE, "write_indices must be int32/int64 of shape [%lld]",
-                   (long long)past->dims[0]);
-  const char *mode = nn_attr_string(n, "mode", "linear");
-  if (strcmp(mode, "linear") != 0 && strcmp(mode, "circular") != 0)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "mode '%s' (expected linear or circular)", mode);
-  tsc_params p = {
+  nn_norm_axis(nn_attr_int(n, "axis", -2), r, &ax);
+  tsc_params *p = nn_malloc(sizeof *p);
+  if (!p)
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  *p = (tsc_params){
     .B = past->dims[0], .outer = nn_dims_numel(ax - 1, past->dims + 1), .L = past->dims[ax],
     .U = upd->dims[ax], .inner = nn_dims_numel(r - ax - 1, past->dims + ax + 1),
-    .es = nn_dtype_size(past->dtype), .circular = mode[0] == 'c',
+    .es = nn_dtype_size(past->dtype),
+    .circular = strcmp(nn_attr_string(n, "mode", "linear"), "circular") == 0,
   };
-  nn_status st = nn_set_output(c, n->y[0], past->dtype, r, past->dims);
-  if (st != NN_OK)
-    return st;
-  tsc_params *pp = nn_malloc(sizeof *pp);
-  if (!pp)
-    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
-  *pp = p;
-  n->priv = pp;
+  n->priv = p;
   return NN_OK;
 }
 

@@ -2,7 +2,8 @@
  * Split, Slice, Pad, Tile, Expand, DepthToSpace, SpaceToDepth, Trilu,
  * CenterCropPad, Compress, ReverseSequence.
  *
- * Every kernel works on element size, never on type.  Prepare compiles the
+ * Every kernel works on element size, never on type.  The op layer
+ * (ops/transform.c) infers the output shapes; prepare compiles the
  * index arithmetic into n->priv (a shp_copy walk or a shp_map gather, see
  * shp_common.h) so that run is a sequence of memcpy calls over the longest
  * contiguous runs the layouts allow.
@@ -17,26 +18,21 @@
 
 static nn_status transpose_prepare(nn_ctx *c, nn_node *n) {
   nn_value *x = n->x[0];
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
   int r = x->rank;
   int perm[NN_MAX_RANK];
-  if ((st = nn_transpose_perm(c, n, r, perm)) != NN_OK)
+  nn_status st = nn_transpose_perm(c, n, r, perm);
+  if (st != NN_OK)
     return st;
-  int64_t istr[NN_MAX_RANK], od[NN_MAX_RANK], ss[NN_MAX_RANK];
+  int64_t istr[NN_MAX_RANK], ss[NN_MAX_RANK];
   shp_strides(r, x->dims, istr);
-  for (int i = 0; i < r; i++) {
-    od[i] = x->dims[perm[i]];
+  for (int i = 0; i < r; i++)
     ss[i] = istr[perm[i]];
-  }
   shp_copy *p = nn_malloc(sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   n->priv = p;
-  shp_copy_plan(p, es, r, od, ss, 0);
-  return nn_set_output(c, n->y[0], x->dtype, r, od);
+  shp_copy_plan(p, nn_dtype_size(x->dtype), r, n->y[0]->dims, ss, 0);
+  return NN_OK;
 }
 
 /* Shared by every op whose priv is one shp_copy from input 0 to output 0. */
@@ -121,45 +117,19 @@ typedef struct concat_priv {
 } concat_priv;
 
 static nn_status concat_prepare(nn_ctx *c, nn_node *n) {
-  if (n->n_in < 1 || !n->x[0])
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs at least one input");
-  nn_value *x0 = n->x[0];
-  size_t es;
-  nn_status st = shp_elem_size(c, x0, &es);
+  const nn_value *y = n->y[0];
+  size_t es = nn_dtype_size(y->dtype);
+  int r = y->rank, axis;
+  nn_status st = nn_concat_axis(c, n, r, &axis);
   if (st != NN_OK)
-    return st;
-  int r = x0->rank, axis;
-  if (r == 0)
-    return nn_fail(c, NN_ERR_SHAPE, "cannot concatenate scalars");
-  if ((st = nn_concat_axis(c, n, r, &axis)) != NN_OK)
-    return st;
-  int64_t od[NN_MAX_RANK];
-  memcpy(od, x0->dims, sizeof od);
-  od[axis] = 0;
-  for (int i = 0; i < n->n_in; i++) {
-    nn_value *xi = n->x[i];
-    if (!xi)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "input %d is missing", i);
-    if (xi->dtype != x0->dtype)
-      return nn_fail(c, NN_ERR_DTYPE, "input %d is %s, input 0 is %s", i, nn_dtype_name(xi->dtype),
-                     nn_dtype_name(x0->dtype));
-    if (xi->rank != r)
-      return nn_fail(c, NN_ERR_SHAPE, "input %d has rank %d, input 0 has rank %d", i, xi->rank, r);
-    for (int d = 0; d < r; d++)
-      if (d != axis && xi->dims[d] != x0->dims[d])
-        return nn_fail(c, NN_ERR_SHAPE, "input %d has dim %d = %lld, input 0 has %lld", i, d,
-                       (long long)xi->dims[d], (long long)x0->dims[d]);
-    od[axis] += xi->dims[axis];
-  }
-  if ((st = nn_set_output(c, n->y[0], x0->dtype, r, od)) != NN_OK)
     return st;
   concat_priv *p = nn_malloc(sizeof *p + (size_t)n->n_in * sizeof(concat_part));
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   n->priv = p;
-  int64_t inner = nn_dims_numel(r - axis - 1, od + axis + 1);
-  p->outer = nn_dims_numel(axis, od);
-  p->row = (size_t)(od[axis] * inner) * es;
+  int64_t inner = nn_dims_numel(r - axis - 1, y->dims + axis + 1);
+  p->outer = nn_dims_numel(axis, y->dims);
+  p->row = (size_t)(y->dims[axis] * inner) * es;
   p->n = n->n_in;
   size_t off = 0;
   for (int i = 0; i < n->n_in; i++) {
@@ -221,76 +191,12 @@ typedef struct split_priv {
   concat_part part[];
 } split_priv;
 
-static nn_status split_sizes(nn_ctx *c, nn_node *n, int64_t dim, int64_t *sizes) {
-  int no = n->n_out, cnt = 0;
-  nn_value *sv = shp_in(n, 1);
-  bool from_input = n->version >= 13 || (n->version < 2 && sv);
-  if (from_input && sv) {
-    if (!sv->data)
-      return nn_fail(c, NN_ERR_UNSUPPORTED, "input 'split' must be known when the model is prepared");
-    if (!nn_dtype_is_int(sv->dtype) || sv->rank > 1)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "input 'split' must be a 1-D integer tensor");
-    if (sv->numel != no)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "split has %lld entries for %d outputs",
-                     (long long)sv->numel, no);
-    for (int i = 0; i < no; i++)
-      sizes[i] = nn_value_get_int(sv, i);
-    cnt = no;
-  } else if (!from_input) {
-    const int64_t *a = nn_attr_ints(n, "split", &cnt);
-    if (a) {
-      if (cnt != no)
-        return nn_fail(c, NN_ERR_INVALID_MODEL, "split has %d entries for %d outputs", cnt, no);
-      memcpy(sizes, a, (size_t)cnt * sizeof *sizes);
-    }
-  }
-  if (cnt) {
-    int64_t sum = 0;
-    for (int i = 0; i < no; i++) {
-      if (sizes[i] < 0)
-        return nn_fail(c, NN_ERR_INVALID_MODEL, "split[%d] = %lld is negative", i, (long long)sizes[i]);
-      sum += sizes[i];
-      if (sum > dim)
-        break;
-    }
-    if (sum != dim)
-      return nn_fail(c, NN_ERR_SHAPE, "split sizes do not add up to the axis length %lld",
-                     (long long)dim);
-    return NN_OK;
-  }
-  const nn_attr *na = n->version >= 18 ? nn_attr_get(n, "num_outputs") : NULL;
-  if (na) {
-    if (na->i != no)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "num_outputs = %lld but the node has %d outputs",
-                     (long long)na->i, no);
-    int64_t chunk = (dim + no - 1) / no;
-    for (int i = 0; i < no; i++) {
-      int64_t left = dim - chunk * i;
-      sizes[i] = left < chunk ? left : chunk;
-      if (sizes[i] < 0)
-        return nn_fail(c, NN_ERR_SHAPE, "cannot split %lld into %d chunks of %lld", (long long)dim,
-                       no, (long long)chunk);
-    }
-    return NN_OK;
-  }
-  if (dim % no != 0)
-    return nn_fail(c, NN_ERR_SHAPE, "axis length %lld does not split evenly into %d outputs",
-                   (long long)dim, no);
-  for (int i = 0; i < no; i++)
-    sizes[i] = dim / no;
-  return NN_OK;
-}
-
 static nn_status split_prepare(nn_ctx *c, nn_node *n) {
   nn_value *x = n->x[0];
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
+  size_t es = nn_dtype_size(x->dtype);
   int r = x->rank, axis, no = n->n_out;
-  if (no < 1)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "needs at least one output");
-  if ((st = nn_split_axis(c, n, r, &axis)) != NN_OK)
+  nn_status st = nn_split_axis(c, n, r, &axis);
+  if (st != NN_OK)
     return st;
   split_priv *p = nn_malloc(sizeof *p + (size_t)no * sizeof(concat_part));
   int64_t *sizes = nn_malloc((size_t)no * sizeof *sizes);
@@ -300,7 +206,8 @@ static nn_status split_prepare(nn_ctx *c, nn_node *n) {
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   }
   n->priv = p;
-  st = split_sizes(c, n, x->dims[axis], sizes);
+  /* an omitted output has no shape to read its length from */
+  st = nn_split_sizes(c, n, x->dims[axis], sizes);
   int64_t inner = nn_dims_numel(r - axis - 1, x->dims + axis + 1);
   p->outer = nn_dims_numel(axis, x->dims);
   p->row = (size_t)(x->dims[axis] * inner) * es;
@@ -310,13 +217,6 @@ static nn_status split_prepare(nn_ctx *c, nn_node *n) {
     p->part[i].off = off;
     p->part[i].chunk = (size_t)(sizes[i] * inner) * es;
     off += p->part[i].chunk;
-    nn_value *y = n->y[i];
-    if (!y)
-      continue;
-    int64_t od[NN_MAX_RANK];
-    memcpy(od, x->dims, sizeof od);
-    od[axis] = sizes[i];
-    st = nn_set_output(c, y, x->dtype, r, od);
   }
   nn_free(sizes);
   return st;
@@ -355,12 +255,9 @@ static nn_status split_run(nn_ctx *c, nn_node *n) {
 
 static nn_status slice_prepare(nn_ctx *c, nn_node *n) {
   nn_value *x = n->x[0];
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
   nn_slice_params sp;
-  if ((st = nn_slice_params_init(c, n, &sp)) != NN_OK)
+  nn_status st = nn_slice_params_init(c, n, &sp);
+  if (st != NN_OK)
     return st;
   int r = x->rank;
   int64_t istr[NN_MAX_RANK], ss[NN_MAX_RANK], off = 0;
@@ -376,8 +273,8 @@ static nn_status slice_prepare(nn_ctx *c, nn_node *n) {
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   n->priv = p;
-  shp_copy_plan(p, es, r, sp.count, ss, empty ? 0 : off);
-  return nn_set_output(c, n->y[0], x->dtype, r, sp.count);
+  shp_copy_plan(p, nn_dtype_size(x->dtype), r, sp.count, ss, empty ? 0 : off);
+  return NN_OK;
 }
 
 /* ---- Pad ------------------------------------------------------------------------------- */
@@ -409,20 +306,16 @@ static int64_t pad_src(int mode, int64_t v, int64_t d) {
 
 static nn_status pad_prepare(nn_ctx *c, nn_node *n) {
   nn_value *x = n->x[0];
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
+  size_t es = nn_dtype_size(x->dtype);
   nn_pad_params pp;
-  if ((st = nn_pad_params_init(c, n, &pp)) != NN_OK)
+  nn_status st = nn_pad_params_init(c, n, &pp);
+  if (st != NN_OK)
     return st;
   int r = x->rank;
   /* the constant input (opset 11+) is read at every run (pad_run) */
   unsigned char cval[16] = {0};
   if (!pp.value_input)
     shp_store_double(x->dtype, pp.value, cval);
-  if ((st = nn_set_output(c, n->y[0], x->dtype, r, pp.out)) != NN_OK)
-    return st;
   int64_t *maps[NN_MAX_RANK];
   int64_t *buf = maps_alloc(c, r, pp.out, maps);
   if (!buf)
@@ -448,24 +341,9 @@ static nn_status pad_run(nn_ctx *c, nn_node *n) {
 
 static nn_status tile_prepare(nn_ctx *c, nn_node *n) {
   nn_value *x = n->x[0];
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
-  int r = x->rank, cnt;
-  int64_t rep[NN_MAX_RANK], od[NN_MAX_RANK];
-  if ((st = shp_get_ints(c, shp_in(n, 1), "repeats", rep, NN_MAX_RANK, &cnt)) != NN_OK)
-    return st;
-  if (cnt != r)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "repeats has %d values for an input of rank %d", cnt, r);
-  for (int d = 0; d < r; d++) {
-    if (rep[d] < 0)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "repeats[%d] = %lld is negative", d, (long long)rep[d]);
-    if (nn_mul_overflow_i64(x->dims[d], rep[d], &od[d]))
-      return nn_fail(c, NN_ERR_LIMIT, "output dimension %d overflows", d);
-  }
-  if ((st = nn_set_output(c, n->y[0], x->dtype, r, od)) != NN_OK)
-    return st;
+  int r = x->rank;
+  int64_t od[NN_MAX_RANK];
+  memcpy(od, n->y[0]->dims, sizeof od);
   int64_t *maps[NN_MAX_RANK];
   int64_t *buf = maps_alloc(c, r, od, maps);
   if (!buf)
@@ -473,7 +351,7 @@ static nn_status tile_prepare(nn_ctx *c, nn_node *n) {
   for (int d = 0; d < r; d++)
     for (int64_t j = 0; j < od[d]; j++)
       maps[d][j] = j % x->dims[d];
-  st = map_attach(c, n, es, r, od, x->dims, maps, NULL, NULL);
+  nn_status st = map_attach(c, n, nn_dtype_size(x->dtype), r, od, x->dims, maps, NULL, NULL);
   nn_free(buf);
   return st;
 }
@@ -482,21 +360,9 @@ static nn_status tile_prepare(nn_ctx *c, nn_node *n) {
 
 static nn_status expand_prepare(nn_ctx *c, nn_node *n) {
   nn_value *x = n->x[0];
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
-  int64_t shape[NN_MAX_RANK], od[NN_MAX_RANK], id[NN_MAX_RANK];
-  int cnt, r;
-  if ((st = shp_get_ints(c, shp_in(n, 1), "shape", shape, NN_MAX_RANK, &cnt)) != NN_OK)
-    return st;
-  for (int i = 0; i < cnt; i++)
-    if (shape[i] < 0)
-      return nn_fail(c, NN_ERR_SHAPE, "shape[%d] = %lld is negative", i, (long long)shape[i]);
-  if (nn_broadcast_shape(x->rank, x->dims, cnt, shape, &r, od) != NN_OK)
-    return nn_fail(c, NN_ERR_SHAPE, "input shape does not broadcast to the requested shape");
-  if ((st = nn_set_output(c, n->y[0], x->dtype, r, od)) != NN_OK)
-    return st;
+  int r = n->y[0]->rank;
+  int64_t od[NN_MAX_RANK], id[NN_MAX_RANK];
+  memcpy(od, n->y[0]->dims, sizeof od);
   for (int d = 0; d < r; d++) {
     int k = d - (r - x->rank);
     id[d] = k >= 0 ? x->dims[k] : 1;
@@ -508,7 +374,7 @@ static nn_status expand_prepare(nn_ctx *c, nn_node *n) {
   for (int d = 0; d < r; d++)
     for (int64_t j = 0; j < od[d]; j++)
       maps[d][j] = id[d] == 1 ? 0 : j;
-  st = map_attach(c, n, es, r, od, id, maps, NULL, NULL);
+  nn_status st = map_attach(c, n, nn_dtype_size(x->dtype), r, od, id, maps, NULL, NULL);
   nn_free(buf);
   return st;
 }
@@ -517,39 +383,19 @@ static nn_status expand_prepare(nn_ctx *c, nn_node *n) {
 
 /* DepthToSpace and SpaceToDepth: one 6-D strided copy (ops/transform.h). */
 static nn_status d2s_prepare(nn_ctx *c, nn_node *n) {
-  nn_value *x = n->x[0];
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
   nn_d2s_params dp;
-  if ((st = nn_d2s_params_init(c, n, &dp)) != NN_OK)
-    return st;
-  if ((st = nn_set_output(c, n->y[0], x->dtype, 4, dp.out)) != NN_OK)
+  nn_status st = nn_d2s_params_init(c, n, &dp);
+  if (st != NN_OK)
     return st;
   shp_copy *p = nn_malloc(sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   n->priv = p;
-  shp_copy_plan(p, es, 6, dp.d6, dp.s6, 0);
+  shp_copy_plan(p, nn_dtype_size(n->x[0]->dtype), 6, dp.d6, dp.s6, 0);
   return NN_OK;
 }
 
 /* ---- Trilu -------------------------------------------------------------------------------------- */
-
-static nn_status trilu_prepare(nn_ctx *c, nn_node *n) {
-  nn_value *x = n->x[0];
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
-  if (x->rank < 2)
-    return nn_fail(c, NN_ERR_SHAPE, "input must have rank >= 2, got %d", x->rank);
-  nn_value *k = shp_in(n, 1);
-  if (k && (!nn_dtype_is_int(k->dtype) || k->numel != 1))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "k must be an integer scalar");
-  return nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims);
-}
 
 typedef struct trilu_job {
   const unsigned char *x;
@@ -599,43 +445,13 @@ static nn_status trilu_run(nn_ctx *c, nn_node *n) {
 
 static nn_status ccp_prepare(nn_ctx *c, nn_node *n) {
   nn_value *x = n->x[0];
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
-  int r = x->rank, cnt, na = 0;
-  int64_t shape[NN_MAX_RANK];
-  if ((st = shp_get_ints(c, shp_in(n, 1), "shape", shape, NN_MAX_RANK, &cnt)) != NN_OK)
-    return st;
-  const int64_t *axes = nn_attr_ints(n, "axes", &na);
-  int ax[NN_MAX_RANK];
-  if (axes) {
-    if (na > r)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "%d axes for an input of rank %d", na, r);
-    if ((st = shp_norm_axes(c, axes, na, r, ax, "axes")) != NN_OK)
-      return st;
-  } else {
-    na = r;
-    for (int i = 0; i < r; i++)
-      ax[i] = i;
-  }
-  if (cnt != na)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "shape has %d values for %d axes", cnt, na);
+  int r = x->rank;
   int64_t od[NN_MAX_RANK], off[NN_MAX_RANK];
-  for (int d = 0; d < r; d++) {
-    od[d] = x->dims[d];
-    off[d] = 0;
-  }
-  for (int i = 0; i < na; i++) {
-    int d = ax[i];
-    if (shape[i] < 0)
-      return nn_fail(c, NN_ERR_SHAPE, "shape[%d] = %lld is negative", i, (long long)shape[i]);
-    od[d] = shape[i];
-    /* crop: start (in - out) / 2 into the input; pad: (out - in) / 2 before */
+  memcpy(od, n->y[0]->dims, sizeof od);
+  /* crop: start (in - out) / 2 into the input; pad: (out - in) / 2 before
+   * (0 on the axes the op leaves alone, where out = in) */
+  for (int d = 0; d < r; d++)
     off[d] = x->dims[d] >= od[d] ? (x->dims[d] - od[d]) / 2 : -((od[d] - x->dims[d]) / 2);
-  }
-  if ((st = nn_set_output(c, n->y[0], x->dtype, r, od)) != NN_OK)
-    return st;
   int64_t *maps[NN_MAX_RANK];
   int64_t *buf = maps_alloc(c, r, od, maps);
   if (!buf)
@@ -645,7 +461,7 @@ static nn_status ccp_prepare(nn_ctx *c, nn_node *n) {
       int64_t s = j + off[d];
       maps[d][j] = s >= 0 && s < x->dims[d] ? s : -1;
     }
-  st = map_attach(c, n, es, r, od, x->dims, maps, NULL, NULL);
+  nn_status st = map_attach(c, n, nn_dtype_size(x->dtype), r, od, x->dims, maps, NULL, NULL);
   nn_free(buf);
   return st;
 }
@@ -659,38 +475,18 @@ typedef struct compress_priv {
   int64_t sel[];
 } compress_priv;
 
+/* The selected indices (infer checked them against the axis). */
 static nn_status compress_prepare(nn_ctx *c, nn_node *n) {
-  nn_value *x = n->x[0], *cond = shp_in(n, 1);
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
-  if (!cond || !cond->data)
-    return nn_fail(c, NN_ERR_UNSUPPORTED,
-                   "the output shape depends on 'condition', which is not known when the model is prepared");
-  if (cond->rank != 1)
-    return nn_fail(c, NN_ERR_SHAPE, "condition must be 1-D");
-  if (cond->dtype != NN_DTYPE_BOOL)
-    return nn_fail(c, NN_ERR_DTYPE, "condition must be bool, got %s", nn_dtype_name(cond->dtype));
+  nn_value *x = n->x[0], *cond = n->x[1];
   const nn_attr *aa = nn_attr_get(n, "axis");
-  int axis = 0;
-  int64_t outer = 1, len = x->numel, inner = 1;
+  int64_t outer = 1, len = x->numel, inner = 1, nsel = n->y[0]->dims[0];
   if (aa) {
-    if (!nn_norm_axis(aa->i, x->rank, &axis))
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "axis %lld is out of range for rank %d",
-                     (long long)aa->i, x->rank);
+    int axis;
+    nn_norm_axis(aa->i, x->rank, &axis);
     outer = nn_dims_numel(axis, x->dims);
     len = x->dims[axis];
     inner = nn_dims_numel(x->rank - axis - 1, x->dims + axis + 1);
-  }
-  int64_t nsel = 0;
-  for (int64_t i = 0; i < cond->numel; i++) {
-    if (!nn_value_get_int(cond, i))
-      continue;
-    if (i >= len)
-      return nn_fail(c, NN_ERR_SHAPE, "condition selects index %lld beyond the axis length %lld",
-                     (long long)i, (long long)len);
-    nsel++;
+    nsel = n->y[0]->dims[axis];
   }
   compress_priv *p = nn_malloc(sizeof *p + (size_t)nsel * sizeof(int64_t));
   if (!p)
@@ -698,17 +494,12 @@ static nn_status compress_prepare(nn_ctx *c, nn_node *n) {
   n->priv = p;
   p->outer = outer;
   p->len = len;
-  p->inner = (size_t)inner * es;
+  p->inner = (size_t)inner * nn_dtype_size(x->dtype);
   p->nsel = 0;
   for (int64_t i = 0; i < cond->numel && i < len; i++)
     if (nn_value_get_int(cond, i))
       p->sel[p->nsel++] = i;
-  int64_t od[NN_MAX_RANK];
-  if (!aa)
-    return nn_set_output(c, n->y[0], x->dtype, 1, &nsel);
-  memcpy(od, x->dims, sizeof od);
-  od[axis] = nsel;
-  return nn_set_output(c, n->y[0], x->dtype, x->rank, od);
+  return NN_OK;
 }
 
 static nn_status compress_run(nn_ctx *c, nn_node *n) {
@@ -729,22 +520,6 @@ static nn_status compress_run(nn_ctx *c, nn_node *n) {
 }
 
 /* ---- ReverseSequence ------------------------------------------------------------------------------ */
-
-static nn_status revseq_prepare(nn_ctx *c, nn_node *n) {
-  nn_value *x = n->x[0], *lens = shp_in(n, 1);
-  size_t es;
-  nn_status st = shp_elem_size(c, x, &es);
-  if (st != NN_OK)
-    return st;
-  if (x->rank < 2)
-    return nn_fail(c, NN_ERR_SHAPE, "input must have rank >= 2");
-  int64_t ba = nn_attr_int(n, "batch_axis", 1), ta = nn_attr_int(n, "time_axis", 0);
-  if (!((ba == 0 && ta == 1) || (ba == 1 && ta == 0)))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "batch_axis and time_axis must be 0 and 1 in some order");
-  if (!lens || !shp_is_index_dtype(lens->dtype) || lens->rank != 1 || lens->dims[0] != x->dims[ba])
-    return nn_fail(c, NN_ERR_SHAPE, "sequence_lens must be a 1-D integer tensor of the batch size");
-  return nn_set_output(c, n->y[0], x->dtype, x->rank, x->dims);
-}
 
 static nn_status revseq_run(nn_ctx *c, nn_node *n) {
   nn_value *x = n->x[0], *lens = n->x[1];
@@ -783,9 +558,9 @@ const nn_kernel nn_kernels_transform[] = {
   {.name = "Expand", .prepare = expand_prepare, .run = map_run},
   {.name = "DepthToSpace", .prepare = d2s_prepare, .run = copy_run},
   {.name = "SpaceToDepth", .prepare = d2s_prepare, .run = copy_run},
-  {.name = "Trilu", .prepare = trilu_prepare, .run = trilu_run},
+  {.name = "Trilu", .run = trilu_run},
   {.name = "CenterCropPad", .prepare = ccp_prepare, .run = map_run},
   {.name = "Compress", .prepare = compress_prepare, .run = compress_run},
-  {.name = "ReverseSequence", .prepare = revseq_prepare, .run = revseq_run},
+  {.name = "ReverseSequence", .run = revseq_run},
   {0},
 };

@@ -28,6 +28,10 @@ nn_status nn_transpose_perm(nn_ctx *c, const nn_node *n, int rank, int *perm);
 nn_status nn_concat_axis(nn_ctx *c, const nn_node *n, int rank, int *axis);
 nn_status nn_split_axis(nn_ctx *c, const nn_node *n, int rank, int *axis);
 
+/* Split: the length along the axis (dim long) of each of the node's
+ * n_out outputs, into sizes[n_out]. */
+nn_status nn_split_sizes(nn_ctx *c, const nn_node *n, int64_t dim, int64_t *sizes);
+
 /* Slice (opsets 1 and 10+): per axis of the input, the first index read,
  * the step (1 on untouched axes) and the output's extent, after ONNX's
  * clamping of starts and ends. */
