@@ -75,6 +75,7 @@ void nn_graph_free(nn_graph *g) {
     }
     nn_free(n->attrs);
     nn_free(n->priv);
+    nn_free(n->boxes);
   }
   nn_free(g->nodes);
   for (int i = 0; i < g->n_values; i++) {

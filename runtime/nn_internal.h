@@ -92,9 +92,10 @@ typedef enum nn_value_kind {
  * value's nn_value describes its bytes as a uint8 vector (dtype UINT8, rank 1,
  * dims[0] = nbytes: the items' data, each at a 64-byte aligned offset), and
  * its `box` (the header: item count, each item's dtype and shape, pointers
- * into those bytes) is owned by whoever set it: the producing node's priv,
- * the control-flow kernel feeding a subgraph input.  Like a tensor's shape, a
- * box's item count and item shapes are fixed for a plan. */
+ * into those bytes) is owned by whoever set it: the producing node (its
+ * boxes, or the priv of a control op), the control-flow kernel feeding a
+ * subgraph input.  Like a tensor's shape, a box's item count and item
+ * shapes are fixed for a plan. */
 typedef enum nn_vtype {
   NN_VT_TENSOR = 0,
   NN_VT_SEQUENCE,
@@ -146,8 +147,8 @@ typedef struct nn_value {
   int first_use, last_use;     /* execution step range */
   int alias_of;                /* value whose buffer this one shares, -1 */
   size_t offset;               /* arena offset */
-  /* boxed values (nn_vtype): set by prepare (or by the kernel feeding a
-   * subgraph input); box is borrowed, valid for the plan */
+  /* boxed values (nn_vtype): set by infer or prepare (or by the kernel
+   * feeding a subgraph input); box is borrowed, valid for the plan */
   nn_vtype vtype;
   nn_box *box;
   /* declared type of a subgraph input or output (loader): tensor, sequence,
@@ -230,6 +231,9 @@ typedef struct nn_node {
                                   pre-packed copy of the weights): reported as
                                   weights by nn_session_stats (plan.c adds it
                                   to folded_bytes for executed nodes) */
+  void *boxes;                 /* the headers of its boxed outputs (nn_box), set
+                                  by its op's infer (ops/box.h nn_node_boxes):
+                                  one nn_malloc block, freed with priv */
   /* set by the planner */
   void *ws;                    /* workspace, valid during run */
   bool folded;                 /* evaluated at plan time */

@@ -130,6 +130,8 @@ void nn_plan_clear(nn_graph *g, nn_plan *plan) {
     nn_node *n = &g->nodes[i];
     nn_free(n->priv);
     n->priv = NULL;
+    nn_free(n->boxes);
+    n->boxes = NULL;
     n->ws = NULL;
     n->ws_bytes = 0;
     n->priv_const_bytes = 0;
@@ -179,6 +181,8 @@ static nn_status alloc_value_data(nn_value *v, nn_error *err) {
 static nn_status prepare_node(nn_ctx *c, nn_node *n, nn_error *err) {
   nn_free(n->priv);
   n->priv = NULL;
+  nn_free(n->boxes);
+  n->boxes = NULL;
   n->ws_bytes = 0;
   n->priv_const_bytes = 0;
   c->node = n;

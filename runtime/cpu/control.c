@@ -27,10 +27,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cpu/box.h"
 #include "cpu/ops.h"
 #include "graph.h"
 #include "nn_limits.h"
+#include "ops/box.h"
 
 /* ---- subgraph helpers ------------------------------------------------------------ */
 static nn_graph *attr_graph(const nn_node *n, const char *name) {
