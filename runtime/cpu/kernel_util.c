@@ -14,15 +14,3 @@ bool ku_dtype_storable(nn_dtype dt) {
     return false;
   }
 }
-
-nn_status ku_attr_choice(nn_ctx *c, const nn_node *n, const char *name, const char *def,
-                         const char *const *choices, int *out) {
-  const char *v = nn_attr_string(n, name, def);
-  for (int i = 0; choices[i]; i++) {
-    if (strcmp(v, choices[i]) == 0) {
-      *out = i;
-      return NN_OK;
-    }
-  }
-  return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported %s '%s'", name, v);
-}

@@ -145,10 +145,4 @@ static inline int ku_slots(const nn_ctx *c) {
 /* Whether ku_ldd/ku_std handle dt: every numeric dtype and bool. */
 bool ku_dtype_storable(nn_dtype dt);
 
-/* Index of a string attribute's value in `choices` (NULL-terminated) into
- * *out; an unknown value is refused as unsupported, naming the attribute
- * (the error goes through nn_fail on c). */
-nn_status ku_attr_choice(nn_ctx *c, const nn_node *n, const char *name, const char *def,
-                         const char *const *choices, int *out);
-
 #endif

@@ -3,9 +3,8 @@
  * LinearAttention and CausalConvWithState (27), the stateful
  * sequence-mixing blocks of recurrent / hybrid language models.  All of
  * them carry a state along the sequence. */
-#include <strings.h>
-
 #include "cpu/kernel_util.h"
+#include "ops/recurrent.h"
 
 /* ---- RNN, GRU, LSTM -------------------------------------------------------------
  * One kernel for the three cells: G gates of hidden size H per direction
@@ -14,166 +13,39 @@
  * workspace.  layout 0: X (S, B, I), Y (S, D, B, H), Y_h (D, B, H);
  * layout 1: X (B, S, I), Y (B, S, D, H), Y_h (B, D, H). */
 
-enum { RNN_CELL_RNN, RNN_CELL_GRU, RNN_CELL_LSTM };
-enum {
-  ACT_RELU, ACT_TANH, ACT_SIGMOID, ACT_AFFINE, ACT_LEAKYRELU, ACT_THRESHOLDEDRELU,
-  ACT_SCALEDTANH, ACT_HARDSIGMOID, ACT_ELU, ACT_SOFTSIGN, ACT_SOFTPLUS
-};
-
-typedef struct rnn_act {
-  int kind;
-  float alpha, beta;
-} rnn_act;
-
-typedef struct rnn_params {
-  int cell, G, D, nact;
-  int64_t S, B, I, H;
-  bool layout1, reverse_only, lbr, input_forget;
-  float clip;
-  rnn_act act[6];   /* per direction: f, g, h */
-} rnn_params;
+/* The op layer's parameters (ops/recurrent.h), which run reads as they are. */
+typedef nn_rnn_act rnn_act;
+typedef nn_rnn_params rnn_params;
 
 static float rnn_apply(const rnn_act *a, float x) {
   switch (a->kind) {
-  case ACT_RELU: return x > 0.0f ? x : 0.0f;
-  case ACT_TANH: return tanhf(x);
-  case ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
-  case ACT_AFFINE: return a->alpha * x + a->beta;
-  case ACT_LEAKYRELU: return x >= 0.0f ? x : a->alpha * x;
-  case ACT_THRESHOLDEDRELU: return x > a->alpha ? x : 0.0f;
-  case ACT_SCALEDTANH: return a->alpha * tanhf(a->beta * x);
-  case ACT_HARDSIGMOID: {
+  case NN_RNN_ACT_RELU: return x > 0.0f ? x : 0.0f;
+  case NN_RNN_ACT_TANH: return tanhf(x);
+  case NN_RNN_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
+  case NN_RNN_ACT_AFFINE: return a->alpha * x + a->beta;
+  case NN_RNN_ACT_LEAKYRELU: return x >= 0.0f ? x : a->alpha * x;
+  case NN_RNN_ACT_THRESHOLDEDRELU: return x > a->alpha ? x : 0.0f;
+  case NN_RNN_ACT_SCALEDTANH: return a->alpha * tanhf(a->beta * x);
+  case NN_RNN_ACT_HARDSIGMOID: {
     float v = a->alpha * x + a->beta;
     return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
   }
-  case ACT_ELU: return x >= 0.0f ? x : a->alpha * (expf(x) - 1.0f);
-  case ACT_SOFTSIGN: return x / (1.0f + fabsf(x));
-  case ACT_SOFTPLUS: return logf(1.0f + expf(x));
+  case NN_RNN_ACT_ELU: return x >= 0.0f ? x : a->alpha * (expf(x) - 1.0f);
+  case NN_RNN_ACT_SOFTSIGN: return x / (1.0f + fabsf(x));
+  case NN_RNN_ACT_SOFTPLUS: return logf(1.0f + expf(x));
   default: return x;
   }
 }
 
-static nn_status rnn_acts(nn_ctx *c, const nn_node *n, rnn_params *p) {
-  static const char *const names[] = {"Relu", "Tanh", "Sigmoid", "Affine", "LeakyRelu",
-                                      "ThresholdedRelu", "ScaledTanh", "HardSigmoid", "Elu",
-                                      "Softsign", "Softplus", NULL};
-  static const int defaults[3][3] = {{ACT_TANH}, {ACT_SIGMOID, ACT_TANH},
-                                     {ACT_SIGMOID, ACT_TANH, ACT_TANH}};
-  /* alpha/beta defaults of the activations that take them (ONNX values) */
-  static const float def_alpha[] = {0, 0, 0, 1.0f, 0.01f, 1.0f, 1.0f, 0.2f, 1.0f, 0, 0};
-  static const float def_beta[] = {0, 0, 0, 0.0f, 0, 0, 1.0f, 0.5f, 0, 0, 0};
-  p->nact = p->cell == RNN_CELL_RNN ? 1 : p->cell == RNN_CELL_GRU ? 2 : 3;
-  const nn_attr *acts = nn_attr_get(n, "activations");
-  int na, nb;
-  const float *al = nn_attr_floats(n, "activation_alpha", &na);
-  const float *be = nn_attr_floats(n, "activation_beta", &nb);
-  int want = p->nact * p->D;
-  if (acts && acts->type == NN_ATTR_STRINGS && acts->n > 0) {
-    if (acts->n != want)
-      return nn_fail(c, NN_ERR_INVALID_MODEL, "activations lists %d functions, expected %d",
-                     acts->n, want);
-    int ai = 0, bi = 0;
-    for (int k = 0; k < want; k++) {
-      int kind = -1;
-      for (int j = 0; names[j]; j++)
-        if (strcasecmp(acts->strings[k], names[j]) == 0)
-          kind = j;
-      if (kind < 0)
-        return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported activation '%s'", acts->strings[k]);
-      p->act[k].kind = kind;
-      /* alpha/beta lists are consumed in order by the functions that use them */
-      bool ua = def_alpha[kind] != 0.0f;
-      bool ub = kind == ACT_AFFINE || kind == ACT_SCALEDTANH || kind == ACT_HARDSIGMOID;
-      p->act[k].alpha = ua && al && ai < na ? al[ai++] : def_alpha[kind];
-      p->act[k].beta = ub && be && bi < nb ? be[bi++] : def_beta[kind];
-    }
-  } else {
-    for (int k = 0; k < want; k++) {
-      p->act[k].kind = defaults[p->cell][k % p->nact];
-      p->act[k].alpha = def_alpha[p->act[k].kind];
-      p->act[k].beta = def_beta[p->act[k].kind];
-    }
-  }
-  return NN_OK;
-}
-
+/* The shapes and attributes are the op layer's, checked by its infer; the
+ * kernel runs every float type, so it refuses nothing. */
 static nn_status rnn_prepare_cell(nn_ctx *c, nn_node *n, int cell) {
-  static const char *const dirs[] = {"forward", "reverse", "bidirectional", NULL};
-  nn_value *x = n->x[0], *w = ku_in(n, 1), *r = ku_in(n, 2), *b = ku_in(n, 3);
-  nn_value *sl = ku_in(n, 4), *h0 = ku_in(n, 5);
-  nn_value *c0 = cell == RNN_CELL_LSTM ? ku_in(n, 6) : NULL;
-  nn_value *pp_in = cell == RNN_CELL_LSTM ? ku_in(n, 7) : NULL;
-  if (!w || !r)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "X, W and R are required");
-  nn_dtype dt = x->dtype;
-  if (!ku_is_real(dt))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported type %s", nn_dtype_name(dt));
   rnn_params p;
-  memset(&p, 0, sizeof p);
-  p.cell = cell;
-  p.G = cell == RNN_CELL_RNN ? 1 : cell == RNN_CELL_GRU ? 3 : 4;
-  int dir;
-  nn_status st = ku_attr_choice(c, n, "direction", "forward", dirs, &dir);
+  nn_status st = nn_rnn_params_init(c, n, cell, &p);
   if (st != NN_OK)
     return st;
-  p.D = dir == 2 ? 2 : 1;
-  p.reverse_only = dir == 1;
-  int64_t layout = n->version >= 14 ? nn_attr_int(n, "layout", 0) : 0;
-  if (layout != 0 && layout != 1)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported layout %lld", (long long)layout);
-  p.layout1 = layout == 1;
-  p.H = nn_attr_int(n, "hidden_size", 0);
-  const nn_attr *ca = nn_attr_get(n, "clip");
-  p.clip = ca ? nn_attr_float(n, "clip", 0.0f) : 0.0f;
-  if (ca && !(p.clip > 0.0f))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "clip must be positive");
-  p.lbr = cell == RNN_CELL_GRU && nn_attr_int(n, "linear_before_reset", 0) != 0;
-  p.input_forget = cell == RNN_CELL_LSTM && nn_attr_int(n, "input_forget", 0) != 0;
-  if (x->rank != 3)
-    return nn_fail(c, NN_ERR_SHAPE, "X must be 3-D");
-  p.S = x->dims[p.layout1 ? 1 : 0];
-  p.B = x->dims[p.layout1 ? 0 : 1];
-  p.I = x->dims[2];
-  if (p.H <= 0 && w->rank == 3)
-    p.H = w->dims[1] / p.G;
-  /* R is (D, G*H, H): a real tensor bounds H, so anything outside is an
-   * attribute lying (or W is not 3-D), and G*H or 3*H below would overflow */
-  if (p.H <= 0 || p.H > ((int64_t)1 << 31))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "hidden_size %lld is out of range (W must be 3-D)",
-                   (long long)p.H);
-  int64_t GH = p.G * p.H;
-  if (p.H <= 0 || w->dtype != dt || r->dtype != dt || w->rank != 3 || w->dims[0] != p.D ||
-      w->dims[1] != GH || w->dims[2] != p.I || r->rank != 3 || r->dims[0] != p.D ||
-      r->dims[1] != GH || r->dims[2] != p.H)
-    return nn_fail(c, NN_ERR_SHAPE, "W must be (%d, %lld, %lld) and R (%d, %lld, %lld)", p.D,
-                   (long long)GH, (long long)p.I, p.D, (long long)GH, (long long)p.H);
-  if (b && (b->dtype != dt || b->rank != 2 || b->dims[0] != p.D || b->dims[1] != 2 * GH))
-    return nn_fail(c, NN_ERR_SHAPE, "B must be (%d, %lld)", p.D, (long long)(2 * GH));
-  if (sl && (!ku_is_index(sl->dtype) || sl->rank != 1 || sl->dims[0] != p.B))
-    return nn_fail(c, NN_ERR_SHAPE, "sequence_lens must be int (batch)");
-  int64_t hd[3] = {p.D, p.B, p.H};
-  if (p.layout1)
-    hd[0] = p.B, hd[1] = p.D;
-  if (h0 && (h0->dtype != dt || h0->rank != 3 || memcmp(h0->dims, hd, sizeof hd)))
-    return nn_fail(c, NN_ERR_SHAPE, "initial_h has the wrong shape");
-  if (c0 && (c0->dtype != dt || c0->rank != 3 || memcmp(c0->dims, hd, sizeof hd)))
-    return nn_fail(c, NN_ERR_SHAPE, "initial_c has the wrong shape");
-  if (pp_in && (pp_in->dtype != dt || pp_in->rank != 2 || pp_in->dims[0] != p.D ||
-                pp_in->dims[1] != 3 * p.H))
-    return nn_fail(c, NN_ERR_SHAPE, "P must be (%d, %lld)", p.D, (long long)(3 * p.H));
-  if ((st = rnn_acts(c, n, &p)) != NN_OK)
-    return st;
-  int64_t yd[4] = {p.S, p.D, p.B, p.H};
-  if (p.layout1)
-    yd[0] = p.B, yd[1] = p.S, yd[2] = p.D;
-  if (ku_out(n, 0) && (st = nn_set_output(c, n->y[0], dt, 4, yd)) != NN_OK)
-    return st;
-  if (ku_out(n, 1) && (st = nn_set_output(c, n->y[1], dt, 3, hd)) != NN_OK)
-    return st;
-  if (cell == RNN_CELL_LSTM && ku_out(n, 2) && (st = nn_set_output(c, n->y[2], dt, 3, hd)))
-    return st;
   /* h, c, previous h, gates */
-  n->ws_bytes = (size_t)(3 * p.H + GH) * sizeof(float);
+  n->ws_bytes = (size_t)(3 * p.H + p.G * p.H) * sizeof(float);
   rnn_params *pp = nn_malloc(sizeof *pp);
   if (!pp)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
@@ -192,7 +64,7 @@ static nn_status rnn_run(nn_ctx *c, nn_node *n) {
   const rnn_params *p = n->priv;
   nn_value *x = n->x[0], *w = n->x[1], *r = n->x[2], *b = ku_in(n, 3);
   nn_value *sl = ku_in(n, 4), *h0 = ku_in(n, 5);
-  bool lstm = p->cell == RNN_CELL_LSTM;
+  bool lstm = p->cell == NN_RNN_CELL_LSTM;
   nn_value *c0 = lstm ? ku_in(n, 6) : NULL, *P = lstm ? ku_in(n, 7) : NULL;
   nn_value *Y = ku_out(n, 0), *Yh = ku_out(n, 1), *Yc = lstm ? ku_out(n, 2) : NULL;
   nn_dtype dt = x->dtype;
@@ -224,7 +96,7 @@ static nn_status rnn_run(nn_ctx *c, nn_node *n) {
           for (int64_t i = 0; i < I; i++)
             a += ku_ldf(x->data, dt, xo + i) * ku_ldf(w->data, dt, wo + j * I + i);
           /* GRU's candidate gate mixes the recurrence after the reset gate */
-          bool gru_h = p->cell == RNN_CELL_GRU && j >= 2 * H;
+          bool gru_h = p->cell == NN_RNN_CELL_GRU && j >= 2 * H;
           if (!gru_h) {
             a += b ? ku_ldf(b->data, dt, bo + GH + j) : 0.0f;
             for (int64_t k = 0; k < H; k++)
@@ -232,10 +104,10 @@ static nn_status rnn_run(nn_ctx *c, nn_node *n) {
           }
           g[j] = a;
         }
-        if (p->cell == RNN_CELL_RNN) {
+        if (p->cell == NN_RNN_CELL_RNN) {
           for (int64_t k = 0; k < H; k++)
             h[k] = rnn_apply(af, rnn_clip(p, g[k]));
-        } else if (p->cell == RNN_CELL_GRU) {
+        } else if (p->cell == NN_RNN_CELL_GRU) {
           float *z = g, *rg = g + H, *hh = g + 2 * H;
           for (int64_t k = 0; k < 2 * H; k++)
             g[k] = rnn_apply(af, rnn_clip(p, g[k]));
@@ -290,13 +162,13 @@ static nn_status rnn_run(nn_ctx *c, nn_node *n) {
 }
 
 static nn_status rnn_prepare(nn_ctx *c, nn_node *n) {
-  return rnn_prepare_cell(c, n, RNN_CELL_RNN);
+  return rnn_prepare_cell(c, n, NN_RNN_CELL_RNN);
 }
 static nn_status gru_prepare(nn_ctx *c, nn_node *n) {
-  return rnn_prepare_cell(c, n, RNN_CELL_GRU);
+  return rnn_prepare_cell(c, n, NN_RNN_CELL_GRU);
 }
 static nn_status lstm_prepare(nn_ctx *c, nn_node *n) {
-  return rnn_prepare_cell(c, n, RNN_CELL_LSTM);
+  return rnn_prepare_cell(c, n, NN_RNN_CELL_LSTM);
 }
 
 /* ---- LinearAttention -----------------------------------------------------------
@@ -305,11 +177,9 @@ static nn_status lstm_prepare(nn_ctx *c, nn_node *n) {
  * (B, T, H*D); state is (B, Hkv, dk, dv). */
 
 enum { LA_Q, LA_K, LA_V, LA_PAST, LA_DECAY, LA_BETA, LA_ERASE };
-enum { LA_LINEAR, LA_GATED, LA_DELTA, LA_GATED_DELTA };
 
 typedef struct la_params {
   int64_t B, T, Hq, Hkv, dk, dv;
-  int rule;
   bool decay_per_key;   /* decay (B, T, Hkv*dk) rather than (B, T, Hkv) */
   int64_t beta_heads;   /* beta last dim: Hkv or 1 */
   float scale;
@@ -317,80 +187,27 @@ typedef struct la_params {
   size_t slot_floats;
 } la_params;
 
+/* The shapes, the update rule and the optional inputs it asks for were
+ * checked by the op's infer; the kernel keeps the head geometry, the scale
+ * and its scratch slots. */
 static nn_status la_prepare(nn_ctx *c, nn_node *n) {
-  static const char *const rules[] = {"linear", "gated", "delta", "gated_delta", NULL};
-  nn_value *q = n->x[LA_Q], *k = ku_in(n, LA_K), *v = ku_in(n, LA_V);
-  nn_value *past = ku_in(n, LA_PAST), *decay = ku_in(n, LA_DECAY);
-  nn_value *beta = ku_in(n, LA_BETA), *erase = ku_in(n, LA_ERASE);
-  if (!k || !v)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "query, key and value are required");
+  const nn_value *q = n->x[LA_Q], *v = n->x[LA_V];
+  const nn_value *decay = ku_in(n, LA_DECAY), *beta = ku_in(n, LA_BETA);
   nn_dtype dt = q->dtype;
   if (dt != NN_DTYPE_FLOAT && dt != NN_DTYPE_FLOAT16 && dt != NN_DTYPE_BFLOAT16)
     return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported type %s", nn_dtype_name(dt));
-  if (k->dtype != dt || v->dtype != dt)
-    return nn_fail(c, NN_ERR_DTYPE, "query, key and value types differ");
   la_params p;
   memset(&p, 0, sizeof p);
-  nn_status st = ku_attr_choice(c, n, "update_rule", "gated_delta", rules, &p.rule);
-  if (st != NN_OK)
-    return st;
   p.Hq = nn_attr_int(n, "q_num_heads", 0);
   p.Hkv = nn_attr_int(n, "kv_num_heads", 0);
-  if (p.Hq <= 0 || p.Hkv <= 0 || p.Hq % p.Hkv)
-    return nn_fail(c, NN_ERR_INVALID_MODEL,
-                   "q_num_heads (%lld) must be a positive multiple of kv_num_heads (%lld)",
-                   (long long)p.Hq, (long long)p.Hkv);
-  if (q->rank != 3 || k->rank != 3 || v->rank != 3)
-    return nn_fail(c, NN_ERR_SHAPE, "query, key and value must be 3-D (B, T, H*D)");
   p.B = q->dims[0];
   p.T = q->dims[1];
-  if (k->dims[0] != p.B || v->dims[0] != p.B || k->dims[1] != p.T || v->dims[1] != p.T)
-    return nn_fail(c, NN_ERR_SHAPE, "query, key and value batch/sequence differ");
-  if (q->dims[2] % p.Hq || k->dims[2] % p.Hkv || v->dims[2] % p.Hkv)
-    return nn_fail(c, NN_ERR_SHAPE, "hidden sizes are not multiples of the head counts");
   p.dk = q->dims[2] / p.Hq;
   p.dv = v->dims[2] / p.Hkv;
-  if (k->dims[2] / p.Hkv != p.dk)
-    return nn_fail(c, NN_ERR_SHAPE, "query and key head sizes differ");
-  bool gating = p.rule == LA_GATED || p.rule == LA_GATED_DELTA;
-  bool delta = p.rule == LA_DELTA || p.rule == LA_GATED_DELTA;
-  if (gating != (decay != NULL))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "update_rule '%s' %s the decay input",
-                   rules[p.rule], gating ? "requires" : "forbids");
-  if (delta != (beta != NULL))
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "update_rule '%s' %s the beta input",
-                   rules[p.rule], delta ? "requires" : "forbids");
-  if (erase && !delta)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "update_rule '%s' forbids erase_gate", rules[p.rule]);
-  if (decay) {
-    if (decay->dtype != dt || decay->rank != 3 || decay->dims[0] != p.B || decay->dims[1] != p.T ||
-        (decay->dims[2] != p.Hkv && decay->dims[2] != p.Hkv * p.dk))
-      return nn_fail(c, NN_ERR_SHAPE, "decay must be (B, T, kv_heads) or (B, T, kv_heads*d_k)");
-    p.decay_per_key = decay->dims[2] == p.Hkv * p.dk && p.dk != 1;
-  }
-  if (beta) {
-    if (beta->dtype != dt || beta->rank != 3 || beta->dims[0] != p.B || beta->dims[1] != p.T ||
-        (beta->dims[2] != p.Hkv && beta->dims[2] != 1))
-      return nn_fail(c, NN_ERR_SHAPE, "beta must be (B, T, kv_heads) or (B, T, 1)");
-    p.beta_heads = beta->dims[2];
-  }
-  if (erase && (erase->dtype != dt || erase->rank != 3 || erase->dims[0] != p.B ||
-                erase->dims[1] != p.T || erase->dims[2] != p.Hkv * p.dk))
-    return nn_fail(c, NN_ERR_SHAPE, "erase_gate must be (B, T, kv_heads*d_k)");
-  int64_t sd[4] = {p.B, p.Hkv, p.dk, p.dv};
-  nn_dtype sdt = dt;
-  if (past) {
-    if (!ku_is_real(past->dtype) || past->rank != 4 || memcmp(past->dims, sd, sizeof sd))
-      return nn_fail(c, NN_ERR_SHAPE, "past_state must be (B, kv_heads, d_k, d_v)");
-    sdt = past->dtype;
-  }
+  p.decay_per_key = decay && decay->dims[2] == p.Hkv * p.dk && p.dk != 1;
+  p.beta_heads = beta ? beta->dims[2] : 0;
   float sc = nn_attr_float(n, "scale", 0.0f);
   p.scale = sc != 0.0f ? sc : (float)(1.0 / sqrt((double)(p.dk > 0 ? p.dk : 1)));
-  int64_t od[3] = {p.B, p.T, p.Hq * p.dv};
-  if ((st = nn_set_output(c, n->y[0], dt, 3, od)) != NN_OK)
-    return st;
-  if (ku_out(n, 1) && (st = nn_set_output(c, n->y[1], sdt, 4, sd)) != NN_OK)
-    return st;
   /* per slot: state, corrected value, key row, query row */
   p.nslots = ku_slots(c);
   p.slot_floats = nn_align_up((size_t)(p.dk * p.dv + p.dv + 2 * p.dk), NN_ALIGN / sizeof(float));
@@ -485,35 +302,9 @@ static nn_status la_run(nn_ctx *c, nn_node *n) {
 
 /* ---- CausalConvWithState ----------------------------------------------------------
  * Depthwise 1-D convolution over [past_state | input] (zeros without a past),
- * optional SiLU; present_state keeps the last k-1 positions of that sequence. */
-
-static nn_status ccs_prepare(nn_ctx *c, nn_node *n) {
-  static const char *const acts[] = {"none", "silu", "swish", NULL};
-  nn_value *x = n->x[0], *w = ku_in(n, 1), *bias = ku_in(n, 2), *past = ku_in(n, 3);
-  if (!w)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "weight is required");
-  nn_dtype dt = x->dtype;
-  if (!ku_is_real(dt))
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported type %s", nn_dtype_name(dt));
-  int act;
-  nn_status st = ku_attr_choice(c, n, "activation", "none", acts, &act);
-  if (st != NN_OK)
-    return st;
-  if (x->rank != 3 || w->rank != 3 || w->dtype != dt || w->dims[0] != x->dims[1] ||
-      w->dims[1] != 1 || w->dims[2] < 1)
-    return nn_fail(c, NN_ERR_SHAPE, "expects input (B, C, L) and weight (C, 1, k >= 1)");
-  int64_t B = x->dims[0], C = x->dims[1], k = w->dims[2];
-  if (bias && (bias->dtype != dt || bias->rank != 1 || bias->dims[0] != C))
-    return nn_fail(c, NN_ERR_SHAPE, "bias must be (C)");
-  int64_t sd[3] = {B, C, k - 1};
-  if (past && (past->dtype != dt || past->rank != 3 || memcmp(past->dims, sd, sizeof sd)))
-    return nn_fail(c, NN_ERR_SHAPE, "past_state must be (B, C, k-1)");
-  if ((st = nn_set_output(c, n->y[0], dt, 3, x->dims)) != NN_OK)
-    return st;
-  if (ku_out(n, 1) && (st = nn_set_output(c, n->y[1], dt, 3, sd)) != NN_OK)
-    return st;
-  return NN_OK;
-}
+ * optional SiLU; present_state keeps the last k-1 positions of that sequence.
+ * The op's infer checks and sets everything; the kernel runs every float
+ * type and needs no parameters nor workspace, so it has no prepare. */
 
 static nn_status ccs_run(nn_ctx *c, nn_node *n) {
   (void)c;
@@ -549,7 +340,7 @@ static nn_status ccs_run(nn_ctx *c, nn_node *n) {
 
 const nn_kernel nn_kernels_recurrent[] = {
   {.name = "LinearAttention", .prepare = la_prepare, .run = la_run},
-  {.name = "CausalConvWithState", .prepare = ccs_prepare, .run = ccs_run},
+  {.name = "CausalConvWithState", .run = ccs_run},
   {.name = "RNN", .prepare = rnn_prepare, .run = rnn_run},
   {.name = "GRU", .prepare = gru_prepare, .run = rnn_run},
   {.name = "LSTM", .prepare = lstm_prepare, .run = rnn_run},
