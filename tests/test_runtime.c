@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend.h"
+#include "include/nn_tool.h"
 #include "model_builder.h"
 #include "nn.h"
 #include "threadpool.h"
@@ -732,6 +734,50 @@ typedef struct test {
   void (*fn)(void);
 } test;
 
+/* The op layer's registry and the CPU kernels agree: every op the registry
+ * lists (what nn-run --list-ops prints) resolves through nn_op_find, has a
+ * CPU kernel of the same name and domain (the reference every node needs),
+ * and infers its own outputs; only the control ops (NN_OP_SUBGRAPH), whose
+ * outputs are those of the body their kernel plans, leave that to it. */
+typedef struct reg_count {
+  int ops, missing_kernel, missing_infer, not_found;
+} reg_count;
+
+static void reg_visit(void *user, const char *domain, const char *op_type, const int *versions,
+                      int n_versions) {
+  reg_count *rc = user;
+  rc->ops++;
+  const nn_op_def *op = nn_op_find(domain, op_type);
+  if (!op || n_versions < 1 || op->versions[0] != versions[0]) {
+    fprintf(stderr, "  %s:%s: not found by nn_op_find\n", domain, op_type);
+    rc->not_found++;
+    return;
+  }
+  if (!nn_kernel_find(domain, op_type)) {
+    fprintf(stderr, "  %s:%s: no CPU kernel\n", domain, op_type);
+    rc->missing_kernel++;
+  }
+  if (!op->infer && !(op->flags & NN_OP_SUBGRAPH)) {
+    fprintf(stderr, "  %s:%s: no infer in the op layer\n", domain, op_type);
+    rc->missing_infer++;
+  }
+}
+
+static void test_registry(void) {
+  reg_count rc = {0};
+  nn_op_list(reg_visit, &rc);
+  printf("  %d ops\n", rc.ops);
+  CHECK(rc.ops >= 200);
+  CHECK(rc.not_found == 0);
+  CHECK(rc.missing_kernel == 0);
+  CHECK(rc.missing_infer == 0);
+  CHECK(nn_op_find("", "NoSuchOp") == NULL && nn_kernel_find("", "NoSuchOp") == NULL);
+  /* the domain is part of the name: the boxed Identity is not the plain one */
+  const nn_op_def *id = nn_op_find("", "Identity"), *box = nn_op_find("nn.box", "Identity");
+  CHECK(id && box && id != box);
+  CHECK(nn_kernel_find("ai.onnx", "Relu") == nn_kernel_find("", "Relu"));
+}
+
 int main(int argc, char **argv) {
   const test tests[] = {
       {"run_basic", test_run_basic},
@@ -746,6 +792,7 @@ int main(int argc, char **argv) {
       {"planner_ratio", test_planner_ratio},
       {"threadpool", test_threadpool},
       {"thread_tune", test_thread_tune},
+      {"registry", test_registry},
   };
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
     if (argc > 1 && !strstr(tests[i].name, argv[1]))
