@@ -125,10 +125,11 @@ nn_status nn_scatter_reduction(nn_ctx *c, const nn_node *n, int *red) {
   return NN_OK;
 }
 
-/* ---- ScatterElements / Scatter ----------------------------------------------------- */
-
-static nn_status scel_infer(nn_ctx *c, nn_node *n) {
-  nn_value *x = n->x[0], *idx = nn_op_in(n, 1), *upd = nn_op_in(n, 2);
+/* What ScatterElements and ScatterND ask of their inputs alike: data of a
+ * dtype the runtime holds, indices of an index type, updates of data's
+ * dtype. */
+static nn_status scatter_inputs(nn_ctx *c, const nn_value *x, const nn_value *idx,
+                                const nn_value *upd) {
   nn_status st = nn_op_held(c, x);
   if (st != NN_OK)
     return st;
@@ -139,6 +140,16 @@ static nn_status scel_infer(nn_ctx *c, nn_node *n) {
   if (upd->dtype != x->dtype)
     return nn_fail(c, NN_ERR_DTYPE, "updates are %s, data is %s", nn_dtype_name(upd->dtype),
                    nn_dtype_name(x->dtype));
+  return NN_OK;
+}
+
+/* ---- ScatterElements / Scatter ----------------------------------------------------- */
+
+static nn_status scel_infer(nn_ctx *c, nn_node *n) {
+  nn_value *x = n->x[0], *idx = nn_op_in(n, 1), *upd = nn_op_in(n, 2);
+  nn_status st = scatter_inputs(c, x, idx, upd);
+  if (st != NN_OK)
+    return st;
   int r = x->rank, axis;
   if (r < 1 || idx->rank != r || upd->rank != r)
     return nn_fail(c, NN_ERR_SHAPE, "data, indices and updates must have the same rank");
@@ -162,16 +173,9 @@ static nn_status scel_infer(nn_ctx *c, nn_node *n) {
 
 static nn_status snd_infer(nn_ctx *c, nn_node *n) {
   nn_value *x = n->x[0], *idx = nn_op_in(n, 1), *upd = nn_op_in(n, 2);
-  nn_status st = nn_op_held(c, x);
+  nn_status st = scatter_inputs(c, x, idx, upd);
   if (st != NN_OK)
     return st;
-  if (!idx || !upd)
-    return nn_fail(c, NN_ERR_INVALID_MODEL, "indices and updates are required");
-  if ((st = check_index_type(c, idx)) != NN_OK)
-    return st;
-  if (upd->dtype != x->dtype)
-    return nn_fail(c, NN_ERR_DTYPE, "updates are %s, data is %s", nn_dtype_name(upd->dtype),
-                   nn_dtype_name(x->dtype));
   int r = x->rank, q = idx->rank;
   if (r < 1 || q < 1)
     return nn_fail(c, NN_ERR_SHAPE, "data and indices must have rank >= 1");
