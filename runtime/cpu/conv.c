@@ -1340,13 +1340,6 @@ static nn_status deform_prepare(nn_ctx *c, nn_node *n) {
  * / y_scale) + y_zero_point, saturated.  Serial: quantized models are not
  * the speed target of this path. */
 
-typedef struct conv_qin {
-  int x, x_zp, w, w_zp, bias;      /* input indices, -1 = none */
-  int x_scale, w_scale, y_scale, y_zp;
-} conv_qin;
-
-static const conv_qin conv_qin_integer = {0, 2, 1, 3, -1, -1, -1, -1, -1};
-static const conv_qin conv_qin_linear = {0, 2, 3, 5, 8, 1, 4, 6, 7};
 
 static const nn_value *conv_qget(const nn_node *n, int i) {
   return i >= 0 && i < n->n_in ? n->x[i] : NULL;
@@ -1356,7 +1349,7 @@ static int32_t conv_q8(const nn_value *v, int64_t i) {
   return v->dtype == NN_DTYPE_UINT8 ? ((const uint8_t *)v->data)[i] : ((const int8_t *)v->data)[i];
 }
 
-static nn_status qconv_prepare(nn_ctx *c, nn_node *n, const conv_qin *q) {
+static nn_status qconv_prepare(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   conv_priv p;
   nn_status st = conv_prepare_common(c, n, q->w, q->bias, &p);
   if (st)
@@ -1372,10 +1365,10 @@ static nn_status qconv_prepare(nn_ctx *c, nn_node *n, const conv_qin *q) {
   return conv_finish_priv(c, n, &p);
 }
 
-static nn_status convint_prepare(nn_ctx *c, nn_node *n) { return qconv_prepare(c, n, &conv_qin_integer); }
-static nn_status qlinearconv_prepare(nn_ctx *c, nn_node *n) { return qconv_prepare(c, n, &conv_qin_linear); }
+static nn_status convint_prepare(nn_ctx *c, nn_node *n) { return qconv_prepare(c, n, &nn_qconv_integer); }
+static nn_status qlinearconv_prepare(nn_ctx *c, nn_node *n) { return qconv_prepare(c, n, &nn_qconv_linear); }
 
-static nn_status qconv_run_with(nn_ctx *c, nn_node *n, const conv_qin *q) {
+static nn_status qconv_run_with(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   (void)c;
   const conv_priv *p = n->priv;
   const nn_conv_geom *g = &p->g;
@@ -1455,8 +1448,8 @@ static nn_status qconv_run_with(nn_ctx *c, nn_node *n, const conv_qin *q) {
   return NN_OK;
 }
 
-static nn_status convint_run(nn_ctx *c, nn_node *n) { return qconv_run_with(c, n, &conv_qin_integer); }
-static nn_status qlinearconv_run(nn_ctx *c, nn_node *n) { return qconv_run_with(c, n, &conv_qin_linear); }
+static nn_status convint_run(nn_ctx *c, nn_node *n) { return qconv_run_with(c, n, &nn_qconv_integer); }
+static nn_status qlinearconv_run(nn_ctx *c, nn_node *n) { return qconv_run_with(c, n, &nn_qconv_linear); }
 
 /* The planner may hand a Conv its weights as packed GEMM A panels, one
  * block per group (nn_value.packed_a_groups), on the float32 paths whose

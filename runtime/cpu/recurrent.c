@@ -176,7 +176,6 @@ static nn_status lstm_prepare(nn_ctx *c, nn_node *n) {
  * query heads of a group all read the same state.  Inputs are packed 3-D
  * (B, T, H*D); state is (B, Hkv, dk, dv). */
 
-enum { LA_Q, LA_K, LA_V, LA_PAST, LA_DECAY, LA_BETA, LA_ERASE };
 
 typedef struct la_params {
   int64_t B, T, Hq, Hkv, dk, dv;
@@ -191,8 +190,8 @@ typedef struct la_params {
  * checked by the op's infer; the kernel keeps the head geometry, the scale
  * and its scratch slots. */
 static nn_status la_prepare(nn_ctx *c, nn_node *n) {
-  const nn_value *q = n->x[LA_Q], *v = n->x[LA_V];
-  const nn_value *decay = ku_in(n, LA_DECAY), *beta = ku_in(n, LA_BETA);
+  const nn_value *q = n->x[NN_LA_Q], *v = n->x[NN_LA_V];
+  const nn_value *decay = ku_in(n, NN_LA_DECAY), *beta = ku_in(n, NN_LA_BETA);
   nn_dtype dt = q->dtype;
   if (dt != NN_DTYPE_FLOAT && dt != NN_DTYPE_FLOAT16 && dt != NN_DTYPE_BFLOAT16)
     return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported type %s", nn_dtype_name(dt));
@@ -231,9 +230,9 @@ static void la_range(void *arg, int64_t begin, int64_t end) {
   la_job *job = arg;
   const la_params *p = job->p;
   nn_node *n = job->n;
-  nn_value *Q = n->x[LA_Q], *K = n->x[LA_K], *V = n->x[LA_V];
-  nn_value *past = ku_in(n, LA_PAST), *decay = ku_in(n, LA_DECAY);
-  nn_value *beta = ku_in(n, LA_BETA), *erase = ku_in(n, LA_ERASE);
+  nn_value *Q = n->x[NN_LA_Q], *K = n->x[NN_LA_K], *V = n->x[NN_LA_V];
+  nn_value *past = ku_in(n, NN_LA_PAST), *decay = ku_in(n, NN_LA_DECAY);
+  nn_value *beta = ku_in(n, NN_LA_BETA), *erase = ku_in(n, NN_LA_ERASE);
   nn_value *Y = n->y[0], *present = ku_out(n, 1);
   nn_dtype dt = Q->dtype;
   int64_t dk = p->dk, dv = p->dv, group = p->Hq / p->Hkv;

@@ -172,15 +172,6 @@ static nn_status deform_infer(nn_ctx *c, nn_node *n) {
   return st ? st : conv_set_y(c, n, &p, n->x[0]->dtype);
 }
 
-/* ConvInteger and QLinearConv: the positions of their inputs (-1 = none). */
-typedef struct qconv_in {
-  int x, x_zp, w, w_zp, bias;
-  int x_scale, w_scale, y_scale, y_zp;
-} qconv_in;
-
-static const qconv_in qconv_integer = {0, 2, 1, 3, -1, -1, -1, -1, -1};
-static const qconv_in qconv_linear = {0, 2, 3, 5, 8, 1, 4, 6, 7};
-
 static const nn_value *qconv_get(const nn_node *n, int i) {
   return i >= 0 && i < n->n_in ? n->x[i] : NULL;
 }
@@ -190,7 +181,7 @@ static bool qconv_is_q8(nn_dtype dt) { return dt == NN_DTYPE_UINT8 || dt == NN_D
 /* x and w 8-bit; ConvInteger gives int32, QLinearConv y_zero_point's type
  * (x's without it).  Zero points and scales per tensor, w's also per output
  * channel; QLinearConv's bias int32. */
-static nn_status qconv_infer(nn_ctx *c, nn_node *n, const qconv_in *q) {
+static nn_status qconv_infer(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   const nn_value *x = qconv_get(n, q->x), *w = qconv_get(n, q->w);
   if (!x || !w)
     return nn_fail(c, NN_ERR_INVALID_MODEL, "needs inputs x and w");
@@ -230,9 +221,9 @@ static nn_status qconv_infer(nn_ctx *c, nn_node *n, const qconv_in *q) {
   return conv_set_y(c, n, &p, ydt);
 }
 
-static nn_status convint_infer(nn_ctx *c, nn_node *n) { return qconv_infer(c, n, &qconv_integer); }
+static nn_status convint_infer(nn_ctx *c, nn_node *n) { return qconv_infer(c, n, &nn_qconv_integer); }
 static nn_status qlinearconv_infer(nn_ctx *c, nn_node *n) {
-  return qconv_infer(c, n, &qconv_linear);
+  return qconv_infer(c, n, &nn_qconv_linear);
 }
 
 /* The family's operators (ops/registry.c), each with its shape and dtype

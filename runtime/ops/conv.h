@@ -30,4 +30,14 @@ nn_status nn_convt_params_init(nn_ctx *c, const nn_node *n, nn_conv_params *p);
 nn_status nn_deform_params_init(nn_ctx *c, const nn_node *n, nn_conv_params *p,
                                 int64_t *offset_group);
 
+/* ConvInteger and QLinearConv: the positions of their inputs (-1 = none),
+ * read by the op layer's inference and the CPU kernel alike. */
+typedef struct nn_qconv_in {
+  int x, x_zp, w, w_zp, bias;
+  int x_scale, w_scale, y_scale, y_zp;
+} nn_qconv_in;
+
+static const nn_qconv_in nn_qconv_integer = {0, 2, 1, 3, -1, -1, -1, -1, -1};
+static const nn_qconv_in nn_qconv_linear = {0, 2, 3, 5, 8, 1, 4, 6, 7};
+
 #endif /* NN_OPS_CONV_H */

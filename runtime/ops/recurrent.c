@@ -160,14 +160,13 @@ static nn_status lstm_infer(nn_ctx *c, nn_node *n) {
  * q_num_heads a multiple of kv_num_heads; decay, beta and erase_gate present
  * exactly as the update_rule uses them; past_state (B, Hkv, dk, dv) of any
  * float type, which present_state keeps.  Y is (B, T, Hq*dv). */
-enum { LA_Q, LA_K, LA_V, LA_PAST, LA_DECAY, LA_BETA, LA_ERASE };
 enum { LA_LINEAR, LA_GATED, LA_DELTA, LA_GATED_DELTA };
 
 static nn_status la_infer(nn_ctx *c, nn_node *n) {
   static const char *const rules[] = {"linear", "gated", "delta", "gated_delta", NULL};
-  const nn_value *q = nn_op_in(n, LA_Q), *k = nn_op_in(n, LA_K), *v = nn_op_in(n, LA_V);
-  const nn_value *past = nn_op_in(n, LA_PAST), *decay = nn_op_in(n, LA_DECAY);
-  const nn_value *beta = nn_op_in(n, LA_BETA), *erase = nn_op_in(n, LA_ERASE);
+  const nn_value *q = nn_op_in(n, NN_LA_Q), *k = nn_op_in(n, NN_LA_K), *v = nn_op_in(n, NN_LA_V);
+  const nn_value *past = nn_op_in(n, NN_LA_PAST), *decay = nn_op_in(n, NN_LA_DECAY);
+  const nn_value *beta = nn_op_in(n, NN_LA_BETA), *erase = nn_op_in(n, NN_LA_ERASE);
   if (!q || !k || !v)
     return nn_fail(c, NN_ERR_INVALID_MODEL, "query, key and value are required");
   nn_dtype dt = q->dtype;

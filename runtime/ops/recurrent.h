@@ -41,4 +41,7 @@ typedef struct nn_rnn_params {
  * activation_alpha / activation_beta) of a `cell` (NN_RNN_CELL_*) node. */
 nn_status nn_rnn_params_init(nn_ctx *c, const nn_node *n, int cell, nn_rnn_params *p);
 
+/* LinearAttention's input positions, for the op layer and the kernel. */
+enum { NN_LA_Q, NN_LA_K, NN_LA_V, NN_LA_PAST, NN_LA_DECAY, NN_LA_BETA, NN_LA_ERASE };
+
 #endif /* NN_OPS_RECURRENT_H */
