@@ -58,6 +58,9 @@
  * unless preempted). */
 #define NN_SPIN_US_DEFAULT 100
 #define NN_WAIT_SPIN_US 50
+/* Chunks per participant: a few, so that a participant that starts late or
+ * is preempted leaves its remaining chunks to the others. */
+#define NN_CHUNKS_PER_PARTICIPANT 4
 
 /* gate: bit 31 = closed, low bits = workers inside the job */
 #define GATE_CLOSED 0x80000000u
@@ -281,8 +284,9 @@ void nn_parallel_for(nn_ctx *c, int64_t n, int64_t grain, nn_range_fn fn, void *
   }
   int participants = p->n_workers + 1;
   int64_t max_chunks = n / grain;
-  int64_t cpp = getenv("NN_CPP") ? atoi(getenv("NN_CPP")) : 4;
-  int64_t n_chunks = (int64_t)participants * cpp < max_chunks ? (int64_t)participants * cpp : max_chunks;
+  int64_t n_chunks = (int64_t)participants * NN_CHUNKS_PER_PARTICIPANT < max_chunks
+                         ? (int64_t)participants * NN_CHUNKS_PER_PARTICIPANT
+                         : max_chunks;
   int64_t chunk = (n + n_chunks - 1) / n_chunks;
   n_chunks = (n + chunk - 1) / chunk;
   /* publish: the gate is closed and empty since the previous job ended */

@@ -572,6 +572,9 @@ static void test_conv_im2col(void) {
       /* rows longer than a panel (the masked run copies of the AVX paths
        * split them at panel edges), stride 2 without padding, stride 3 */
       {4, 9, 70, 12, 3, 3, 1, 1, 1},  {5, 21, 67, 9, 3, 3, 2, 0, 1},  {3, 12, 50, 6, 3, 3, 3, 1, 1},
+      /* a padded plane over SG_I2C_PLANE floats: the run copies; the
+       * smaller ones above go through the padded-plane gather */
+      {2, 70, 70, 5, 3, 3, 1, 1, 1},  {3, 66, 64, 6, 3, 3, 2, 1, 2},
   };
   for (int isa = 0; isa < NN_CPU_ISA_COUNT; isa++) {
     if (!nn_cpu_isa_set((nn_cpu_isa)isa))

@@ -1572,9 +1572,86 @@ nn_status nn_sgemm_compute_fn(nn_ctx *c, int transa, int64_t M, int64_t N, int64
 /* The gather, compiled twice: for the baseline and for AVX2, where the
  * stride-2 copies of the first (3-channel) conv of BlazeFace and PP-OCR
  * vectorize 8 wide instead of 4 (they were 8% of BlazeFace back-256). */
+/* Small maps (7x7, 14x14): the runs above are a few floats long, and
+ * finding each one (divisions, padding tests, a memset) cost more than
+ * copying it; the gather took a third of a 3x3 conv at 7x7 (Zen 5).  Each
+ * channel is first copied into a zero-padded plane on the stack, that covers
+ * every input position a window reaches, so that column j of row
+ * (ci, kh, kw) is simply plane[base[j] + kh * DH * PW + kw * DW], with the
+ * bases computed once per call; no test is left in the copy.  Used when the
+ * padded plane fits SG_I2C_PLANE floats and building it costs less than the
+ * gathers that read it. */
+#define SG_I2C_PLANE 4096
+#define SG_I2C_COLS 2048
+static SG_ALWAYS_INLINE bool sg_pack_im2col_small(const nn_sgemm_im2col *g, int64_t k0,
+                                                  int64_t kc, int64_t j0, int64_t nb, int nr,
+                                                  float *dst, int64_t pstride) {
+  const int64_t KHW = (int64_t)g->KH * g->KW;
+  const int64_t dh = g->DH > 0 ? g->DH : 1, dw = g->DW > 0 ? g->DW : 1;
+  const int64_t PH = (g->OH - 1) * g->SH + (g->KH - 1) * dh + 1;
+  const int64_t PW = (g->OW - 1) * g->SW + (g->KW - 1) * dw + 1;
+  if (nb > SG_I2C_COLS || PH * PW > SG_I2C_PLANE || PH * PW > KHW * nb)
+    return false;
+  float plane[SG_I2C_PLANE];
+  int32_t base[SG_I2C_COLS];
+  for (int64_t t = 0; t < nb; t++) {
+    int64_t oh = (j0 + t) / g->OW, ow = (j0 + t) % g->OW;
+    base[t] = (int32_t)(oh * g->SH * PW + ow * g->SW);
+  }
+  const int64_t npanels = sg_ceil_div(nb, nr), used = nb - (npanels - 1) * nr;
+  /* rows of the plane with data, and the columns they hold */
+  const int64_t r0 = sg_min(g->PT, PH), r1 = sg_max(r0, sg_min(PH, g->PT + g->IH));
+  const int64_t c0 = sg_min(g->PL, PW), c1 = sg_max(c0, sg_min(PW, g->PL + g->IW));
+  int64_t cur = -1;
+  /* (ci, kh, kw) of row k0, then stepped: a division per row cost more than
+   * the row's gathers */
+  int64_t ci = k0 / KHW, kh = (k0 / g->KW) % g->KH, kw = k0 % g->KW;
+  for (int64_t k = 0; k < kc; k++) {
+    if (k > 0 && ++kw == g->KW) {
+      kw = 0;
+      if (++kh == g->KH) {
+        kh = 0;
+        ci++;
+      }
+    }
+    if (ci != cur) {
+      const float *xc = g->x + ci * g->IH * g->IW;
+      for (int64_t r = 0; r < PH; r++) {
+        float *restrict pr = plane + r * PW;
+        if (r < r0 || r >= r1) {
+          for (int64_t q = 0; q < PW; q++)
+            pr[q] = 0.0f;
+          continue;
+        }
+        const float *restrict xr = xc + (r - g->PT) * g->IW - g->PL;
+        for (int64_t q = 0; q < c0; q++)
+          pr[q] = 0.0f;
+        for (int64_t q = c0; q < c1; q++)
+          pr[q] = xr[q];
+        for (int64_t q = c1; q < PW; q++)
+          pr[q] = 0.0f;
+      }
+      cur = ci;
+    }
+    const float *src = plane + kh * dh * PW + kw * dw;
+    for (int64_t p = 0; p < npanels; p++) {
+      float *restrict d = dst + p * pstride + k * nr;
+      const int32_t *b = base + p * nr;
+      const int64_t cnt = p + 1 < npanels ? nr : used;
+      for (int64_t q = 0; q < cnt; q++)
+        d[q] = src[b[q]];
+      for (int64_t q = cnt; q < nr; q++)
+        d[q] = 0.0f;
+    }
+  }
+  return true;
+}
+
 static SG_ALWAYS_INLINE void sg_pack_im2col_body(const nn_sgemm_im2col *g, int64_t k0,
                                                  int64_t kc, int64_t j0, int64_t nb, int nr,
                                                  float *dst, int64_t pstride) {
+  if (sg_pack_im2col_small(g, k0, kc, j0, nb, nr, dst, pstride))
+    return;
   const int64_t KHW = (int64_t)g->KH * g->KW;
   const int64_t dh = g->DH > 0 ? g->DH : 1, dw = g->DW > 0 ? g->DW : 1;
   int64_t npanels = sg_ceil_div(nb, nr);
