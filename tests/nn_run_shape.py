@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """nn-run --shape NAME=DxDx...: the dims reach the generated input (the
 output shape follows them), and hostile values end with one clear line on
-stderr and exit status 2, never a crash or a run.
+stderr and exit status 2, never a crash or a run.  Also --ab VAR=VALUE, the
+in-process A/B of two sessions: its two lines, a finite ratio, and the same
+clear refusals.
 
     nn_run_shape.py NN_RUN SHARED_DIR
 
@@ -47,6 +49,20 @@ def main():
     if os.environ.get("NN_RUN_SHAPE_VULKAN") == "1":
         expect_output(det, ["--shape", "x=1x3x64x96"], "1x1x64x96", ["--backend", "vulkan"])
 
+    # --ab: session B (here without Winograd) on A's input, its dynamic
+    # shape included; the two sessions' medians and the ratio of the pairs
+    rc, out, err = run(nn_run, [det, "--shape", "x=1x3x64x96", "--bench", "6", "--ab",
+                                "NN_NO_WINOGRAD=1"])
+    m = re.search(r"^ab: A median_ms=([0-9.]+) .* B \(NN_NO_WINOGRAD=1\) median_ms=([0-9.]+)", out,
+                  re.M)
+    r = re.search(r"^ab: B/A median of pair ratios ([0-9.]+) \(quartiles ([0-9.]+) \.\. ([0-9.]+)\)",
+                  out, re.M)
+    ok = (rc == 0 and m is not None and r is not None and float(m.group(1)) > 0 and
+          float(m.group(2)) > 0 and 0 < float(r.group(2)) <= float(r.group(1)) <= float(r.group(3)))
+    print(f"{'ok  ' if ok else 'FAIL'} --ab NN_NO_WINOGRAD=1: rc {rc}: {r.group(0) if r else ''}")
+    if not ok:
+        failures.append(f"--ab: rc {rc}, stdout {out.strip()[-300:]!r}, stderr {err.strip()[:300]!r}")
+
     # hostile values: exit 2, one line "nn-run: ..." naming the problem
     hostile = [
         (det, ["--shape", "x=1x3x0x96"], r"dim 2 is 0"),
@@ -69,6 +85,9 @@ def main():
         (det, ["--shape", "x=1,3,64,96"], r"unexpected ','"),
         (det, ["--shape", "x=1x3x64x96abc"], r"unexpected 'a'"),
         (det, ["--shape", "x= 1x3x64x96"], r"not a positive integer"),
+        (det, ["--ab", "NN_NO_WINOGRAD=1"], r"--ab compares timed runs: it needs --bench"),
+        (det, ["--bench", "2", "--ab", "NN_NO_WINOGRAD"], r"--ab needs VAR=VALUE"),
+        (det, ["--bench", "2", "--ab", "=1"], r"--ab needs VAR=VALUE"),
     ]
     for model, args, pattern in hostile:
         rc, out, err = run(nn_run, [model] + args)

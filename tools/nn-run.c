@@ -2,7 +2,7 @@
  *
  *   nn-run MODEL.onnx [--backend cpu|vulkan|auto] [--threads N] [--input NAME=FILE.pb ...]
  *          [--shape NAME=DxDx... ...] [--save-outputs DIR] [--bench RUNS] [--stats]
- *          [--limit-NAME N ...]
+ *          [--limit-NAME N ...] [--ab VAR=VALUE]
  *   nn-run --check CASE_DIR [--backend ...] [--threads N] [--rtol R] [--atol A]
  *   nn-run --list-ops
  *
@@ -23,6 +23,14 @@
  * not have, a rank or a fixed dim the model contradicts, an input also
  * given by --input: one line on stderr, exit status 2.
  *
+ * --ab VAR=VALUE (with --bench RUNS) compares two sessions of the model in
+ * one process: A as the environment is, B with VAR=VALUE set while it is
+ * created and while it runs (a knob such as NN_NO_WINOGRAD=1, or one an
+ * experiment reads).  Their runs alternate, A B then B A, on the same
+ * inputs, and the median of the per-pair ratios B/A is printed: on a VM
+ * whose speed drifts from one second (or process) to the next by more than
+ * the change being measured, separate processes cannot tell the two apart.
+ *
  * --limit-rank, --limit-elems, --limit-weights, --limit-arena, --limit-nodes,
  * --limit-depth, --limit-model set the nn_limits of the session (bytes for
  * weights, arena and model).  --list-ops prints "domain<TAB>op<TAB>versions"
@@ -31,6 +39,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +69,7 @@ typedef struct opts {
   nn_backend backend;
   int threads;
   int bench;
+  const char *ab;                /* --ab VAR=VALUE: B's environment */
   int stats;
   const char *save_dir;
   const char *save_inputs_dir;
@@ -75,7 +85,7 @@ static void usage(void) {
   fprintf(stderr,
           "usage: nn-run MODEL.onnx [--backend cpu|vulkan|auto] [--threads N] [--input NAME=FILE.pb ...]\n"
           "              [--shape NAME=DxDx... ...] [--save-inputs DIR] [--save-outputs DIR]\n"
-          "              [--bench RUNS] [--stats]\n"
+          "              [--bench RUNS [--ab VAR=VALUE]] [--stats]\n"
           "              [--limit-rank N] [--limit-elems N] [--limit-weights BYTES] [--limit-arena BYTES]\n"
           "              [--limit-nodes N] [--limit-depth N] [--limit-model BYTES]\n"
           "       nn-run --check CASE_DIR [--backend ...] [--threads N] [--rtol R] [--atol A]\n"
@@ -756,6 +766,100 @@ static int run_check(const opts *o) {
   return rc;
 }
 
+/* --ab: VAR=VALUE set (on) or VAR removed (off); var receives the name.
+ * A variable already set in the environment is A's setting too: it is
+ * removed after B's first use (give A its value through the command). */
+static void ab_env(const opts *o, bool on, char *var, size_t var_len) {
+  const char *eq = strchr(o->ab, '=');
+  size_t n = (size_t)(eq - o->ab) < var_len - 1 ? (size_t)(eq - o->ab) : var_len - 1;
+  memcpy(var, o->ab, n);
+  var[n] = '\0';
+  if (on)
+    setenv(var, eq + 1, 1);
+  else
+    unsetenv(var);
+}
+
+/* B is a second session of the model, created and run with VAR=VALUE in the
+ * environment, fed A's input tensors (bound, not copied).  Returns the exit
+ * status. */
+static int run_ab(const opts *o, nn_session *a) {
+  char var[256];
+  nn_session *b = NULL;
+  nn_error err = {0};
+  int rc = 0, n_in = 0, n_out = 0;
+  double *ra = NULL, *rb = NULL, *ratio = NULL;
+  ab_env(o, true, var, sizeof var);
+  nn_status st = make_session(o->model, o, &b, &err);
+  ab_env(o, false, var, sizeof var);
+  if (st != NN_OK) {
+    fprintf(stderr, "nn-run: --ab %s: %s: %s\n", o->ab, nn_status_str(st), err.msg);
+    return EXIT_UNSUPPORTED;
+  }
+  nn_session_io_count(a, &n_in, &n_out);
+  for (int i = 0; i < n_in; i++) {
+    nn_tensor *t;
+    if (nn_session_input_tensor(a, i, &t) != NN_OK)
+      continue;   /* an optional input left at its default */
+    if (nn_session_bind_input(b, i, t) != NN_OK) {
+      fprintf(stderr, "nn-run: --ab: input %d: %s\n", i, nn_session_last_error(b));
+      rc = EXIT_UNSUPPORTED;
+      goto out;
+    }
+  }
+  ra = malloc((size_t)o->bench * sizeof *ra);
+  rb = malloc((size_t)o->bench * sizeof *rb);
+  ratio = malloc((size_t)o->bench * sizeof *ratio);
+  if (!ra || !rb || !ratio) {
+    fprintf(stderr, "nn-run: out of memory\n");
+    rc = EXIT_UNSUPPORTED;
+    goto out;
+  }
+  /* B's warm-up (A's is done): planning and the thread calibration */
+  for (int w = 0; w < NN_CPU_CALIBRATION_RUNS + 2; w++) {
+    ab_env(o, true, var, sizeof var);
+    st = nn_session_run(b);
+    ab_env(o, false, var, sizeof var);
+    if (st != NN_OK) {
+      fprintf(stderr, "nn-run: --ab %s: %s: %s\n", o->ab, nn_status_str(st),
+              nn_session_last_error(b));
+      rc = EXIT_UNSUPPORTED;
+      goto out;
+    }
+  }
+  for (int r = 0; r < o->bench; r++) {
+    for (int k = 0; k < 2; k++) {
+      bool use_b = (k == 0) == (r % 2 == 1);   /* A B, then B A */
+      if (use_b)
+        ab_env(o, true, var, sizeof var);
+      double t0 = now_ms();
+      nn_session_run(use_b ? b : a);
+      double dt = now_ms() - t0;
+      if (use_b) {
+        ab_env(o, false, var, sizeof var);
+        rb[r] = dt;
+      } else {
+        ra[r] = dt;
+      }
+    }
+    ratio[r] = rb[r] / ra[r];
+  }
+  qsort(ra, (size_t)o->bench, sizeof *ra, cmp_double);
+  qsort(rb, (size_t)o->bench, sizeof *rb, cmp_double);
+  qsort(ratio, (size_t)o->bench, sizeof *ratio, cmp_double);
+  int m = o->bench / 2;
+  printf("ab: A median_ms=%.4f min_ms=%.4f  B (%s) median_ms=%.4f min_ms=%.4f\n", ra[m], ra[0],
+         o->ab, rb[m], rb[0]);
+  printf("ab: B/A median of pair ratios %.4f (quartiles %.4f .. %.4f)\n", ratio[m],
+         ratio[o->bench / 4], ratio[(3 * o->bench) / 4]);
+out:
+  free(ra);
+  free(rb);
+  free(ratio);
+  nn_session_free(b);
+  return rc;
+}
+
 static int run_model(const opts *o) {
   nn_session *s = NULL;
   nn_error err = {0};
@@ -959,6 +1063,11 @@ static int run_model(const opts *o) {
       printf("median_ms=%.4f min_ms=%.4f\n", med, ms[0]);
       free(ms);
     }
+    if (o->ab) {
+      int abrc = run_ab(o, s);
+      if (abrc)
+        rc = abrc;
+    }
     if (o->stats) {   /* after the runs: their peak RSS and the steady state */
       print_stats(s, stdout);
       print_nodes(s, o);
@@ -1037,6 +1146,13 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--bench") == 0 && next) {
       o.bench = atoi(next);
       i++;
+    } else if (strcmp(a, "--ab") == 0 && next) {
+      if (!strchr(next, '=') || next[0] == '=') {
+        fprintf(stderr, "nn-run: --ab needs VAR=VALUE, got '%s'\n", next);
+        return EXIT_UNSUPPORTED;
+      }
+      o.ab = next;
+      i++;
     } else if (strcmp(a, "--stats") == 0) {
       o.stats = 1;
     } else if (strcmp(a, "--rtol") == 0 && next) {
@@ -1078,6 +1194,10 @@ int main(int argc, char **argv) {
       usage();
       return EXIT_UNSUPPORTED;
     }
+  }
+  if (o.ab && (o.bench <= 0 || o.check_dir)) {
+    fprintf(stderr, "nn-run: --ab compares timed runs: it needs --bench RUNS and a MODEL\n");
+    return EXIT_UNSUPPORTED;
   }
   if (o.n_shapes && o.check_dir) {
     fprintf(stderr, "nn-run: --shape applies to a MODEL run (a --check case brings its inputs)\n");

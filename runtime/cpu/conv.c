@@ -814,17 +814,24 @@ typedef struct conv_wino_job {
  * runs over the tiles: every loop is over tiles and vectorizes. */
 /* d B of one tile of a row whose 4 input columns c .. c + 3 reach into the
  * padding: the columns outside [0, IW) read as 0. */
+/* Four scalar loads, each behind its own test: vectorized, the four became
+ * a masked load (vmaskmovps, slow on AMD) stored to the stack and read back
+ * a float at a time, the hottest instructions of the transform (Zen 5). */
+static inline __attribute__((always_inline)) float conv_wino_at(const float *xr, int64_t IW,
+                                                               int64_t c) {
+  return (uint64_t)c < (uint64_t)IW ? xr[c] : 0.0f;
+}
+
 static inline __attribute__((always_inline)) void conv_wino_row_edge(const float *xr, int64_t IW,
                                                                      int64_t c, float *h0,
                                                                      float *h1, float *h2,
                                                                      float *h3) {
-  float a[4];
-  for (int i = 0; i < 4; i++)
-    a[i] = c + i >= 0 && c + i < IW ? xr[c + i] : 0.0f;
-  *h0 = a[0] - a[2];
-  *h1 = a[1] + a[2];
-  *h2 = a[2] - a[1];
-  *h3 = a[1] - a[3];
+  const float a0 = conv_wino_at(xr, IW, c), a1 = conv_wino_at(xr, IW, c + 1);
+  const float a2 = conv_wino_at(xr, IW, c + 2), a3 = conv_wino_at(xr, IW, c + 3);
+  *h0 = a0 - a2;
+  *h1 = a1 + a2;
+  *h2 = a2 - a1;
+  *h3 = a1 - a3;
 }
 
 static inline __attribute__((always_inline)) void conv_wino_in_body(void *arg, int64_t c0,
