@@ -875,6 +875,64 @@ static nn_status fuse_dw_pw(nn_ctx *c, nn_graph *g, nn_error *err) {
   return st;
 }
 
+/* ---- normalization -> pointwise fusion -------------------------------------- */
+/* A BatchNormalization in inference form (its Relu or Clip fused, NN_FUSE_NORM_ACT)
+ * whose output only a 1x1, stride-1, unpadded Conv reads: DenseNet's
+ * pre-activation "BN, ReLU, 1x1 conv" on each concatenation.  A Conv after the
+ * normalization cannot take it into its weights (the activation is in
+ * between), but it packs its input into panels anyway: the Conv applies the
+ * per-channel affine map and the activation on the way (nn_node.pre = the
+ * normalization, its input in slot DWPW_SLOT, as for the depthwise fusion),
+ * and the normalized tensor is never written nor read back.  Every BN
+ * parameter must be a constant float32 of one value per channel. */
+static bool bn_params_const(const nn_node *bn) {
+  const nn_value *x = bn->x[0];
+  if (bn->n_in < 5 || !x || x->rank != 4 || x->dtype != NN_DTYPE_FLOAT || bn->version < 7 ||
+      (bn->version >= 14 && nn_attr_int(bn, "training_mode", 0) != 0))
+    return false;
+  for (int k = 1; k < bn->n_out; k++)
+    if (bn->y[k])
+      return false;   /* training outputs */
+  for (int k = 1; k < 5; k++) {
+    const nn_value *v = bn->x[k];
+    if (!value_is_const_f32(v) || v->numel != x->dims[1])
+      return false;   /* per element (spatial = 0), or not constants */
+  }
+  return true;
+}
+
+static nn_status fuse_norm_pw(nn_ctx *c, nn_graph *g, nn_error *err) {
+  int *prod = plan_producers(g);
+  if (!prod)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  nn_status st = NN_OK;
+  for (int i = 0; i < g->n_nodes && st == NN_OK; i++) {
+    nn_node *pw = &g->nodes[i];
+    if (pw->removed || pw->folded || pw->fused || pw->pre || pw->n_in > DWPW_SLOT || !pw->x[0] ||
+        pw->x[0]->dtype != NN_DTYPE_FLOAT || !conv_is_pointwise(pw))
+      continue;
+    nn_value *mid = pw->x[0];
+    int mi = vidx(g, mid);
+    if (mi < 0 || mid->known || mid->is_graph_output || mid->n_uses != 1 || prod[mi] < 0)
+      continue;
+    nn_node *bn = &g->nodes[prod[mi]];
+    if (!op_is(bn, "BatchNormalization") || bn->fused || bn->folded || bn->removed || bn->pre ||
+        bn->y[0] != mid || !bn_params_const(bn) ||
+        (bn->act.kind != NN_ACT_NONE && bn->act.kind != NN_ACT_RELU &&
+         bn->act.kind != NN_ACT_CLIP))
+      continue;
+    for (int k = pw->n_in; k < DWPW_SLOT; k++)
+      pw->x[k] = NULL;
+    pw->x[DWPW_SLOT] = bn->x[0];
+    pw->n_in = DWPW_SLOT + 1;
+    pw->pre = bn;
+    bn->fused = true;
+    st = prepare_node(c, pw, err);
+  }
+  nn_free(prod);
+  return st;
+}
+
 /* ---- activation fusion ------------------------------------------------------ */
 /* Conv/Gemm/MatMul followed by an activation that alone reads their output:
  * the producer applies the activation in its epilogue (nn_node.act, the
@@ -1148,6 +1206,11 @@ nn_status nn_plan_build(nn_graph *g, nn_plan *plan, const nn_limits *lim, nn_ctx
       return st;
     if (g->fusions & NN_FUSE_DW_PW) {
       st = fuse_dw_pw(ctx, g, err);
+      if (st != NN_OK)
+        return st;
+    }
+    if (g->fusions & NN_FUSE_NORM_PW) {
+      st = fuse_norm_pw(ctx, g, err);
       if (st != NN_OK)
         return st;
     }

@@ -44,6 +44,14 @@ A fourth model checks the normalization folds of pre-activation blocks
     BatchNorm -> Mul([1,C,1,1]) (also a graph output)              the BN's output read twice:
     -> Sigmoid                                                     not folded
 
+With its Relu, the first BatchNorm above also runs inside the 1x1 Conv
+after it (the normalization -> pointwise fusion: the Conv applies it to its
+input as it packs it).  A fifth model checks that fusion on its own, through
+both 1x1 paths (B packed per tile, and packed once when M is 96 or more):
+
+    BatchNorm -> Clip(0, 6) -> Conv1x1 (bias)      the normalization and its Clip
+    BatchNorm -> Conv1x1 -> Add(., the other)      no activation; a residual too
+
 Exits 77 without onnx/numpy.
 """
 import os
@@ -207,6 +215,34 @@ def build_preact(rng, c, hw):
     return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
 
 
+def build_norm_pw(rng, c, m, hw):
+    inits, nodes = [], []
+
+    def t(name, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr, np.float32), name))
+        return name
+
+    def bn(x, y):
+        nodes.append(helper.make_node('BatchNormalization', [
+            x, t(y + '_s', rng.standard_normal(c)), t(y + '_b', rng.standard_normal(c)),
+            t(y + '_m', rng.standard_normal(c) * 0.1), t(y + '_v', rng.uniform(0.5, 2.0, c))], [y],
+            epsilon=1e-3))
+
+    bn('x', 'n1')
+    nodes.append(helper.make_node('Clip', ['n1', t('lo', 0.0), t('hi', 6.0)], ['q1']))
+    nodes.append(helper.make_node('Conv', ['q1', t('w1', rng.standard_normal((m, c, 1, 1)) * 0.3),
+                                           t('b1', rng.standard_normal(m))], ['c1']))
+    bn('x', 'n2')
+    nodes.append(helper.make_node('Conv', ['n2', t('w2', rng.standard_normal((m, c, 1, 1)) * 0.3)],
+                                  ['c2']))
+    nodes.append(helper.make_node('Add', ['c1', 'c2'], ['y']))
+    g = helper.make_graph(nodes, 'norm_pw',
+                          [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, c, hw, hw])],
+                          [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, m, hw, hw])],
+                          inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
+
+
 def run(nn_run, model, inp, outdir, fusion, threads=1, cpu=None):
     env = dict(os.environ)
     env.pop('NN_NO_FUSION', None)
@@ -298,8 +334,8 @@ def main():
                          err, scale))
                 if n_plain != 7 or n_fused != 3 or err > 1e-4 * scale:
                     ok = False
-        # pre-activation: 12 nodes unfused; fused: n1 (+Mul +Add +Relu), c1
-        # (+Add), n2 (+Sub +Clip), n3, Mul, Sigmoid = 6
+        # pre-activation: 12 nodes unfused; fused: c1 (+n1 +Mul +Add +Relu
+        # before it, +Add after it), n2 (+Sub +Clip), n3, Mul, Sigmoid = 5
         for c, hw in ((16, 9), (64, 14)):
             model = os.path.join(d, 'pre%d.onnx' % c)
             onnx.save(build_preact(rng, c, hw), model)
@@ -313,10 +349,31 @@ def main():
                 fused, n_fused = run(nn_run, model, inp, os.path.join(d, 'pf%d_%d' % (c, threads)),
                                      True, threads)
                 err = float(np.max(np.abs(fused - plain)))
-                print('pre-activation %dx%dx%d, %d thread(s): %d nodes unfused, %d fused (want 6); '
+                print('pre-activation %dx%dx%d, %d thread(s): %d nodes unfused, %d fused (want 5); '
                       'max |fused - unfused| = %.3g (output range %.3g)'
                       % (c, hw, hw, threads, n_plain, n_fused, err, scale))
-                if n_plain != 12 or n_fused != 6 or err > 1e-4 * scale:
+                if n_plain != 12 or n_fused != 5 or err > 1e-4 * scale:
+                    ok = False
+        # normalization -> pointwise: 6 nodes unfused; fused: c1 (+n1 +Clip),
+        # c2 (+n2, +Add) = 2.  M = 24: B packed per tile; M = 128 at 7x7: once.
+        for c, m, hw in ((16, 24, 9), (32, 128, 7)):
+            model = os.path.join(d, 'npw%d.onnx' % m)
+            onnx.save(build_norm_pw(rng, c, m, hw), model)
+            inp = os.path.join(d, 'xn%d.pb' % m)
+            x = (rng.standard_normal((1, c, hw, hw)) * 3).astype(np.float32)
+            with open(inp, 'wb') as f:
+                f.write(numpy_helper.from_array(x, 'x').SerializeToString())
+            plain, n_plain = run(nn_run, model, inp, os.path.join(d, 'np%d' % m), False)
+            scale = float(np.max(np.abs(plain))) or 1.0
+            for threads, cpu in ((1, None), (2, None), (1, 'portable')):
+                out = os.path.join(d, 'nf%d_%d_%s' % (m, threads, cpu))
+                fused, n_fused = run(nn_run, model, inp, out, True, threads, cpu)
+                err = float(np.max(np.abs(fused - plain)))
+                print('normalization -> 1x1 %d->%d at %dx%d, %d thread(s)%s: %d nodes unfused, '
+                      '%d fused (want 2); max |fused - unfused| = %.3g (output range %.3g)'
+                      % (c, m, hw, hw, threads, ', portable' if cpu else '', n_plain, n_fused,
+                         err, scale))
+                if n_plain != 6 or n_fused != 2 or err > 1e-4 * scale:
                     ok = False
     print('OK' if ok else 'FAILED')
     return 0 if ok else 1

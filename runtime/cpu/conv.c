@@ -56,6 +56,7 @@
 #include "cpu/sgemm_simd.h"
 #include "ops/activation.h"
 #include "ops/conv.h"
+#include "ops/norm.h"
 
 /* ---- fused activation ------------------------------------------------------ */
 
@@ -182,12 +183,23 @@ typedef struct conv_priv {
   nn_dwconv_shape dws;
   nn_sgemm_epi dwepi;     /* its activation; its bias is set per call */
   conv_dwpw_mode dwpw;
+  /* a BatchNormalization fused before this 1x1 conv (nn_node.pre, NN_FUSE_NORM_PW):
+   * X is the normalization's input, packed as min(max(x * a[c] + b[c], lo), hi);
+   * a and b, C floats each, follow the struct (conv_norm_ab) */
+  bool norm_pre;
+  float norm_lo, norm_hi;
 } conv_priv;
 
 #define CONV_PRIV_HEAD nn_align_up(sizeof(conv_priv), 64)
 
 static const void *conv_wino_u(const conv_priv *p, int64_t gi, int xi) {
   return (const char *)p + CONV_PRIV_HEAD + (size_t)(gi * 16 + xi) * p->packed_bytes;
+}
+
+/* The fused normalization's per-channel scale (C floats) then shift (C
+ * floats): a pointwise conv has no transformed weights before them. */
+static float *conv_norm_ab(const conv_priv *p) {
+  return (float *)((char *)p + CONV_PRIV_HEAD);
 }
 
 /* Column tile of `cols` for a product of depth `rows`: a multiple of CONV_NR
@@ -252,6 +264,9 @@ static nn_status conv_finish_priv(nn_ctx *c, nn_node *n, const conv_priv *p) {
       (nn_mul_overflow_size((size_t)p->group * 16, p->packed_bytes, &packed) ||
        __builtin_add_overflow(priv, packed, &priv)))
     return nn_fail(c, NN_ERR_LIMIT, "transformed weights overflow");
+  if (p->norm_pre && (p->packed_bytes ||
+                      __builtin_add_overflow(priv, (size_t)p->C * 2 * sizeof(float), &priv)))
+    return nn_fail(c, NN_ERR_LIMIT, "the fused normalization's parameters overflow");
   conv_priv *q = nn_malloc(priv);
   if (!q)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
@@ -429,6 +444,25 @@ static void conv_wino_transform(conv_priv *p, const float *w, float *u) {
   p->wino_ready = true;
 }
 
+/* The fused normalization bn's a = scale / sqrt(var + eps), b = B - mean * a
+ * per channel, in double then rounded, as its own kernel computes them
+ * (cpu/norm.c): the fused conv packs exactly the values it would have stored. */
+static nn_status conv_norm_init(nn_ctx *c, const nn_node *bn, conv_priv *p) {
+  nn_bn_params bp;
+  nn_status st = nn_bn_params_init(c, bn, &bp);
+  if (st)
+    return st;
+  const float *scale = bn->x[1]->data, *bias = bn->x[2]->data;
+  const float *mean = bn->x[3]->data, *var = bn->x[4]->data;
+  float *a = conv_norm_ab(p), *b = a + p->C;
+  for (int64_t ch = 0; ch < p->C; ch++) {
+    double s = (double)scale[ch] / sqrt((double)var[ch] + bp.eps);
+    a[ch] = (float)s;
+    b[ch] = (float)((double)bias[ch] - (double)mean[ch] * s);
+  }
+  return NN_OK;
+}
+
 static nn_status conv_prepare(nn_ctx *c, nn_node *n) {
   nn_status st = conv_check_float(c, n);
   if (st)
@@ -479,7 +513,16 @@ static nn_status conv_prepare(nn_ctx *c, nn_node *n) {
       p.col_floats = nn_sconv_ws_floats(&ss);
     }
   }
-  if (n->pre) {
+  if (n->pre && strcmp(n->pre->op_type, "BatchNormalization") == 0) {
+    /* a normalization fused in front (plan.c): applied as this 1x1 conv packs X */
+    if (!unit || p.group != 1 || p.dt != NN_DTYPE_FLOAT || n->n_in <= CONV_DWPW_SLOT ||
+        !n->x[CONV_DWPW_SLOT] || (p.path != CONV_PATH_1X1 && p.path != CONV_PATH_PACKED))
+      return nn_fail(c, NN_ERR_INVALID_MODEL, "the normalization fused before it does not fit");
+    const nn_act *a = &n->pre->act;
+    p.norm_pre = true;
+    p.norm_lo = a->kind == NN_ACT_RELU ? 0.0f : a->kind == NN_ACT_CLIP ? a->a : -INFINITY;
+    p.norm_hi = a->kind == NN_ACT_CLIP ? a->b : INFINITY;
+  } else if (n->pre) {
     /* a depthwise Conv fused in front (plan.c): this 1x1 conv reads its output */
     const conv_priv *dp = n->pre->priv;
     if (!unit || p.group != 1 || p.dt != NN_DTYPE_FLOAT || !dp || dp->path != CONV_PATH_DW ||
@@ -515,7 +558,11 @@ static nn_status conv_prepare(nn_ctx *c, nn_node *n) {
     return nn_fail(c, NN_ERR_SHAPE, "the fused residual '%s' is not a float32 tensor of Y's shape",
                    res->name);
   p.stage_floats = conv_stage_floats(n);
-  return conv_finish_priv(c, n, &p);
+  if ((st = conv_finish_priv(c, n, &p)))
+    return st;
+  if (p.norm_pre)
+    st = conv_norm_init(c, n->pre, n->priv);
+  return st;
 }
 
 /* ---- Conv run ------------------------------------------------------------------ */
@@ -772,10 +819,13 @@ static nn_status convt_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void
 typedef struct conv_rows {
   const float *x;
   int64_t ld;
+  const float *a, *b;     /* conv_pack_rows_norm: the fused normalization, per row */
+  float lo, hi;           /* and its activation's bounds */
 } conv_rows;
 
-static void conv_pack_rows(void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb, int nr,
-                           float *dst, int64_t pstride) {
+static inline __attribute__((always_inline)) void conv_pack_rows_body(
+    void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb, int nr, float *dst,
+    int64_t pstride) {
   const conv_rows *r = user;
   for (int64_t k = 0; k < kc; k++) {
     const float *restrict src = r->x + (k0 + k) * r->ld + j0;
@@ -788,6 +838,65 @@ static void conv_pack_rows(void *user, int64_t k0, int64_t kc, int64_t j0, int64
         d[q] = 0.0f;
     }
   }
+}
+
+/* conv_pack_rows with the fused normalization applied on the way, in the
+ * operations and order of its own kernel (multiply, add, then the bounds:
+ * NaN goes through as it does there). */
+static inline __attribute__((always_inline)) void conv_pack_rows_norm_body(
+    void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb, int nr, float *dst,
+    int64_t pstride) {
+  const conv_rows *r = user;
+  const float lo = r->lo, hi = r->hi;
+  for (int64_t k = 0; k < kc; k++) {
+    const float *restrict src = r->x + (k0 + k) * r->ld + j0;
+    const float a = r->a[k0 + k], b = r->b[k0 + k];
+    for (int64_t p = 0; p * nr < nb; p++) {
+      float *restrict d = dst + p * pstride + k * nr;
+      int64_t n = nb - p * nr < nr ? nb - p * nr : nr;
+      for (int64_t q = 0; q < n; q++) {
+        float y = src[p * nr + q] * a + b;
+        y = y < lo ? lo : y;
+        d[q] = y > hi ? hi : y;
+      }
+      for (int64_t q = n; q < nr; q++)
+        d[q] = 0.0f;
+    }
+  }
+}
+
+/* Both compiled for the baseline and for AVX2 (the panels are 16 or 32
+ * floats: 8 lanes instead of SSE's 4), chosen with the engine's dispatch. */
+#define CONV_PACK_ARGS void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb, int nr, \
+                       float *dst, int64_t pstride
+#define CONV_PACK_CALL user, k0, kc, j0, nb, nr, dst, pstride
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2"))) static void conv_pack_rows_avx2(CONV_PACK_ARGS) {
+  conv_pack_rows_body(CONV_PACK_CALL);
+}
+__attribute__((target("avx2"))) static void conv_pack_rows_norm_avx2(CONV_PACK_ARGS) {
+  conv_pack_rows_norm_body(CONV_PACK_CALL);
+}
+#endif
+
+static void conv_pack_rows(CONV_PACK_ARGS) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (nn_cpu_isa_get() >= NN_CPU_AVX2) {
+    conv_pack_rows_avx2(CONV_PACK_CALL);
+    return;
+  }
+#endif
+  conv_pack_rows_body(CONV_PACK_CALL);
+}
+
+static void conv_pack_rows_norm(CONV_PACK_ARGS) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (nn_cpu_isa_get() >= NN_CPU_AVX2) {
+    conv_pack_rows_norm_avx2(CONV_PACK_CALL);
+    return;
+  }
+#endif
+  conv_pack_rows_norm_body(CONV_PACK_CALL);
 }
 
 typedef struct conv_wino_job {
@@ -1177,6 +1286,17 @@ static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void 
       nn_status st = NN_OK;
       switch (p->path) {
       case CONV_PATH_1X1:
+        if (p->norm_pre) {
+          /* each tile's B block packed through the normalization */
+          conv_rows rows = {xg, g->in_sz, conv_norm_ab(p), conv_norm_ab(p) + p->C, p->norm_lo,
+                            p->norm_hi};
+          st = pa ? nn_sgemm_compute_pa_fn(c, p->Mg, N, p->K, 1.0f, pa, conv_pack_rows_norm,
+                                           &rows, 0.0f, yg, N, &e, gws, p->gemm_ws)
+                  : nn_sgemm_compute_fn(c, 0, p->Mg, N, p->K, 1.0f, wg, p->K,
+                                        conv_pack_rows_norm, &rows, 0.0f, yg, N, &e, gws,
+                                        p->gemm_ws);
+          break;
+        }
         st = pa ? nn_sgemm_compute_pa(c, 0, p->Mg, N, p->K, 1.0f, pa, xg, g->in_sz, 0.0f, yg, N,
                                       &e, gws, p->gemm_ws)
                 : nn_sgemm_compute(c, 0, 0, p->Mg, N, p->K, 1.0f, wg, p->K, xg, g->in_sz, 0.0f,
@@ -1191,11 +1311,18 @@ static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void 
         };
         if (p->path == CONV_PATH_PACKED) {
           /* B packed once (in parallel), then a plain product */
-          conv_rows rows = {xg, g->in_sz};
+          conv_rows rows = {xg, g->in_sz, NULL, NULL, 0.0f, 0.0f};
           bool unit = g->k[1] == 1 && g->k[2] == 1 && g->s[1] == 1 && g->s[2] == 1 &&
                       g->pb[1] == 0 && g->pb[2] == 0 && g->pe[1] == 0 && g->pe[2] == 0;
-          nn_sgemm_pack_b_fn(c, p->K, N, unit ? conv_pack_rows : nn_sgemm_pack_im2col,
-                             unit ? (void *)&rows : (void *)&im, jb->col);
+          nn_sgemm_pack_fn pack = unit ? conv_pack_rows : nn_sgemm_pack_im2col;
+          if (p->norm_pre) {   /* unit by construction (conv_prepare) */
+            rows.a = conv_norm_ab(p);
+            rows.b = rows.a + p->C;
+            rows.lo = p->norm_lo;
+            rows.hi = p->norm_hi;
+            pack = conv_pack_rows_norm;
+          }
+          nn_sgemm_pack_b_fn(c, p->K, N, pack, unit ? (void *)&rows : (void *)&im, jb->col);
           st = pa ? nn_sgemm_compute_papb(c, p->Mg, N, p->K, 1.0f, pa, jb->col, 0.0f, yg, N, &e,
                                           gws, p->gemm_ws)
                   : nn_sgemm_compute_pb(c, 0, p->Mg, N, p->K, 1.0f, wg, p->K, jb->col, 0.0f, yg,
@@ -1269,6 +1396,8 @@ static nn_status conv_run(nn_ctx *c, nn_node *n) {
     jb.y = n->y[0]->data;
     const nn_value *rv = conv_residual(n);
     jb.res = rv ? rv->data : NULL;
+    if (p->norm_pre)
+      jb.x = n->x[CONV_DWPW_SLOT]->data;
     if (p->path == CONV_PATH_DWPW) {
       const nn_node *dw = n->pre;
       jb.x = n->x[CONV_DWPW_SLOT]->data;

@@ -385,7 +385,7 @@ static void cpu_destroy(void *state) {
 const nn_backend_iface nn_backend_cpu = {
   .name = "cpu",
   .kind = NN_BACKEND_CPU,
-  .fusions = NN_FUSE_RESIDUAL | NN_FUSE_DW_PW | NN_FUSE_NORM_ACT,
+  .fusions = NN_FUSE_RESIDUAL | NN_FUSE_DW_PW | NN_FUSE_NORM_ACT | NN_FUSE_NORM_PW,
   .create = cpu_create,
   .is_software = NULL,
   .supports_node = NULL,
