@@ -146,6 +146,8 @@ typedef struct nn_value {
   void *fold_data;             /* plan-owned buffer of a value folded at plan time */
   int first_use, last_use;     /* execution step range */
   int alias_of;                /* value whose buffer this one shares, -1 */
+  size_t alias_off;            /* where in alias_of's bytes this one starts (a
+                                  Concat input placed in its output; 0 otherwise) */
   size_t offset;               /* arena offset */
   /* boxed values (nn_vtype): set by infer or prepare (or by the kernel
    * feeding a subgraph input); box is borrowed, valid for the plan */

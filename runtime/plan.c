@@ -1001,6 +1001,61 @@ static int alias_root(const nn_graph *g, int v) {
   return v;
 }
 
+/* Where v starts in its root's buffer. */
+static size_t alias_offset(const nn_graph *g, int v) {
+  size_t off = 0;
+  for (; g->values[v].alias_of >= 0; v = g->values[v].alias_of)
+    off += g->values[v].alias_off;
+  return off;
+}
+
+/* Concat placement (NN_FUSE_CONCAT): a Concat whose output is one outer row
+ * (the axis dims before it all 1: a channel Concat of one image) holds each
+ * input as a contiguous slice, so an input that is the whole of its own
+ * buffer group, made by an earlier step, can be planned as that slice: its
+ * producer writes the Concat's output in place and the copy goes.  Chains
+ * nest (DenseNet's Concat of the previous Concat and a new Conv output: one
+ * buffer per dense block).  The group then lives as long as the Concat's.
+ * An input read twice, used by another Concat already, made in an
+ * unaligned slice, a graph input or output, or a constant is copied as
+ * before. */
+static void plan_concat_inputs(nn_graph *g, const nn_node *n, int s, int *gfirst, int *glast,
+                               const size_t *gsize) {
+  nn_value *y = n->y[0];
+  int yi = vidx(g, y), axis = (int)nn_attr_int(n, "axis", 0);
+  if (yi < 0 || y->alias_of >= 0 || y->rank < 1)
+    return;
+  if (axis < 0)
+    axis += y->rank;
+  if (axis < 0 || axis >= y->rank)
+    return;
+  for (int d = 0; d < axis; d++)
+    if (y->dims[d] != 1)
+      return;
+  size_t off = 0;
+  for (int k = 0; k < n->n_in; k++) {
+    nn_value *x = n->x[k];
+    size_t here = off;
+    off += x ? x->nbytes : 0;
+    int xi = x ? vidx(g, x) : -1;
+    if (xi < 0 || !in_arena(x) || x->first_use < 0 || x->first_use >= s || x->dtype != y->dtype ||
+        here % NN_ALIGN != 0 || x->nbytes == 0)
+      continue;
+    bool twice = false;
+    for (int q = 0; q < n->n_in; q++)
+      twice |= q != k && n->x[q] == x;
+    int r = alias_root(g, xi);
+    if (twice || r == yi || gsize[r] != x->nbytes || alias_offset(g, xi) != 0)
+      continue;
+    g->values[r].alias_of = yi;
+    g->values[r].alias_off = here;
+    if (gfirst[r] < gfirst[yi])
+      gfirst[yi] = gfirst[r];
+    if (glast[r] > glast[yi])
+      glast[yi] = glast[r];
+  }
+}
+
 static bool same_dims(const nn_value *a, const nn_value *b) {
   if (a->rank != b->rank)
     return false;
@@ -1059,7 +1114,9 @@ static nn_status plan_memory(nn_graph *g, nn_plan *plan, nn_error *err) {
     g->values[v].first_use = -1;
     g->values[v].last_use = -1;
     g->values[v].alias_of = -1;
+    g->values[v].alias_off = 0;
   }
+  const bool concat_in_place = (g->fusions & NN_FUSE_CONCAT) && !nn_knobs().no_fusion;
   /* lifetimes */
   for (int s = 0; s < plan->n_steps; s++) {
     nn_node *n = &g->nodes[plan->steps[s]];
@@ -1087,12 +1144,18 @@ static nn_status plan_memory(nn_graph *g, nn_plan *plan, nn_error *err) {
     int yi = vidx(g, y);
     if (yi < 0)
       continue;
+    /* views and in-place results alias the input itself (which may be a
+     * slice of a Concat's output), their group's bookkeeping is its root's */
     if ((n->op->flags & NN_OP_VIEW) && n->n_in > 0 && in_arena(n->x[0]) && vidx(g, n->x[0]) >= 0 &&
         n->x[0]->nbytes == y->nbytes) {
       int r = alias_root(g, vidx(g, n->x[0]));
-      y->alias_of = r;
+      y->alias_of = vidx(g, n->x[0]);
       if (glast[yi] > glast[r])
         glast[r] = glast[yi];
+      continue;
+    }
+    if (concat_in_place && op_is(n, "Concat") && n->n_out == 1) {
+      plan_concat_inputs(g, n, s, gfirst, glast, gsize);
       continue;
     }
     if (n->op->flags & NN_OP_ELEMENTWISE) {
@@ -1104,7 +1167,7 @@ static nn_status plan_memory(nn_graph *g, nn_plan *plan, nn_error *err) {
         int r = alias_root(g, xi);
         if (glast[r] != s)
           continue;
-        y->alias_of = r;
+        y->alias_of = xi;
         glast[r] = glast[yi] > s ? glast[yi] : s;
         if (gsize[r] < y->nbytes)
           gsize[r] = y->nbytes;
@@ -1153,7 +1216,7 @@ static nn_status plan_memory(nn_graph *g, nn_plan *plan, nn_error *err) {
   }
   for (int v = 0; v < nv; v++)
     if (g->values[v].first_use >= 0 && g->values[v].alias_of >= 0)
-      g->values[v].offset = g->values[alias_root(g, v)].offset;
+      g->values[v].offset = g->values[alias_root(g, v)].offset + alias_offset(g, v);
 out:
   nn_free(gfirst);
   nn_free(glast);

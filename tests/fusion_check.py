@@ -52,6 +52,16 @@ both 1x1 paths (B packed per tile, and packed once when M is 96 or more):
     BatchNorm -> Clip(0, 6) -> Conv1x1 (bias)      the normalization and its Clip
     BatchNorm -> Conv1x1 -> Add(., the other)      no activation; a residual too
 
+A sixth model checks Concat placement (the Concat's inputs planned as
+slices of its output, written there by their producers): nested Concats,
+an input read again after the Concat, an input given twice, slices that
+are not 64-byte aligned (5x5 maps: copied), an in-place activation on a
+Concat's output, on 1 and 2 threads:
+
+    a = Relu(Conv1x1(x)), b = Conv3x3(x), d = Conv1x1(x)
+    c1 = Concat(a, b, d); e = Sigmoid(a); c2 = Concat(c1, e, e)
+    y = Concat(Relu(c2), a)           (1, 39, hw, hw)
+
 Exits 77 without onnx/numpy.
 """
 import os
@@ -243,6 +253,33 @@ def build_norm_pw(rng, c, m, hw):
     return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
 
 
+def build_concat(rng, c, hw):
+    inits, nodes = [], []
+
+    def t(name, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr, np.float32), name))
+        return name
+
+    def conv(x, y, m, k):
+        nodes.append(helper.make_node('Conv', [x, t(y + '_w', rng.standard_normal((m, c, k, k)) * 0.3),
+                                               t(y + '_b', rng.standard_normal(m))], [y],
+                                      pads=[k // 2] * 4))
+
+    conv('x', 'ca', 8, 1)
+    nodes.append(helper.make_node('Relu', ['ca'], ['a']))
+    conv('x', 'b', 3, 3)
+    conv('x', 'd', 4, 1)
+    nodes.append(helper.make_node('Concat', ['a', 'b', 'd'], ['c1'], axis=1))
+    nodes.append(helper.make_node('Sigmoid', ['a'], ['e']))
+    nodes.append(helper.make_node('Concat', ['c1', 'e', 'e'], ['c2'], axis=-3))
+    nodes.append(helper.make_node('Relu', ['c2'], ['r2']))
+    nodes.append(helper.make_node('Concat', ['r2', 'a'], ['y'], axis=1))
+    g = helper.make_graph(nodes, 'concat',
+                          [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, c, hw, hw])],
+                          [helper.make_tensor_value_info('y', TensorProto.FLOAT, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
+
+
 def run(nn_run, model, inp, outdir, fusion, threads=1, cpu=None):
     env = dict(os.environ)
     env.pop('NN_NO_FUSION', None)
@@ -374,6 +411,28 @@ def main():
                       % (c, m, hw, hw, threads, ', portable' if cpu else '', n_plain, n_fused,
                          err, scale))
                 if n_plain != 6 or n_fused != 2 or err > 1e-4 * scale:
+                    ok = False
+        # Concat placement: the same values with and without it (4x4 maps:
+        # every slice aligned; 5x5: the slices after an odd one are copied)
+        for hw in (4, 5):
+            model = os.path.join(d, 'cat%d.onnx' % hw)
+            onnx.save(build_concat(rng, 6, hw), model)
+            inp = os.path.join(d, 'xc%d.pb' % hw)
+            x = rng.standard_normal((1, 6, hw, hw)).astype(np.float32)
+            with open(inp, 'wb') as f:
+                f.write(numpy_helper.from_array(x, 'x').SerializeToString())
+            plain, n_plain = run(nn_run, model, inp, os.path.join(d, 'cp%d' % hw), False)
+            scale = float(np.max(np.abs(plain))) or 1.0
+            for threads in (1, 2):
+                fused, n_fused = run(nn_run, model, inp, os.path.join(d, 'cf%d_%d' % (hw, threads)),
+                                     True, threads)
+                err = float(np.max(np.abs(fused - plain))) if fused.shape == plain.shape else 1e9
+                print('concat placement %dx%d, %d thread(s): output %s, %d nodes unfused, %d fused '
+                      '(want 9, 8); max |fused - unfused| = %.3g (output range %.3g)'
+                      % (hw, hw, threads, 'x'.join(map(str, fused.shape)), n_plain, n_fused, err,
+                         scale))
+                if (fused.shape != (1, 39, hw, hw) or n_plain != 9 or n_fused != 8 or
+                        err > 1e-5 * scale):
                     ok = False
     print('OK' if ok else 'FAILED')
     return 0 if ok else 1

@@ -385,7 +385,8 @@ static void cpu_destroy(void *state) {
 const nn_backend_iface nn_backend_cpu = {
   .name = "cpu",
   .kind = NN_BACKEND_CPU,
-  .fusions = NN_FUSE_RESIDUAL | NN_FUSE_DW_PW | NN_FUSE_NORM_ACT | NN_FUSE_NORM_PW,
+  .fusions = NN_FUSE_RESIDUAL | NN_FUSE_DW_PW | NN_FUSE_NORM_ACT | NN_FUSE_NORM_PW |
+               NN_FUSE_CONCAT,
   .create = cpu_create,
   .is_software = NULL,
   .supports_node = NULL,
