@@ -1039,7 +1039,7 @@ static void plan_concat_inputs(nn_graph *g, const nn_node *n, int s, int *gfirst
     off += x ? x->nbytes : 0;
     int xi = x ? vidx(g, x) : -1;
     if (xi < 0 || !in_arena(x) || x->first_use < 0 || x->first_use >= s || x->dtype != y->dtype ||
-        here % NN_ALIGN != 0 || x->nbytes == 0)
+        x->dtype == NN_DTYPE_STRING || here % NN_ALIGN != 0 || x->nbytes == 0)
       continue;
     bool twice = false;
     for (int q = 0; q < n->n_in; q++)
