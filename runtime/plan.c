@@ -845,36 +845,6 @@ static bool conv_is_depthwise(const nn_node *n) {
          (n->n_in < 3 || !n->x[2] || value_is_const_f32(n->x[2]));
 }
 
-static nn_status fuse_dw_pw(nn_ctx *c, nn_graph *g, nn_error *err) {
-  int *prod = plan_producers(g);
-  if (!prod)
-    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
-  nn_status st = NN_OK;
-  for (int i = 0; i < g->n_nodes && st == NN_OK; i++) {
-    nn_node *pw = &g->nodes[i];
-    if (pw->removed || pw->folded || pw->fused || pw->pre || pw->n_in > DWPW_SLOT || !pw->x[0] ||
-        pw->x[0]->dtype != NN_DTYPE_FLOAT || !conv_is_pointwise(pw))
-      continue;
-    nn_value *mid = pw->x[0];
-    int mi = vidx(g, mid);
-    if (mi < 0 || mid->known || mid->is_graph_output || mid->n_uses != 1 || prod[mi] < 0)
-      continue;
-    nn_node *dw = &g->nodes[prod[mi]];
-    if (dw->fused || dw->folded || dw->removed || dw->pre || dw->res_slot || dw->y[0] != mid ||
-        !conv_is_depthwise(dw))
-      continue;
-    for (int k = pw->n_in; k < DWPW_SLOT; k++)
-      pw->x[k] = NULL;
-    pw->x[DWPW_SLOT] = dw->x[0];
-    pw->n_in = DWPW_SLOT + 1;
-    pw->pre = dw;
-    dw->fused = true;
-    st = prepare_node(c, pw, err);
-  }
-  nn_free(prod);
-  return st;
-}
-
 /* ---- normalization -> pointwise fusion -------------------------------------- */
 /* A BatchNormalization in inference form (its Relu or Clip fused, NN_FUSE_NORM_ACT)
  * whose output only a 1x1, stride-1, unpadded Conv reads: DenseNet's
@@ -901,7 +871,26 @@ static bool bn_params_const(const nn_node *bn) {
   return true;
 }
 
-static nn_status fuse_norm_pw(nn_ctx *c, nn_graph *g, nn_error *err) {
+/* The node fusable in front of the pointwise Conv pw (its x[0]'s producer,
+ * read by pw alone): a depthwise Conv (NN_FUSE_DW_PW) or a BatchNorm
+ * (NN_FUSE_NORM_PW), as the backend opted in; NULL when none. */
+static nn_node *pointwise_pre(nn_graph *g, const int *prod, const nn_node *pw, unsigned fusions) {
+  nn_value *mid = pw->x[0];
+  int mi = vidx(g, mid);
+  if (mi < 0 || mid->known || mid->is_graph_output || mid->n_uses != 1 || prod[mi] < 0)
+    return NULL;
+  nn_node *p = &g->nodes[prod[mi]];
+  if (p->fused || p->folded || p->removed || p->pre || p->y[0] != mid)
+    return NULL;
+  if ((fusions & NN_FUSE_DW_PW) && !p->res_slot && conv_is_depthwise(p))
+    return p;
+  if ((fusions & NN_FUSE_NORM_PW) && op_is(p, "BatchNormalization") && bn_params_const(p) &&
+      (p->act.kind == NN_ACT_NONE || p->act.kind == NN_ACT_RELU || p->act.kind == NN_ACT_CLIP))
+    return p;
+  return NULL;
+}
+
+static nn_status fuse_into_pointwise(nn_ctx *c, nn_graph *g, nn_error *err) {
   int *prod = plan_producers(g);
   if (!prod)
     return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
@@ -911,22 +900,15 @@ static nn_status fuse_norm_pw(nn_ctx *c, nn_graph *g, nn_error *err) {
     if (pw->removed || pw->folded || pw->fused || pw->pre || pw->n_in > DWPW_SLOT || !pw->x[0] ||
         pw->x[0]->dtype != NN_DTYPE_FLOAT || !conv_is_pointwise(pw))
       continue;
-    nn_value *mid = pw->x[0];
-    int mi = vidx(g, mid);
-    if (mi < 0 || mid->known || mid->is_graph_output || mid->n_uses != 1 || prod[mi] < 0)
-      continue;
-    nn_node *bn = &g->nodes[prod[mi]];
-    if (!op_is(bn, "BatchNormalization") || bn->fused || bn->folded || bn->removed || bn->pre ||
-        bn->y[0] != mid || !bn_params_const(bn) ||
-        (bn->act.kind != NN_ACT_NONE && bn->act.kind != NN_ACT_RELU &&
-         bn->act.kind != NN_ACT_CLIP))
+    nn_node *pre = pointwise_pre(g, prod, pw, g->fusions);
+    if (!pre)
       continue;
     for (int k = pw->n_in; k < DWPW_SLOT; k++)
       pw->x[k] = NULL;
-    pw->x[DWPW_SLOT] = bn->x[0];
+    pw->x[DWPW_SLOT] = pre->x[0];
     pw->n_in = DWPW_SLOT + 1;
-    pw->pre = bn;
-    bn->fused = true;
+    pw->pre = pre;
+    pre->fused = true;
     st = prepare_node(c, pw, err);
   }
   nn_free(prod);
@@ -1267,13 +1249,8 @@ nn_status nn_plan_build(nn_graph *g, nn_plan *plan, const nn_limits *lim, nn_ctx
     st = fuse_activations(ctx, g, err);
     if (st != NN_OK)
       return st;
-    if (g->fusions & NN_FUSE_DW_PW) {
-      st = fuse_dw_pw(ctx, g, err);
-      if (st != NN_OK)
-        return st;
-    }
-    if (g->fusions & NN_FUSE_NORM_PW) {
-      st = fuse_norm_pw(ctx, g, err);
+    if (g->fusions & (NN_FUSE_DW_PW | NN_FUSE_NORM_PW)) {
+      st = fuse_into_pointwise(ctx, g, err);
       if (st != NN_OK)
         return st;
     }

@@ -191,18 +191,31 @@ def build_separable(rng, hw):
     return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
 
 
-def build_preact(rng, c, hw):
-    inits, nodes = [], []
+class Parts:
+    """Initializers and nodes of a model being built: t() adds a float32
+    initializer, bn() a BatchNormalization with random parameters."""
 
-    def t(name, arr):
-        inits.append(numpy_helper.from_array(np.asarray(arr, np.float32), name))
+    def __init__(self, rng):
+        self.rng, self.inits, self.nodes = rng, [], []
+
+    def t(self, name, arr):
+        self.inits.append(numpy_helper.from_array(np.asarray(arr, np.float32), name))
         return name
 
+    def bn(self, x, y, c, eps):
+        r = self.rng
+        self.nodes.append(helper.make_node('BatchNormalization', [
+            x, self.t(y + '_s', r.standard_normal(c)), self.t(y + '_b', r.standard_normal(c)),
+            self.t(y + '_m', r.standard_normal(c) * 0.1), self.t(y + '_v', r.uniform(0.5, 2.0, c))],
+            [y], epsilon=eps))
+
+
+def build_preact(rng, c, hw):
+    P = Parts(rng)
+    inits, nodes, t = P.inits, P.nodes, P.t
+
     def bn(x, y):
-        nodes.append(helper.make_node('BatchNormalization', [
-            x, t(y + '_s', rng.standard_normal(c)), t(y + '_b', rng.standard_normal(c)),
-            t(y + '_m', rng.standard_normal(c) * 0.1), t(y + '_v', rng.uniform(0.5, 2.0, c))], [y],
-            epsilon=1e-5))
+        P.bn(x, y, c, 1e-5)
 
     bn('x', 'n1')
     nodes.append(helper.make_node('Mul', ['n1', t('k1', rng.standard_normal((c, 1, 1)))], ['m1']))
@@ -226,17 +239,11 @@ def build_preact(rng, c, hw):
 
 
 def build_norm_pw(rng, c, m, hw):
-    inits, nodes = [], []
-
-    def t(name, arr):
-        inits.append(numpy_helper.from_array(np.asarray(arr, np.float32), name))
-        return name
+    P = Parts(rng)
+    inits, nodes, t = P.inits, P.nodes, P.t
 
     def bn(x, y):
-        nodes.append(helper.make_node('BatchNormalization', [
-            x, t(y + '_s', rng.standard_normal(c)), t(y + '_b', rng.standard_normal(c)),
-            t(y + '_m', rng.standard_normal(c) * 0.1), t(y + '_v', rng.uniform(0.5, 2.0, c))], [y],
-            epsilon=1e-3))
+        P.bn(x, y, c, 1e-3)
 
     bn('x', 'n1')
     nodes.append(helper.make_node('Clip', ['n1', t('lo', 0.0), t('hi', 6.0)], ['q1']))
@@ -254,11 +261,8 @@ def build_norm_pw(rng, c, m, hw):
 
 
 def build_concat(rng, c, hw):
-    inits, nodes = [], []
-
-    def t(name, arr):
-        inits.append(numpy_helper.from_array(np.asarray(arr, np.float32), name))
-        return name
+    P = Parts(rng)
+    inits, nodes, t = P.inits, P.nodes, P.t
 
     def conv(x, y, m, k):
         nodes.append(helper.make_node('Conv', [x, t(y + '_w', rng.standard_normal((m, c, k, k)) * 0.3),
@@ -302,138 +306,81 @@ def run(nn_run, model, inp, outdir, fusion, threads=1, cpu=None):
     return numpy_helper.to_array(t), int(stats['nodes_cpu'])
 
 
+def compare(nn_run, d, tag, model_proto, x, configs, want_plain, want_fused, what, tol=1e-4):
+    """Runs the model unfused, then fused in each (threads, cpu) config;
+    True when every fused run has want_fused nodes (unfused: want_plain)
+    and agrees with the unfused output within tol of its range."""
+    model = os.path.join(d, tag + '.onnx')
+    onnx.save(model_proto, model)
+    inp = os.path.join(d, tag + '_x.pb')
+    with open(inp, 'wb') as f:
+        f.write(numpy_helper.from_array(x, 'x').SerializeToString())
+    plain, n_plain = run(nn_run, model, inp, os.path.join(d, tag + '_p'), False)
+    scale = float(np.max(np.abs(plain))) or 1.0
+    ok = True
+    for threads, cpu in configs:
+        out = os.path.join(d, '%s_f%d_%s' % (tag, threads, cpu))
+        fused, n_fused = run(nn_run, model, inp, out, True, threads, cpu)
+        err = float(np.max(np.abs(fused - plain))) if fused.shape == plain.shape else float('inf')
+        print('%s, %d thread(s)%s: output %s, %d nodes unfused, %d fused (want %d); '
+              'max |fused - unfused| = %.3g (output range %.3g)'
+              % (what, threads, ', portable' if cpu else '', 'x'.join(map(str, fused.shape)),
+                 n_plain, n_fused, want_fused, err, scale))
+        if n_plain != want_plain or n_fused != want_fused or err > tol * scale:
+            ok = False
+    return ok
+
+
+ALL = ((1, None), (2, None), (1, 'portable'))
+
+
 def main():
     nn_run = sys.argv[1]
     rng = np.random.default_rng(7)
     ok = True
     with tempfile.TemporaryDirectory() as d:
-        inp = os.path.join(d, 'x.pb')
         x = (rng.standard_normal((1, 3, 12, 20)) * 2).astype(np.float32)
-        with open(inp, 'wb') as f:
-            f.write(numpy_helper.from_array(x, 'x').SerializeToString())
         for as_constants in (False, True):
-            model = os.path.join(d, 'm%d.onnx' % as_constants)
-            onnx.save(build(as_constants, rng), model)
-            fused, n_fused = run(nn_run, model, inp, os.path.join(d, 'f%d' % as_constants), True)
-            plain, n_plain = run(nn_run, model, inp, os.path.join(d, 'p%d' % as_constants), False)
-            err = float(np.max(np.abs(fused - plain)))
-            scale = float(np.max(np.abs(plain))) or 1.0
             # unfused: 14 nodes; fused: Conv (+Mul +Add +HardSwish), Conv
             # (+Mul +Add before it, +Mul after it, +Relu), Sub, Conv = 4
-            want = 4
-            what = 'Constant nodes' if as_constants else 'initializers'
-            print('%s: %d nodes unfused, %d fused (want %d); max |fused - unfused| = %.3g '
-                  '(output range %.3g)' % (what, n_plain, n_fused, want, err, scale))
-            if n_plain != 14 or n_fused != want or err > 1e-4 * scale:
-                ok = False
+            ok &= compare(nn_run, d, 'm%d' % as_constants, build(as_constants, rng), x,
+                          ((1, None),), 14, 4,
+                          'Constant nodes' if as_constants else 'initializers')
         # residual blocks: 15 nodes unfused; fused: p1 (+d1 +Add +Relu), c2 (+Add),
         # d3 (+Add +Relu), c4, c5 (+Add), e4, ReduceMean, Add = 8.  Three map
         # sizes and widths: the 3x3 Conv takes the implicit GEMM, Winograd (odd
         # width) and, at 96 channels, the 1x1 Convs the packed path.
         for c, hw in ((8, 16), (16, 15), (96, 8)):
-            model = os.path.join(d, 'res%d.onnx' % hw)
-            onnx.save(build_residual(rng, c, hw), model)
-            inp = os.path.join(d, 'xr%d.pb' % hw)
             x = rng.standard_normal((1, c, hw, hw)).astype(np.float32)
-            with open(inp, 'wb') as f:
-                f.write(numpy_helper.from_array(x, 'x').SerializeToString())
-            plain, n_plain = run(nn_run, model, inp, os.path.join(d, 'rp%d' % hw), False)
-            scale = float(np.max(np.abs(plain))) or 1.0
-            for threads, cpu in ((1, None), (2, None), (1, 'portable')):
-                out = os.path.join(d, 'rf%d_%d_%s' % (hw, threads, cpu))
-                fused, n_fused = run(nn_run, model, inp, out, True, threads, cpu)
-                err = float(np.max(np.abs(fused - plain)))
-                print('residual %dx%dx%d, %d thread(s)%s: %d nodes unfused, %d fused (want 8); '
-                      'max |fused - unfused| = %.3g (output range %.3g)'
-                      % (c, hw, hw, threads, ', portable' if cpu else '', n_plain, n_fused, err,
-                         scale))
-                if n_plain != 15 or n_fused != 8 or err > 1e-4 * scale:
-                    ok = False
+            ok &= compare(nn_run, d, 'res%d' % hw, build_residual(rng, c, hw), x, ALL, 15, 8,
+                          'residual %dx%dx%d' % (c, hw, hw))
         # separable blocks: 7 nodes unfused, 3 fused (each 1x1 Conv runs its
         # depthwise Conv); 64x64 spans several GEMM column blocks, 40x24 is a
         # width that is a multiple of 8 but not of a panel
         for hw in ((64, 64), (40, 24)):
-            model = os.path.join(d, 'sep%d.onnx' % hw[1])
-            onnx.save(build_separable(rng, hw), model)
-            inp = os.path.join(d, 'xs%d.pb' % hw[1])
             x = rng.standard_normal((1, 24) + hw).astype(np.float32)
-            with open(inp, 'wb') as f:
-                f.write(numpy_helper.from_array(x, 'x').SerializeToString())
-            plain, n_plain = run(nn_run, model, inp, os.path.join(d, 'sp%d' % hw[1]), False)
-            scale = float(np.max(np.abs(plain))) or 1.0
-            for threads, cpu in ((1, None), (2, None), (1, 'portable')):
-                out = os.path.join(d, 'sf%d_%d_%s' % (hw[1], threads, cpu))
-                fused, n_fused = run(nn_run, model, inp, out, True, threads, cpu)
-                err = float(np.max(np.abs(fused - plain)))
-                print('separable %dx%d, %d thread(s)%s: %d nodes unfused, %d fused (want 3); '
-                      'max |fused - unfused| = %.3g (output range %.3g)'
-                      % (hw[0], hw[1], threads, ', portable' if cpu else '', n_plain, n_fused,
-                         err, scale))
-                if n_plain != 7 or n_fused != 3 or err > 1e-4 * scale:
-                    ok = False
+            ok &= compare(nn_run, d, 'sep%d' % hw[1], build_separable(rng, hw), x, ALL, 7, 3,
+                          'separable %dx%d' % hw)
         # pre-activation: 12 nodes unfused; fused: c1 (+n1 +Mul +Add +Relu
         # before it, +Add after it), n2 (+Sub +Clip), n3, Mul, Sigmoid = 5
         for c, hw in ((16, 9), (64, 14)):
-            model = os.path.join(d, 'pre%d.onnx' % c)
-            onnx.save(build_preact(rng, c, hw), model)
-            inp = os.path.join(d, 'xp%d.pb' % c)
             x = rng.standard_normal((1, c, hw, hw)).astype(np.float32)
-            with open(inp, 'wb') as f:
-                f.write(numpy_helper.from_array(x, 'x').SerializeToString())
-            plain, n_plain = run(nn_run, model, inp, os.path.join(d, 'pp%d' % c), False)
-            scale = float(np.max(np.abs(plain))) or 1.0
-            for threads in (1, 2):
-                fused, n_fused = run(nn_run, model, inp, os.path.join(d, 'pf%d_%d' % (c, threads)),
-                                     True, threads)
-                err = float(np.max(np.abs(fused - plain)))
-                print('pre-activation %dx%dx%d, %d thread(s): %d nodes unfused, %d fused (want 5); '
-                      'max |fused - unfused| = %.3g (output range %.3g)'
-                      % (c, hw, hw, threads, n_plain, n_fused, err, scale))
-                if n_plain != 12 or n_fused != 5 or err > 1e-4 * scale:
-                    ok = False
+            ok &= compare(nn_run, d, 'pre%d' % c, build_preact(rng, c, hw), x,
+                          ((1, None), (2, None)), 12, 5, 'pre-activation %dx%dx%d' % (c, hw, hw))
         # normalization -> pointwise: 6 nodes unfused; fused: c1 (+n1 +Clip),
         # c2 (+n2, +Add) = 2.  M = 24: B packed per tile; M = 128 at 7x7: once.
         for c, m, hw in ((16, 24, 9), (32, 128, 7)):
-            model = os.path.join(d, 'npw%d.onnx' % m)
-            onnx.save(build_norm_pw(rng, c, m, hw), model)
-            inp = os.path.join(d, 'xn%d.pb' % m)
             x = (rng.standard_normal((1, c, hw, hw)) * 3).astype(np.float32)
-            with open(inp, 'wb') as f:
-                f.write(numpy_helper.from_array(x, 'x').SerializeToString())
-            plain, n_plain = run(nn_run, model, inp, os.path.join(d, 'np%d' % m), False)
-            scale = float(np.max(np.abs(plain))) or 1.0
-            for threads, cpu in ((1, None), (2, None), (1, 'portable')):
-                out = os.path.join(d, 'nf%d_%d_%s' % (m, threads, cpu))
-                fused, n_fused = run(nn_run, model, inp, out, True, threads, cpu)
-                err = float(np.max(np.abs(fused - plain)))
-                print('normalization -> 1x1 %d->%d at %dx%d, %d thread(s)%s: %d nodes unfused, '
-                      '%d fused (want 2); max |fused - unfused| = %.3g (output range %.3g)'
-                      % (c, m, hw, hw, threads, ', portable' if cpu else '', n_plain, n_fused,
-                         err, scale))
-                if n_plain != 6 or n_fused != 2 or err > 1e-4 * scale:
-                    ok = False
+            ok &= compare(nn_run, d, 'npw%d' % m, build_norm_pw(rng, c, m, hw), x, ALL, 6, 2,
+                          'normalization -> 1x1 %d->%d at %dx%d' % (c, m, hw, hw))
         # Concat placement: the same values with and without it (4x4 maps:
-        # every slice aligned; 5x5: the slices after an odd one are copied)
+        # every slice aligned; 5x5: the slices after an odd one are copied);
+        # 9 nodes unfused, 8 fused (the Relu into its Conv)
         for hw in (4, 5):
-            model = os.path.join(d, 'cat%d.onnx' % hw)
-            onnx.save(build_concat(rng, 6, hw), model)
-            inp = os.path.join(d, 'xc%d.pb' % hw)
             x = rng.standard_normal((1, 6, hw, hw)).astype(np.float32)
-            with open(inp, 'wb') as f:
-                f.write(numpy_helper.from_array(x, 'x').SerializeToString())
-            plain, n_plain = run(nn_run, model, inp, os.path.join(d, 'cp%d' % hw), False)
-            scale = float(np.max(np.abs(plain))) or 1.0
-            for threads in (1, 2):
-                fused, n_fused = run(nn_run, model, inp, os.path.join(d, 'cf%d_%d' % (hw, threads)),
-                                     True, threads)
-                err = float(np.max(np.abs(fused - plain))) if fused.shape == plain.shape else 1e9
-                print('concat placement %dx%d, %d thread(s): output %s, %d nodes unfused, %d fused '
-                      '(want 9, 8); max |fused - unfused| = %.3g (output range %.3g)'
-                      % (hw, hw, threads, 'x'.join(map(str, fused.shape)), n_plain, n_fused, err,
-                         scale))
-                if (fused.shape != (1, 39, hw, hw) or n_plain != 9 or n_fused != 8 or
-                        err > 1e-5 * scale):
-                    ok = False
+            ok &= compare(nn_run, d, 'cat%d' % hw, build_concat(rng, 6, hw), x,
+                          ((1, None), (2, None)), 9, 8, 'concat placement %dx%d' % (hw, hw),
+                          tol=1e-5)
     print('OK' if ok else 'FAILED')
     return 0 if ok else 1
 
