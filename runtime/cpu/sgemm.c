@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "knobs.h"
+#include "cpu/kernel_util.h"
 #include "cpu/sgemm.h"
 #include "cpu/sgemm_simd.h"
 #include "threadpool.h"
@@ -1569,9 +1570,6 @@ nn_status nn_sgemm_compute_fn(nn_ctx *c, int transa, int64_t M, int64_t N, int64
  * walking its columns in runs that stay in one output row and one panel:
  * with stride 1 each run is a contiguous copy of an input row segment,
  * zero-filled where the window hangs over the padding. */
-/* The gather, compiled twice: for the baseline and for AVX2, where the
- * stride-2 copies of the first (3-channel) conv of BlazeFace and PP-OCR
- * vectorize 8 wide instead of 4 (they were 8% of BlazeFace back-256). */
 /* Small maps (7x7, 14x14): the runs above are a few floats long, and
  * finding each one (divisions, padding tests, a memset) cost more than
  * copying it; the gather took a third of a 3x3 conv at 7x7 (Zen 5).  Each
@@ -1599,9 +1597,6 @@ static SG_ALWAYS_INLINE bool sg_pack_im2col_small(const nn_sgemm_im2col *g, int6
     base[t] = (int32_t)(oh * g->SH * PW + ow * g->SW);
   }
   const int64_t npanels = sg_ceil_div(nb, nr), used = nb - (npanels - 1) * nr;
-  /* rows of the plane with data, and the columns they hold */
-  const int64_t r0 = sg_min(g->PT, PH), r1 = sg_max(r0, sg_min(PH, g->PT + g->IH));
-  const int64_t c0 = sg_min(g->PL, PW), c1 = sg_max(c0, sg_min(PW, g->PL + g->IW));
   int64_t cur = -1;
   /* (ci, kh, kw) of row k0, then stepped: a division per row cost more than
    * the row's gathers */
@@ -1617,19 +1612,11 @@ static SG_ALWAYS_INLINE bool sg_pack_im2col_small(const nn_sgemm_im2col *g, int6
     if (ci != cur) {
       const float *xc = g->x + ci * g->IH * g->IW;
       for (int64_t r = 0; r < PH; r++) {
-        float *restrict pr = plane + r * PW;
-        if (r < r0 || r >= r1) {
-          for (int64_t q = 0; q < PW; q++)
-            pr[q] = 0.0f;
-          continue;
-        }
-        const float *restrict xr = xc + (r - g->PT) * g->IW - g->PL;
-        for (int64_t q = 0; q < c0; q++)
-          pr[q] = 0.0f;
-        for (int64_t q = c0; q < c1; q++)
-          pr[q] = xr[q];
-        for (int64_t q = c1; q < PW; q++)
-          pr[q] = 0.0f;
+        int64_t ih = r - g->PT;
+        if (ih < 0 || ih >= g->IH)
+          memset(plane + r * PW, 0, sizeof(float) * (size_t)PW);
+        else
+          ku_gather_row(plane + r * PW, xc + ih * g->IW, g->IW, -g->PL, 1, PW);
       }
       cur = ci;
     }
@@ -1647,6 +1634,9 @@ static SG_ALWAYS_INLINE bool sg_pack_im2col_small(const nn_sgemm_im2col *g, int6
   return true;
 }
 
+/* The gather, compiled twice: for the baseline and for AVX2, where the
+ * stride-2 copies of the first (3-channel) conv of BlazeFace and PP-OCR
+ * vectorize 8 wide instead of 4 (they were 8% of BlazeFace back-256). */
 static SG_ALWAYS_INLINE void sg_pack_im2col_body(const nn_sgemm_im2col *g, int64_t k0,
                                                  int64_t kc, int64_t j0, int64_t nb, int nr,
                                                  float *dst, int64_t pstride) {
