@@ -88,6 +88,7 @@ def main():
         (det, ["--ab", "NN_NO_WINOGRAD=1"], r"--ab compares timed runs: it needs --bench"),
         (det, ["--bench", "2", "--ab", "NN_NO_WINOGRAD"], r"--ab needs VAR=VALUE"),
         (det, ["--bench", "2", "--ab", "=1"], r"--ab needs VAR=VALUE"),
+        (det, ["--bench", "2", "--ab", "N" * 300 + "=1"], r"a name under 256 bytes"),
     ]
     for model, args, pattern in hostile:
         rc, out, err = run(nn_run, [model] + args)

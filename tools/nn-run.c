@@ -55,6 +55,7 @@
 #define EXIT_UNSUPPORTED 2
 
 #define MAX_SPECS 64
+#define AB_VAR_MAX 256   /* --ab: longest variable name + 1 */
 
 typedef struct shape_spec {
   const char *arg;               /* the command-line text, for messages */
@@ -766,32 +767,27 @@ static int run_check(const opts *o) {
   return rc;
 }
 
-/* --ab: VAR=VALUE set (on) or VAR removed (off); var receives the name.
- * A variable already set in the environment is A's setting too: it is
- * removed after B's first use (give A its value through the command). */
-static void ab_env(const opts *o, bool on, char *var, size_t var_len) {
-  const char *eq = strchr(o->ab, '=');
-  size_t n = (size_t)(eq - o->ab) < var_len - 1 ? (size_t)(eq - o->ab) : var_len - 1;
-  memcpy(var, o->ab, n);
-  var[n] = '\0';
-  if (on)
-    setenv(var, eq + 1, 1);
-  else
-    unsetenv(var);
+/* The median of n sorted values (the mean of the middle two when n is even). */
+static double median_sorted(const double *v, int n) {
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* B is a second session of the model, created and run with VAR=VALUE in the
- * environment, fed A's input tensors (bound, not copied).  Returns the exit
- * status. */
+ * environment (VAR removed around A's runs: a variable the environment
+ * already had is B's alone), fed A's input tensors (bound, not copied).
+ * Returns the exit status. */
 static int run_ab(const opts *o, nn_session *a) {
-  char var[256];
+  char var[AB_VAR_MAX];
+  const char *val = strchr(o->ab, '=') + 1;   /* checked when parsed */
+  memcpy(var, o->ab, (size_t)(val - 1 - o->ab));
+  var[val - 1 - o->ab] = '\0';
   nn_session *b = NULL;
   nn_error err = {0};
   int rc = 0, n_in = 0, n_out = 0;
   double *ra = NULL, *rb = NULL, *ratio = NULL;
-  ab_env(o, true, var, sizeof var);
+  setenv(var, val, 1);
   nn_status st = make_session(o->model, o, &b, &err);
-  ab_env(o, false, var, sizeof var);
+  unsetenv(var);
   if (st != NN_OK) {
     fprintf(stderr, "nn-run: --ab %s: %s: %s\n", o->ab, nn_status_str(st), err.msg);
     return EXIT_UNSUPPORTED;
@@ -817,9 +813,9 @@ static int run_ab(const opts *o, nn_session *a) {
   }
   /* B's warm-up (A's is done): planning and the thread calibration */
   for (int w = 0; w < NN_CPU_CALIBRATION_RUNS + 2; w++) {
-    ab_env(o, true, var, sizeof var);
+    setenv(var, val, 1);
     st = nn_session_run(b);
-    ab_env(o, false, var, sizeof var);
+    unsetenv(var);
     if (st != NN_OK) {
       fprintf(stderr, "nn-run: --ab %s: %s: %s\n", o->ab, nn_status_str(st),
               nn_session_last_error(b));
@@ -831,27 +827,23 @@ static int run_ab(const opts *o, nn_session *a) {
     for (int k = 0; k < 2; k++) {
       bool use_b = (k == 0) == (r % 2 == 1);   /* A B, then B A */
       if (use_b)
-        ab_env(o, true, var, sizeof var);
+        setenv(var, val, 1);
       double t0 = now_ms();
       nn_session_run(use_b ? b : a);
       double dt = now_ms() - t0;
-      if (use_b) {
-        ab_env(o, false, var, sizeof var);
-        rb[r] = dt;
-      } else {
-        ra[r] = dt;
-      }
+      if (use_b)
+        unsetenv(var);
+      (use_b ? rb : ra)[r] = dt;
     }
     ratio[r] = rb[r] / ra[r];
   }
   qsort(ra, (size_t)o->bench, sizeof *ra, cmp_double);
   qsort(rb, (size_t)o->bench, sizeof *rb, cmp_double);
   qsort(ratio, (size_t)o->bench, sizeof *ratio, cmp_double);
-  int m = o->bench / 2;
-  printf("ab: A median_ms=%.4f min_ms=%.4f  B (%s) median_ms=%.4f min_ms=%.4f\n", ra[m], ra[0],
-         o->ab, rb[m], rb[0]);
-  printf("ab: B/A median of pair ratios %.4f (quartiles %.4f .. %.4f)\n", ratio[m],
-         ratio[o->bench / 4], ratio[(3 * o->bench) / 4]);
+  printf("ab: A median_ms=%.4f min_ms=%.4f  B (%s) median_ms=%.4f min_ms=%.4f\n",
+         median_sorted(ra, o->bench), ra[0], o->ab, median_sorted(rb, o->bench), rb[0]);
+  printf("ab: B/A median of pair ratios %.4f (quartiles %.4f .. %.4f)\n",
+         median_sorted(ratio, o->bench), ratio[o->bench / 4], ratio[(3 * o->bench) / 4]);
 out:
   free(ra);
   free(rb);
@@ -1059,8 +1051,7 @@ static int run_model(const opts *o) {
     }
     if (ms) {
       qsort(ms, (size_t)o->bench, sizeof *ms, cmp_double);
-      double med = o->bench % 2 ? ms[o->bench / 2] : (ms[o->bench / 2 - 1] + ms[o->bench / 2]) / 2;
-      printf("median_ms=%.4f min_ms=%.4f\n", med, ms[0]);
+      printf("median_ms=%.4f min_ms=%.4f\n", median_sorted(ms, o->bench), ms[0]);
       free(ms);
     }
     if (o->ab) {
@@ -1147,8 +1138,10 @@ int main(int argc, char **argv) {
       o.bench = atoi(next);
       i++;
     } else if (strcmp(a, "--ab") == 0 && next) {
-      if (!strchr(next, '=') || next[0] == '=') {
-        fprintf(stderr, "nn-run: --ab needs VAR=VALUE, got '%s'\n", next);
+      const char *eq = strchr(next, '=');
+      if (!eq || eq == next || eq - next >= AB_VAR_MAX) {
+        fprintf(stderr, "nn-run: --ab needs VAR=VALUE (a name under %d bytes), got '%s'\n",
+                AB_VAR_MAX, next);
         return EXIT_UNSUPPORTED;
       }
       o.ab = next;
