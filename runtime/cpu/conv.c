@@ -899,6 +899,19 @@ static void conv_pack_rows_norm(CONV_PACK_ARGS) {
   conv_pack_rows_norm_body(CONV_PACK_CALL);
 }
 
+/* The input planes x (row stride ld) of a 1x1 conv, with its fused
+ * normalization when it has one. */
+static conv_rows conv_rows_of(const conv_priv *p, const float *x, int64_t ld) {
+  conv_rows r = {x, ld, NULL, NULL, 0.0f, 0.0f};
+  if (p->norm_pre) {
+    r.a = conv_norm_ab(p);
+    r.b = r.a + p->C;
+    r.lo = p->norm_lo;
+    r.hi = p->norm_hi;
+  }
+  return r;
+}
+
 typedef struct conv_wino_job {
   const conv_priv *p;
   const float *xg;        /* the group's input planes */
@@ -1288,8 +1301,7 @@ static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void 
       case CONV_PATH_1X1:
         if (p->norm_pre) {
           /* each tile's B block packed through the normalization */
-          conv_rows rows = {xg, g->in_sz, conv_norm_ab(p), conv_norm_ab(p) + p->C, p->norm_lo,
-                            p->norm_hi};
+          conv_rows rows = conv_rows_of(p, xg, g->in_sz);
           st = pa ? nn_sgemm_compute_pa_fn(c, p->Mg, N, p->K, 1.0f, pa, conv_pack_rows_norm,
                                            &rows, 0.0f, yg, N, &e, gws, p->gemm_ws)
                   : nn_sgemm_compute_fn(c, 0, p->Mg, N, p->K, 1.0f, wg, p->K,
@@ -1311,17 +1323,13 @@ static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void 
         };
         if (p->path == CONV_PATH_PACKED) {
           /* B packed once (in parallel), then a plain product */
-          conv_rows rows = {xg, g->in_sz, NULL, NULL, 0.0f, 0.0f};
+          conv_rows rows = conv_rows_of(p, xg, g->in_sz);
           bool unit = g->k[1] == 1 && g->k[2] == 1 && g->s[1] == 1 && g->s[2] == 1 &&
                       g->pb[1] == 0 && g->pb[2] == 0 && g->pe[1] == 0 && g->pe[2] == 0;
-          nn_sgemm_pack_fn pack = unit ? conv_pack_rows : nn_sgemm_pack_im2col;
-          if (p->norm_pre) {   /* unit by construction (conv_prepare) */
-            rows.a = conv_norm_ab(p);
-            rows.b = rows.a + p->C;
-            rows.lo = p->norm_lo;
-            rows.hi = p->norm_hi;
-            pack = conv_pack_rows_norm;
-          }
+          /* a fused normalization comes with unit convs only (conv_prepare) */
+          nn_sgemm_pack_fn pack = !unit        ? nn_sgemm_pack_im2col
+                                  : p->norm_pre ? conv_pack_rows_norm
+                                                : conv_pack_rows;
           nn_sgemm_pack_b_fn(c, p->K, N, pack, unit ? (void *)&rows : (void *)&im, jb->col);
           st = pa ? nn_sgemm_compute_papb(c, p->Mg, N, p->K, 1.0f, pa, jb->col, 0.0f, yg, N, &e,
                                           gws, p->gemm_ws)
