@@ -283,6 +283,9 @@ static void test_gemm_shapes(void) {
       {113, 130, 70}, {100, 100, 300}, {121, 513, 40}, {64, 200, 576}, {200, 70, 1100},
       /* last panel just past half width: the half-width kernel + narrow */
       {20, 49, 70},  {14, 56, 33},  {29, 81, 129}, {6, 25, 40},  {13, 28, 300}, {30, 529, 17},
+      /* B read in place, its last panel wider than that but narrower than
+       * NR (AVX-512 32, AVX2 16): no column past N may be read */
+      {9, 62, 40},   {5, 30, 20},  {15, 94, 260}, {11, 14, 33}, {7, 46, 17},  {3, 31, 5},
   };
   float *bias = nn_malloc(sizeof(float) * 4096);
   int n_fixed = (int)(sizeof shapes / sizeof shapes[0]);
