@@ -599,6 +599,59 @@ static void test_conv_im2col(void) {
   }
 }
 
+/* An im2col packed once (nn_sgemm_pack_b_fn) by 2 workers in groups of
+ * k_unit rows (a channel's KH * KW, single rows, a unit past K, none) is
+ * the serial packing, byte for byte, on small maps (the padded-plane gather)
+ * and large ones (the run copies), K not a multiple of the groups. */
+static void test_pack_b_fn_rows(void) {
+  static const struct {
+    int64_t C, IH, IW;
+    int K, S, pad;
+  } cases[] = {
+      {37, 14, 14, 3, 2, 1}, {20, 7, 7, 3, 1, 1}, {9, 28, 30, 3, 2, 1},
+      {5, 70, 66, 3, 1, 1},  {3, 40, 45, 7, 2, 3}, {64, 9, 9, 1, 1, 0},
+  };
+  for (int isa = 0; isa < NN_CPU_ISA_COUNT; isa++) {
+    if (!nn_cpu_isa_set((nn_cpu_isa)isa))
+      continue;
+    int before = g_failed, n = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      nn_sgemm_im2col g;
+      memset(&g, 0, sizeof g);
+      g.C = cases[i].C, g.IH = cases[i].IH, g.IW = cases[i].IW;
+      g.KH = g.KW = cases[i].K, g.SH = g.SW = cases[i].S, g.PT = g.PL = cases[i].pad;
+      g.DH = g.DW = 1;
+      g.OH = dw_out(g.IH, g.KH, g.SH, 1, g.PT, g.PT);
+      g.OW = dw_out(g.IW, g.KW, g.SW, 1, g.PL, g.PL);
+      int64_t K = g.C * g.KH * g.KW, N = g.OH * g.OW;
+      float *x = nn_malloc(sizeof(float) * (size_t)(g.C * g.IH * g.IW));
+      fill(x, g.C * g.IH * g.IW);
+      g.x = x;
+      size_t bytes = nn_sgemm_pack_b_size(K, N);
+      void *want = nn_malloc(bytes), *got = nn_malloc(bytes);
+      memset(want, 0x7f, bytes);   /* the header's alignment gap is not written */
+      nn_sgemm_pack_b_fn(NULL, K, N, 0, nn_sgemm_pack_im2col, &g, want);
+      const int64_t units[] = {(int64_t)g.KH * g.KW, 1, K + 5, 0};
+      for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
+        memset(got, 0x7f, bytes);
+        nn_sgemm_pack_b_fn(g_ctx2, K, N, units[u], nn_sgemm_pack_im2col, &g, got);
+        bool ok = memcmp(got, want, bytes) == 0;
+        if (!ok)
+          fprintf(stderr, "FAIL pack_b_fn rows %s C=%lld %lldx%lld k=%d s=%d unit=%lld\n",
+                  nn_cpu_isa_name(nn_cpu_isa_get()), (long long)g.C, (long long)g.IH,
+                  (long long)g.IW, g.KH, g.SH, (long long)units[u]);
+        tally(ok);
+        n++;
+      }
+      nn_free(x);
+      nn_free(want);
+      nn_free(got);
+    }
+    printf("  %-8s %d im2col packed-once cases, %d failed\n", nn_cpu_isa_name((nn_cpu_isa)isa), n,
+           g_failed - before);
+  }
+}
+
 /* ---- depthwise ----------------------------------------------------------------------------- */
 
 /* with_res: a residual of y's shape in the epilogue (a fused shortcut Add). */
@@ -801,7 +854,7 @@ static void test_dwconv_pack(void) {
           st = nn_sgemm_compute_pa_fn(ctx, M, N, C, 1.0f, pa, nn_dwconv2d_pack, &pp, 0.0f, got, N,
                                       NULL, ws, wsb);
         } else {
-          nn_sgemm_pack_b_fn(ctx, C, N, nn_dwconv2d_pack, &pp, pb);
+          nn_sgemm_pack_b_fn(ctx, C, N, 1, nn_dwconv2d_pack, &pp, pb);
           st = nn_sgemm_compute_papb(ctx, M, N, C, 1.0f, pa, pb, 0.0f, got, N, NULL, ws, wsb);
         }
         for (int64_t i = 0; i < M * N && st == NN_OK; i++)
@@ -1349,6 +1402,7 @@ int main(int argc, char **argv) {
   test_gemm_epilogues();
   test_gemm_large();
   test_conv_im2col();
+  test_pack_b_fn_rows();
   test_dwconv();
   test_dwconv_pack();
   nn_cpu_isa_set(top);

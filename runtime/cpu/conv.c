@@ -1210,7 +1210,7 @@ static nn_status conv_run_dwpw(nn_ctx *c, const conv_priv *p, conv_job *jb, void
                                     yg, N, &e, gws, p->gemm_ws);
       break;
     case DWPW_ONCE:
-      nn_sgemm_pack_b_fn(c, K, N, nn_dwconv2d_pack, &pp, jb->col);
+      nn_sgemm_pack_b_fn(c, K, N, 1, nn_dwconv2d_pack, &pp, jb->col);
       st = pa ? nn_sgemm_compute_papb(c, M, N, K, 1.0f, pa, jb->col, 0.0f, yg, N, &e, gws,
                                       p->gemm_ws)
               : nn_sgemm_compute_pb(c, 0, M, N, K, 1.0f, jb->w, K, jb->col, 0.0f, yg, N, &e, gws,
@@ -1303,7 +1303,8 @@ static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void 
           /* a unit conv packs once only through its fused normalization
            * (conv_prepare) */
           nn_sgemm_pack_fn pack = unit ? conv_pack_rows_norm : nn_sgemm_pack_im2col;
-          nn_sgemm_pack_b_fn(c, p->K, N, pack, unit ? (void *)&rows : (void *)&im, jb->col);
+          nn_sgemm_pack_b_fn(c, p->K, N, unit ? 1 : g->k[1] * g->k[2], pack,
+                             unit ? (void *)&rows : (void *)&im, jb->col);
           st = pa ? nn_sgemm_compute_papb(c, p->Mg, N, p->K, 1.0f, pa, jb->col, 0.0f, yg, N, &e,
                                           gws, p->gemm_ws)
                   : nn_sgemm_compute_pb(c, 0, p->Mg, N, p->K, 1.0f, wg, p->K, jb->col, 0.0f, yg,

@@ -205,9 +205,11 @@ nn_status nn_sgemm_compute_fn(nn_ctx *c, int transa, int64_t M, int64_t N, int64
  * operand that exists only implicitly and feeds several row tiles (a conv's
  * im2col matrix on a small map with many output channels): gathered once
  * here, instead of once per row tile by nn_sgemm_compute_fn.  c: its pool
- * packs the panels in parallel (NULL = serial).  No allocation. */
-void nn_sgemm_pack_b_fn(nn_ctx *c, int64_t K, int64_t N, nn_sgemm_pack_fn pack_b, void *user,
-                        void *dst);
+ * packs groups of k_unit rows in parallel, every column of them in one call
+ * (NULL = serial; k_unit < 1 = all rows at once): an im2col passes KH * KW,
+ * so that each input channel is gathered by one call.  No allocation. */
+void nn_sgemm_pack_b_fn(nn_ctx *c, int64_t K, int64_t N, int64_t k_unit, nn_sgemm_pack_fn pack_b,
+                        void *user, void *dst);
 
 /* A ready-made packer for 2-D convolution (1-D is IH = OH = KH = 1):
  * op(B) is the im2col matrix of one image and one group, K = C * KH * KW
