@@ -353,6 +353,9 @@ static void test_gemm_epilogues(void) {
 static void test_gemm_large(void) {
   static const int64_t shapes[][3] = {
       {64, 3136, 576}, {256, 784, 128}, {1, 1000, 2048}, {1000, 1, 2048}, {300, 300, 300},
+      /* AVX-512: 5 row tiles of 8 panels or fewer, made 6 of 6 and 7 for 2
+       * threads (M = 512 is 37 panels) */
+      {512, 49, 300},
   };
   for (int isa = 0; isa < NN_CPU_ISA_COUNT; isa++) {
     if (!nn_cpu_isa_set((nn_cpu_isa)isa))

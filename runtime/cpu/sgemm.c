@@ -1007,6 +1007,7 @@ static inline int64_t sg_b_pstride(int NR, int64_t kc) { return NR * (kc + 1); }
 
 typedef struct sg_plan {
   int64_t kc, mb, nb, ntm, ntn;
+  int64_t P, Q;                /* panels of rows (MR) and of columns (NR; 1 narrow) */
   bool narrow;
   bool direct_b;               /* B read in place by the micro-kernel, not packed */
   size_t a_floats, b_floats;   /* workspace per slot */
@@ -1066,14 +1067,25 @@ static void sg_plan_make(const sg_kern *kn, int64_t M, int64_t N, int64_t K, int
       p->ntn = sg_ceil_div(N, p->nb);
     }
   }
-  /* tiles of even size: 128 rows were 112 + 16, and the last worker to
-   * take a large tile held the others up */
-  p->mb = sg_round_up(sg_ceil_div(M, p->ntm), kn->mr);
-  p->ntm = sg_ceil_div(M, p->mb);
-  if (!p->narrow) {
-    p->nb = sg_round_up(sg_ceil_div(N, p->ntn), kn->nr);
-    p->ntn = sg_ceil_div(N, p->nb);
+  /* Tiles of even size, in whole panels (sg_tile spreads the P row panels
+   * and Q column panels over them): 128 rows were 112 + 16, and the last
+   * worker to take a large tile held the others up.  And a multiple of the
+   * participants of them: ResNet-50's 3x3 convs at 7x7 (512 rows) made 5
+   * tiles, of which one core took 3 and the other 2; with 6, ResNet-50 ran
+   * 5% faster on 2 threads, SqueezeNet 2.5% (Zen 5). */
+  p->P = sg_ceil_div(M, kn->mr);
+  p->Q = p->narrow ? 1 : sg_ceil_div(N, kn->nr);
+  if (t > 1 && (p->ntm * p->ntn) % t != 0) {
+    if (sg_round_up(p->ntm, t) <= p->P)
+      p->ntm = sg_round_up(p->ntm, t);
+    else if (sg_round_up(p->ntn, t) <= p->Q)
+      p->ntn = sg_round_up(p->ntn, t);
   }
+  p->ntm = sg_min(p->ntm, p->P);
+  p->ntn = sg_min(p->ntn, p->Q);
+  p->mb = sg_ceil_div(p->P, p->ntm) * kn->mr;   /* the largest tile */
+  if (!p->narrow)
+    p->nb = sg_ceil_div(p->Q, p->ntn) * kn->nr;
   int64_t tiles = p->ntm * p->ntn;
   p->threads = (int)sg_min(t, tiles);
   p->a_floats = a_packed ? 0 : (size_t)(p->mb * p->kc);
@@ -1311,8 +1323,10 @@ static void sg_tile(const sg_job *j, int64_t t, float *wa, float *wb) {
   const sg_plan *pl = &j->pl;
   const int MR = kn->mr, NR = kn->nr;
   int64_t tm = t % pl->ntm, tn = t / pl->ntm;
-  int64_t i0 = tm * pl->mb, j0 = tn * pl->nb;
-  int64_t mcur = sg_min(pl->mb, j->M - i0), ncur = sg_min(pl->nb, j->N - j0);
+  /* tile tm of ntm spans panels [tm * P / ntm, (tm + 1) * P / ntm) */
+  int64_t i0 = tm * pl->P / pl->ntm * MR, j0 = pl->narrow ? 0 : tn * pl->Q / pl->ntn * NR;
+  int64_t mcur = sg_min((tm + 1) * pl->P / pl->ntm * MR, j->M) - i0;
+  int64_t ncur = pl->narrow ? j->N : sg_min((tn + 1) * pl->Q / pl->ntn * NR, j->N) - j0;
   int64_t K = j->K;
   for (int64_t k0 = 0; k0 < K; k0 += pl->kc) {
     int64_t kc = sg_min(pl->kc, K - k0);
