@@ -106,6 +106,48 @@ static void sc_pad_range(void *arg, int64_t r0, int64_t r1) {
 }
 
 #if SG_X86
+/* Stride 2: rows [r0, r1) counted over (c, row), both parities of a row in
+ * one pass over it.  Where both of a column pair's inputs lie in the row,
+ * the loop has a constant stride and the compiler deinterleaves it with
+ * shuffles; the stride-2 gather one parity at a time, a float per step, was
+ * 14% of SqueezeNet's first conv (Zen 5). */
+static SG256 void sc_pad2_range(void *arg, int64_t r0, int64_t r1) {
+  const sc_job *j = arg;
+  const nn_sconv_shape *s = j->s;
+  const int64_t HP = j->g.HP, QP = j->g.QP, IW = s->IW, PL = s->PL;
+  /* column pair q reads inputs 2q - PL and 2q + 1 - PL: both in the row for
+   * q in [lo, hi) */
+  int64_t lo = (PL + 1) / 2, hi = (IW - 2 + PL) / 2 + 1;
+  lo = lo < QP ? lo : QP;
+  hi = hi < lo ? lo : hi < QP ? hi : QP;
+  for (int64_t r = r0; r < r1; r++) {
+    int64_t row = r % HP, c = r / HP;
+    float *restrict d0 = j->xs + (c * 2 * HP + row) * QP;
+    float *restrict d1 = d0 + HP * QP;
+    int64_t ih = row - s->PT;
+    if (ih < 0 || ih >= s->IH) {
+      memset(d0, 0, (size_t)QP * sizeof(float));
+      memset(d1, 0, (size_t)QP * sizeof(float));
+      continue;
+    }
+    const float *restrict x = j->x + (c * s->IH + ih) * IW - PL;
+    for (int64_t q = 0; q < lo; q++) {
+      d0[q] = 2 * q - PL >= 0 && 2 * q - PL < IW ? x[2 * q] : 0.0f;
+      d1[q] = 2 * q + 1 - PL >= 0 && 2 * q + 1 - PL < IW ? x[2 * q + 1] : 0.0f;
+    }
+    for (int64_t q = lo; q < hi; q++) {
+      d0[q] = x[2 * q];
+      d1[q] = x[2 * q + 1];
+    }
+    for (int64_t q = hi; q < QP; q++) {
+      d0[q] = 2 * q - PL < IW ? x[2 * q] : 0.0f;
+      d1[q] = 2 * q + 1 - PL < IW ? x[2 * q + 1] : 0.0f;
+    }
+  }
+}
+#endif
+
+#if SG_X86
 /* 16 pixels from ow x MB (<= 6) channels from m0 of output row oh. */
 static SG_ALWAYS_INLINE SG256 void sc_block(const int MB, const sc_job *j, int64_t oh, int64_t m0,
                                             int64_t ow) {
@@ -153,9 +195,11 @@ static SG256 void sc_block_any(int mb, const sc_job *j, int64_t oh, int64_t m0, 
 }
 
 /* 32 pixels from ow x MB (<= 12) channels from m0 of output row oh: the
- * AVX-512 twin of sc_block. */
-static SG_ALWAYS_INLINE SG512 void sc5_block(const int MB, const sc_job *j, int64_t oh,
-                                             int64_t m0, int64_t ow) {
+ * AVX-512 twin of sc_block.  NV = 1: the 16 pixels from ow only, those of
+ * mask mk (the row's last few: loads and stores masked, nothing past the
+ * row read or written). */
+static SG_ALWAYS_INLINE SG512 void sc5_block(const int MB, const int NV, const sc_job *j,
+                                             int64_t oh, int64_t m0, int64_t ow, __mmask16 mk) {
   const nn_sconv_shape *s = j->s;
   const int64_t ckk = j->ntap;
   __m512 a0[SC5_MB], a1[SC5_MB];
@@ -166,12 +210,14 @@ static SG_ALWAYS_INLINE SG512 void sc5_block(const int MB, const sc_job *j, int6
   const float *base = j->xs + oh * s->SH * j->g.QP + ow;
   for (int t = 0; t < j->ntap; t++) {
     const float *src = base + j->toff[t];
-    __m512 v0 = _mm512_loadu_ps(src), v1 = _mm512_loadu_ps(src + 16);
+    __m512 v0 = NV == 2 ? _mm512_loadu_ps(src) : _mm512_maskz_loadu_ps(mk, src);
+    __m512 v1 = NV == 2 ? _mm512_loadu_ps(src + 16) : v0;
     SG_UNROLL(12)
     for (int mi = 0; mi < MB; mi++) {
       __m512 b = _mm512_set1_ps(wm[mi * ckk + t]);
       a0[mi] = _mm512_fmadd_ps(b, v0, a0[mi]);
-      a1[mi] = _mm512_fmadd_ps(b, v1, a1[mi]);
+      if (NV == 2)
+        a1[mi] = _mm512_fmadd_ps(b, v1, a1[mi]);
     }
   }
   SG_UNROLL(12)
@@ -182,27 +228,41 @@ static SG_ALWAYS_INLINE SG512 void sc5_block(const int MB, const sc_job *j, int6
       a1[mi] = _mm512_add_ps(a1[mi], b);
     }
     float *yo = j->y + ((m0 + mi) * s->OH + oh) * s->OW + ow;
-    _mm512_storeu_ps(yo, sg5_act(&j->act, a0[mi]));
-    _mm512_storeu_ps(yo + 16, sg5_act(&j->act, a1[mi]));
+    if (NV == 2) {
+      _mm512_storeu_ps(yo, sg5_act(&j->act, a0[mi]));
+      _mm512_storeu_ps(yo + 16, sg5_act(&j->act, a1[mi]));
+    } else {
+      _mm512_mask_storeu_ps(yo, mk, sg5_act(&j->act, a0[mi]));
+    }
   }
 }
 
-static SG512 void sc5_block_any(int mb, const sc_job *j, int64_t oh, int64_t m0, int64_t ow) {
+#define SC5_CASE(MB_)                                                                       \
+  case MB_:                                                                                 \
+    if (nv == 2)                                                                            \
+      sc5_block(MB_, 2, j, oh, m0, ow, mk);                                                 \
+    else                                                                                    \
+      sc5_block(MB_, 1, j, oh, m0, ow, mk);                                                 \
+    break;
+
+static SG512 void sc5_block_any(int mb, int nv, const sc_job *j, int64_t oh, int64_t m0,
+                                int64_t ow, __mmask16 mk) {
   switch (mb) {
-  case 12: sc5_block(12, j, oh, m0, ow); break;
-  case 11: sc5_block(11, j, oh, m0, ow); break;
-  case 10: sc5_block(10, j, oh, m0, ow); break;
-  case 9: sc5_block(9, j, oh, m0, ow); break;
-  case 8: sc5_block(8, j, oh, m0, ow); break;
-  case 7: sc5_block(7, j, oh, m0, ow); break;
-  case 6: sc5_block(6, j, oh, m0, ow); break;
-  case 5: sc5_block(5, j, oh, m0, ow); break;
-  case 4: sc5_block(4, j, oh, m0, ow); break;
-  case 3: sc5_block(3, j, oh, m0, ow); break;
-  case 2: sc5_block(2, j, oh, m0, ow); break;
-  default: sc5_block(1, j, oh, m0, ow); break;
+  SC5_CASE(12)
+  SC5_CASE(11)
+  SC5_CASE(10)
+  SC5_CASE(9)
+  SC5_CASE(8)
+  SC5_CASE(7)
+  SC5_CASE(6)
+  SC5_CASE(5)
+  SC5_CASE(4)
+  SC5_CASE(3)
+  SC5_CASE(2)
+  default: SC5_CASE(1)
   }
 }
+#undef SC5_CASE
 
 /* Tasks [t0, t1): task t is output row t / nmb, channel block t % nmb. */
 static void sc_range(void *arg, int64_t t0, int64_t t1) {
@@ -214,8 +274,15 @@ static void sc_range(void *arg, int64_t t0, int64_t t1) {
     int mb = s->M - m0 < MBW ? (int)(s->M - m0) : MBW;
     for (int64_t ow = 0;; ow += PX) {
       int64_t o = ow + PX <= s->OW ? ow : s->OW - PX;
+      if (PX == SC5_PX && o != ow && s->OW - ow <= 16) {
+        /* 16 or fewer pixels left: one masked vector instead of a whole
+         * block shifted back over pixels already written (ResNet-50's 112
+         * = 3 x 32 + 16 computed 128) */
+        sc5_block_any(mb, 1, j, oh, m0, ow, (__mmask16)((1u << (s->OW - ow)) - 1u));
+        break;
+      }
       if (PX == SC5_PX)
-        sc5_block_any(mb, j, oh, m0, o);
+        sc5_block_any(mb, 2, j, oh, m0, o, (__mmask16)0xFFFF);
       else
         sc_block_any(mb, j, oh, m0, o);
       if (o + PX >= s->OW)
@@ -251,8 +318,10 @@ nn_status nn_sconv2d(nn_ctx *c, const nn_sconv_shape *s, const float *x, const f
     int kw = t % s->KW, kh = t / s->KW % s->KH, ch = t / (s->KW * s->KH);
     j.toff[t] = ((int64_t)(ch * s->SW + kw % s->SW) * j.g.HP + kh) * j.g.QP + kw / s->SW;
   }
-  int64_t rows = s->C * s->SW * j.g.HP;
-  nn_parallel_for(c, rows, 64, sc_pad_range, &j);
+  if (s->SW == 2)
+    nn_parallel_for(c, s->C * j.g.HP, 32, sc_pad2_range, &j);
+  else
+    nn_parallel_for(c, s->C * s->SW * j.g.HP, 64, sc_pad_range, &j);
   /* a task is one output row of one channel block: OW * mb * C * KH * KW
    * multiply-adds; grain so that a chunk is at least ~64k of them */
   int64_t task = s->OW * j.mb * s->C * s->KH * s->KW;
