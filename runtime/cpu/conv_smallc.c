@@ -274,7 +274,7 @@ static void sc_range(void *arg, int64_t t0, int64_t t1) {
     int mb = s->M - m0 < MBW ? (int)(s->M - m0) : MBW;
     for (int64_t ow = 0;; ow += PX) {
       int64_t o = ow + PX <= s->OW ? ow : s->OW - PX;
-      if (PX == SC5_PX && o != ow && s->OW - ow <= 16) {
+      if (PX == SC5_PX && s->OW - ow <= 16) {
         /* 16 or fewer pixels left: one masked vector instead of a whole
          * block shifted back over pixels already written (ResNet-50's 112
          * = 3 x 32 + 16 computed 128) */

@@ -451,8 +451,8 @@ static SG_ALWAYS_INLINE void sgp_ukr_t(const int MR, int64_t kc, const float *re
 }
 
 #define SGP_UKR(M_)                                                                       \
-  static void sgp_ukr_##M_(int64_t kc, const float *pa, const float *pb, int64_t bsk,       \
-                           float *c, int64_t ldc, int nr, unsigned flags, const sg_rt *e,   \
+  static void sgp_ukr_##M_(int64_t kc, const float *pa, const float *pb, int64_t bsk,     \
+                           float *c, int64_t ldc, int nr, unsigned flags, const sg_rt *e, \
                            int64_t i0, int64_t j0) {                                      \
     sgp_ukr_t(M_, kc, pa, pb, bsk, c, ldc, nr, flags, e, i0, j0);                         \
   }
@@ -614,15 +614,15 @@ SG_UNROLL(6)
 }
 
 #define SG2_UKR(M_)                                                                       \
-  static SG256 void sg2_ukr_##M_(int64_t kc, const float *pa, const float *pb,         \
-                                 int64_t bsk, float *c, int64_t ldc, int nr, unsigned flags, \
-                                 const sg_rt *e, int64_t i0, int64_t j0) {                  \
-    sg2_ukr_t(M_, false, kc, pa, pb, bsk, c, ldc, nr, flags, e, i0, j0);                       \
+  static SG256 void sg2_ukr_##M_(int64_t kc, const float *pa, const float *pb, int64_t bsk, \
+                                 float *c, int64_t ldc, int nr, unsigned flags,           \
+                                 const sg_rt *e, int64_t i0, int64_t j0) {                \
+    sg2_ukr_t(M_, false, kc, pa, pb, bsk, c, ldc, nr, flags, e, i0, j0);                  \
   }                                                                                       \
-  static SG256 void sg2_hkr_##M_(int64_t kc, const float *pa, const float *pb,         \
-                                 int64_t bsk, float *c, int64_t ldc, int nr, unsigned flags, \
-                                 const sg_rt *e, int64_t i0, int64_t j0) {                  \
-    sg2_ukr_t(M_, true, kc, pa, pb, bsk, c, ldc, nr, flags, e, i0, j0);                        \
+  static SG256 void sg2_hkr_##M_(int64_t kc, const float *pa, const float *pb, int64_t bsk, \
+                                 float *c, int64_t ldc, int nr, unsigned flags,           \
+                                 const sg_rt *e, int64_t i0, int64_t j0) {                \
+    sg2_ukr_t(M_, true, kc, pa, pb, bsk, c, ldc, nr, flags, e, i0, j0);                   \
   }
 SG2_UKR(1)
 SG2_UKR(2)
@@ -840,15 +840,15 @@ SG_UNROLL(14)
 }
 
 #define SG5_UKR(M_)                                                                       \
-  static SG512 void sg5_ukr_##M_(int64_t kc, const float *pa, const float *pb,         \
-                                 int64_t bsk, float *c, int64_t ldc, int nr, unsigned flags, \
-                                 const sg_rt *e, int64_t i0, int64_t j0) {                  \
-    sg5_ukr_t(M_, false, kc, pa, pb, bsk, c, ldc, nr, flags, e, i0, j0);                       \
+  static SG512 void sg5_ukr_##M_(int64_t kc, const float *pa, const float *pb, int64_t bsk, \
+                                 float *c, int64_t ldc, int nr, unsigned flags,           \
+                                 const sg_rt *e, int64_t i0, int64_t j0) {                \
+    sg5_ukr_t(M_, false, kc, pa, pb, bsk, c, ldc, nr, flags, e, i0, j0);                  \
   }                                                                                       \
-  static SG512 void sg5_hkr_##M_(int64_t kc, const float *pa, const float *pb,         \
-                                 int64_t bsk, float *c, int64_t ldc, int nr, unsigned flags, \
-                                 const sg_rt *e, int64_t i0, int64_t j0) {                  \
-    sg5_ukr_t(M_, true, kc, pa, pb, bsk, c, ldc, nr, flags, e, i0, j0);                        \
+  static SG512 void sg5_hkr_##M_(int64_t kc, const float *pa, const float *pb, int64_t bsk, \
+                                 float *c, int64_t ldc, int nr, unsigned flags,           \
+                                 const sg_rt *e, int64_t i0, int64_t j0) {                \
+    sg5_ukr_t(M_, true, kc, pa, pb, bsk, c, ldc, nr, flags, e, i0, j0);                   \
   }
 SG5_UKR(1)
 SG5_UKR(2)
@@ -1297,7 +1297,11 @@ static void sg_panel_row(const sg_job *j, int mr, int64_t kc, const float *a, co
     int nr = (int)sg_min(NR, ncur - jp * NR);
     const float *b = bp + jp * bstride;
     int q = 0;
-    if (nr == NR || (!raw && (nr > NR / 2 + kn->nrn || (nr > SG_NARROW_MAX(kn) && !kn->hkr[mr])))) {
+    /* the full-width kernel for a whole panel, and for a packed last one
+     * (zero past N) too wide for the half-width kernel and a narrow one */
+    bool whole = nr == NR || (!raw && (nr > NR / 2 + kn->nrn ||
+                                       (nr > SG_NARROW_MAX(kn) && !kn->hkr[mr])));
+    if (whole) {
       ukr(kc, a, b, bsk, crow + jp * NR, j->ldc, nr, flags, &j->rt, i, j0 + jp * NR);
       continue;
     }
