@@ -1297,14 +1297,13 @@ static nn_status conv_run_f32(nn_ctx *c, const conv_priv *p, conv_job *jb, void 
         };
         if (p->path == CONV_PATH_PACKED) {
           /* B packed once (in parallel), then a plain product */
+          /* a 1x1 conv packs once only to apply its fused normalization
+           * (conv_prepare); any other packs its im2col, by channels */
           conv_rows rows = conv_rows_of(p, xg, g->in_sz);
-          bool unit = g->k[1] == 1 && g->k[2] == 1 && g->s[1] == 1 && g->s[2] == 1 &&
-                      g->pb[1] == 0 && g->pb[2] == 0 && g->pe[1] == 0 && g->pe[2] == 0;
-          /* a unit conv packs once only through its fused normalization
-           * (conv_prepare) */
-          nn_sgemm_pack_fn pack = unit ? conv_pack_rows_norm : nn_sgemm_pack_im2col;
-          nn_sgemm_pack_b_fn(c, p->K, N, unit ? 1 : g->k[1] * g->k[2], pack,
-                             unit ? (void *)&rows : (void *)&im, jb->col);
+          if (p->norm_pre)
+            nn_sgemm_pack_b_fn(c, p->K, N, 1, conv_pack_rows_norm, &rows, jb->col);
+          else
+            nn_sgemm_pack_b_fn(c, p->K, N, g->k[1] * g->k[2], nn_sgemm_pack_im2col, &im, jb->col);
           st = pa ? nn_sgemm_compute_papb(c, p->Mg, N, p->K, 1.0f, pa, jb->col, 0.0f, yg, N, &e,
                                           gws, p->gemm_ws)
                   : nn_sgemm_compute_pb(c, 0, p->Mg, N, p->K, 1.0f, wg, p->K, jb->col, 0.0f, yg,

@@ -122,27 +122,27 @@ static SG256 void sc_pad2_range(void *arg, int64_t r0, int64_t r1) {
   hi = hi < lo ? lo : hi < QP ? hi : QP;
   for (int64_t r = r0; r < r1; r++) {
     int64_t row = r % HP, c = r / HP;
-    float *restrict d0 = j->xs + (c * 2 * HP + row) * QP;
-    float *restrict d1 = d0 + HP * QP;
+    float *d0 = j->xs + (c * 2 * HP + row) * QP;
+    float *d1 = d0 + HP * QP;
     int64_t ih = row - s->PT;
     if (ih < 0 || ih >= s->IH) {
       memset(d0, 0, (size_t)QP * sizeof(float));
       memset(d1, 0, (size_t)QP * sizeof(float));
       continue;
     }
-    const float *restrict x = j->x + (c * s->IH + ih) * IW - PL;
-    for (int64_t q = 0; q < lo; q++) {
-      d0[q] = 2 * q - PL >= 0 && 2 * q - PL < IW ? x[2 * q] : 0.0f;
-      d1[q] = 2 * q + 1 - PL >= 0 && 2 * q + 1 - PL < IW ? x[2 * q + 1] : 0.0f;
+    /* the edges as the one-parity rows are gathered, the middle in one
+     * pass: pair lo + t reads xm[2t] and xm[2t + 1] */
+    const float *xr = j->x + (c * s->IH + ih) * IW;
+    ku_gather_row(d0, xr, IW, -PL, 2, lo);
+    ku_gather_row(d1, xr, IW, 1 - PL, 2, lo);
+    const float *restrict xm = xr + 2 * lo - PL;
+    float *restrict m0 = d0 + lo, *restrict m1 = d1 + lo;
+    for (int64_t t = 0; t < hi - lo; t++) {
+      m0[t] = xm[2 * t];
+      m1[t] = xm[2 * t + 1];
     }
-    for (int64_t q = lo; q < hi; q++) {
-      d0[q] = x[2 * q];
-      d1[q] = x[2 * q + 1];
-    }
-    for (int64_t q = hi; q < QP; q++) {
-      d0[q] = 2 * q - PL < IW ? x[2 * q] : 0.0f;
-      d1[q] = 2 * q + 1 - PL < IW ? x[2 * q + 1] : 0.0f;
-    }
+    ku_gather_row(d0 + hi, xr, IW, 2 * hi - PL, 2, QP - hi);
+    ku_gather_row(d1 + hi, xr, IW, 2 * hi + 1 - PL, 2, QP - hi);
   }
 }
 #endif
