@@ -293,8 +293,9 @@ static bool run_conv_case(const conv_case *t) {
 static const conv_case conv_cases[] = {
   /* implicit im2col: 3x3 pad 1, few output channels */
   {"conv3x3 implicit", 2, 1, 16, 24, 1, {20, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
-  /* explicit im2col: many output rows, small map, deep K */
-  {"conv3x3 explicit", 2, 1, 64, 160, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, "Relu"},
+  /* explicit im2col: many output rows, small map, deep K (more input
+   * channels than the direct kernel takes) */
+  {"conv3x3 explicit", 2, 1, 144, 160, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, "Relu"},
   /* 2 images, strided, asymmetric pads, dilation */
   {"conv batch stride pads dil", 2, 2, 8, 12, 1, {15, 13}, {3, 2}, {2, 1}, {2, 3}, {2, 0}, {1, 3}, true, "Clip"},
   {"conv1x1", 2, 1, 48, 40, 1, {9, 11}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, NULL},
@@ -337,6 +338,17 @@ static const conv_case conv_cases[] = {
    * 45 above = 32 + 13), more than 16 in a block shifted back (50) */
   {"rgb 3x3 s1 m14 ow48", 2, 1, 3, 14, 1, {5, 48}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, "Relu"},
   {"rgb 3x3 s1 m13 ow50", 2, 1, 3, 13, 1, {4, 50}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, "Clip"},
+  /* stride 1, up to 128 input channels: the direct kernel on AVX2 and
+   * AVX-512 (cpu/conv_direct.h): output pixels numbered in the padded
+   * width, so a block of 32 (16) of them spans rows on small maps, the
+   * padding columns dropped at the store; channel tails of M % 14 (6) */
+  {"direct 3x3 c8 m29 ow37", 2, 1, 8, 29, 1, {23, 37}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, "Relu"},
+  {"direct 5x5 c12 m24 batch", 2, 2, 12, 24, 1, {13, 18}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, true, "Clip"},
+  {"direct 3x3 c64 m8 7x7", 2, 1, 64, 8, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, NULL},
+  {"direct 7x3 asym pads c5 m15", 2, 1, 5, 15, 1, {12, 11}, {7, 3}, {1, 1}, {1, 1}, {3, 0}, {2, 2}, true, NULL},
+  {"direct 3x3 valid c6 m3 ow1", 2, 1, 6, 3, 1, {9, 3}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, "Relu"},
+  {"direct 1x5 c16 m14 wide", 2, 1, 16, 14, 1, {3, 70}, {1, 5}, {1, 1}, {1, 1}, {0, 2}, {0, 2}, true, "Clip"},
+  {"direct 3x3 c100 m12 14x14", 2, 1, 100, 12, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
   {"conv1d", 1, 2, 12, 20, 1, {33}, {5}, {2}, {1}, {2}, {1}, true, "Relu"},
   {"conv3d", 3, 1, 6, 10, 1, {5, 6, 7}, {3, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, {1, 0, 1}, true, NULL},
   {"conv3d depthwise", 3, 1, 4, 4, 4, {4, 5, 6}, {2, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, true, NULL},

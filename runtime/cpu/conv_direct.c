@@ -1,0 +1,326 @@
+/* conv_direct.c - direct stride-1 convolution on a padded copy of the input
+ * (see conv_direct.h): blocks of MR output channels x NW pixels numbered
+ * in the padded width, accumulated in registers.
+ *
+ * Work is split by bands of pixels (rows of the output), all channels of a
+ * band on one worker, and the padded copy by the same bands of rows: a
+ * worker reads mostly the rows it copied, and the 1x1 conv after it (whose
+ * GEMM splits by columns, the same pixels) reads mostly what it wrote.
+ */
+#include <string.h>
+
+#include "cpu/conv_direct.h"
+#include "cpu/kernel_util.h"
+#include "cpu/sgemm_simd.h"
+
+#define DC_MAX_C 256
+#define DC_MAX_K 7
+#define DC5_MR 14        /* output channels per block (AVX-512) */
+#define DC5_NW 32        /* padded-width pixels per block: two vectors */
+#define DC2_MR 6         /* the same, AVX2 */
+#define DC2_NW 16
+#define DC_WALIGN 16     /* output channels of the reordered weights rounded up to */
+/* A block of NW pixels starting at the last used pixel reads up to NW - 1
+ * floats past the last padded plane: zeros kept after it. */
+#define DC_SLACK 64
+/* Runs of a block's pixels that are one piece of an output row within one
+ * vector: at most a run per row the block touches (NW + 1 rows when PW is
+ * 1) plus a cut per vector boundary. */
+#define DC_MAX_SEG (2 * DC5_NW + 4)
+
+typedef struct dc_geom {
+  int64_t PH, PW, plane; /* padded planes */
+  int64_t nuse;          /* padded-width pixels up to the last output: (OH - 1) * PW + OW */
+  int64_t mp;            /* output channels of the reordered weights */
+  int kk;                /* KH * KW */
+} dc_geom;
+
+static dc_geom dc_geom_of(const nn_dconv_shape *s) {
+  dc_geom g;
+  g.PH = s->OH + s->KH - 1;
+  g.PW = s->OW + s->KW - 1;
+  g.plane = g.PH * g.PW;
+  g.nuse = (s->OH - 1) * g.PW + s->OW;
+  g.mp = (s->M + DC_WALIGN - 1) / DC_WALIGN * DC_WALIGN;
+  g.kk = s->KH * s->KW;
+  return g;
+}
+
+bool nn_dconv_ok(const nn_dconv_shape *s) {
+#if SG_X86
+  if (!s || nn_cpu_isa_get() < NN_CPU_AVX2)
+    return false;
+  if (s->C < 1 || s->C > DC_MAX_C || s->M < 1 || s->M > (1 << 20) || s->OH < 1 || s->OW < 1)
+    return false;
+  if (s->KH < 1 || s->KH > DC_MAX_K || s->KW < 1 || s->KW > DC_MAX_K || s->PT < 0 ||
+      s->PL < 0 || s->PT >= s->KH || s->PL >= s->KW)
+    return false;
+  if (s->IH < 1 || s->IW < 1 || s->IH > (1 << 20) || s->IW > (1 << 20) || s->OH > (1 << 20) ||
+      s->OW > (1 << 20))
+    return false;
+  /* stride 1: the bottom / right padding the output implies */
+  int64_t pb = s->OH + s->KH - 1 - s->IH - s->PT, pr = s->OW + s->KW - 1 - s->IW - s->PL;
+  if (pb < 0 || pb >= s->KH || pr < 0 || pr >= s->KW)
+    return false;
+  dc_geom g = dc_geom_of(s);
+  return s->C * g.plane <= ((int64_t)1 << 26);
+#else
+  (void)s;
+  return false;
+#endif
+}
+
+size_t nn_dconv_pack_floats(const nn_dconv_shape *s) {
+  dc_geom g = dc_geom_of(s);
+  return (size_t)(s->C * g.kk * g.mp);
+}
+
+void nn_dconv_pack(const nn_dconv_shape *s, const float *w, float *dst) {
+  dc_geom g = dc_geom_of(s);
+  memset(dst, 0, nn_dconv_pack_floats(s) * sizeof(float));
+  for (int64_t m = 0; m < s->M; m++)
+    for (int64_t ck = 0; ck < s->C * g.kk; ck++)
+      dst[ck * g.mp + m] = w[m * s->C * g.kk + ck];
+}
+
+size_t nn_dconv_ws_floats(const nn_dconv_shape *s) {
+  dc_geom g = dc_geom_of(s);
+  return (size_t)((s->C * g.plane + DC_SLACK + 15) / 16 * 16);
+}
+
+typedef struct dc_seg {
+  int l0, len;           /* lanes of the block */
+  int64_t yoff;          /* where they go in an output plane */
+} dc_seg;
+
+typedef struct dc_job {
+  const nn_dconv_shape *s;
+  dc_geom g;
+  const float *x, *wp, *bias;
+  float *y, *xp;
+  sg_act act;
+  int mr, nw;            /* block of the path in use */
+  int64_t panels;        /* blocks of output channels */
+  int64_t toff[DC_MAX_K * DC_MAX_K];   /* tap (kh, kw) reads kh * PW + kw further */
+} dc_job;
+
+/* Padded rows [r0, r1) of every channel. */
+static void dc_pad_range(void *arg, int64_t r0, int64_t r1) {
+  const dc_job *j = arg;
+  const nn_dconv_shape *s = j->s;
+  const int64_t PW = j->g.PW;
+  for (int64_t ch = 0; ch < s->C; ch++)
+    for (int64_t r = r0; r < r1; r++) {
+      float *dst = j->xp + ch * j->g.plane + r * PW;
+      int64_t ih = r - s->PT;
+      if (ih < 0 || ih >= s->IH)
+        memset(dst, 0, (size_t)PW * sizeof(float));
+      else
+        ku_gather_row(dst, j->x + (ch * s->IH + ih) * s->IW, s->IW, -s->PL, 1, PW);
+    }
+}
+
+/* The runs of output rows in pixels [n0, n0 + nw) of the padded width, each
+ * within one vector of vw lanes; the padding columns are skipped. */
+static int dc_segments(const dc_job *j, int64_t n0, int nw, int vw, dc_seg *seg) {
+  const int64_t PW = j->g.PW, OW = j->s->OW;
+  int64_t end = n0 + nw < j->g.nuse ? n0 + nw : j->g.nuse;
+  int ns = 0;
+  for (int64_t n = n0; n < end;) {
+    int64_t oh = n / PW, ow = n - oh * PW;
+    if (ow >= OW) {
+      n = (oh + 1) * PW;
+      continue;
+    }
+    int64_t e = oh * PW + OW < end ? oh * PW + OW : end;
+    int64_t l0 = n - n0, vend = (l0 / vw + 1) * vw;
+    if (e - n0 > vend)
+      e = n0 + vend;
+    seg[ns++] = (dc_seg){(int)l0, (int)(e - n), oh * OW + ow};
+    n = e;
+  }
+  return ns;
+}
+
+#if SG_X86
+/* MR (<= 14) channels from m0 x 32 pixels from n0: two vectors per channel,
+ * bias first, the activation at the store; lanes in the padding dropped by
+ * compressing each run of a row to the front of a masked store. */
+static SG_ALWAYS_INLINE SG512 void dc5_block(const int MR, const dc_job *j, int64_t n0,
+                                             int64_t m0) {
+  const nn_dconv_shape *s = j->s;
+  const int64_t mp = j->g.mp, plane = j->g.plane;
+  const int kk = j->g.kk;
+  __m512 a0[DC5_MR], a1[DC5_MR];
+  SG_UNROLL(14)
+  for (int r = 0; r < MR; r++)
+    a0[r] = a1[r] = _mm512_set1_ps(j->bias ? j->bias[m0 + r] : 0.0f);
+  const float *xc = j->xp + n0, *wc = j->wp + m0;
+  for (int64_t ch = 0; ch < s->C; ch++, xc += plane) {
+    for (int t = 0; t < kk; t++, wc += mp) {
+      const float *src = xc + j->toff[t];
+      __m512 v0 = _mm512_loadu_ps(src), v1 = _mm512_loadu_ps(src + 16);
+      SG_UNROLL(14)
+      for (int r = 0; r < MR; r++) {
+        __m512 b = _mm512_set1_ps(wc[r]);
+        a0[r] = _mm512_fmadd_ps(b, v0, a0[r]);
+        a1[r] = _mm512_fmadd_ps(b, v1, a1[r]);
+      }
+    }
+  }
+  dc_seg seg[DC_MAX_SEG];
+  int ns = dc_segments(j, n0, DC5_NW, 16, seg);
+  const int64_t osz = s->OH * s->OW;
+  SG_UNROLL(14)
+  for (int r = 0; r < MR; r++) {
+    __m512 v[2] = {sg5_act(&j->act, a0[r]), sg5_act(&j->act, a1[r])};
+    float *ym = j->y + (m0 + r) * osz;
+    for (int q = 0; q < ns; q++) {
+      __m512 u = v[seg[q].l0 >> 4];
+      int sh = seg[q].l0 & 15;
+      if (seg[q].len == 16) {
+        _mm512_storeu_ps(ym + seg[q].yoff, u);
+        continue;
+      }
+      __mmask16 run = (__mmask16)((1u << seg[q].len) - 1u);
+      if (sh)
+        u = _mm512_maskz_compress_ps((__mmask16)(run << sh), u);
+      _mm512_mask_storeu_ps(ym + seg[q].yoff, run, u);
+    }
+  }
+}
+
+#define DC5_CASE(MR_)                                                                        \
+  case MR_:                                                                                  \
+    dc5_block(MR_, j, n0, m0);                                                               \
+    break;
+
+static SG512 void dc5_block_any(int mr, const dc_job *j, int64_t n0, int64_t m0) {
+  switch (mr) {
+  DC5_CASE(14)
+  DC5_CASE(13)
+  DC5_CASE(12)
+  DC5_CASE(11)
+  DC5_CASE(10)
+  DC5_CASE(9)
+  DC5_CASE(8)
+  DC5_CASE(7)
+  DC5_CASE(6)
+  DC5_CASE(5)
+  DC5_CASE(4)
+  DC5_CASE(3)
+  DC5_CASE(2)
+  default: DC5_CASE(1)
+  }
+}
+#undef DC5_CASE
+
+/* The AVX2 twin: MR (<= 6) channels x 16 pixels, stored through a block on
+ * the stack (AMD's masked stores are slow), each run of a row copied out. */
+static SG_ALWAYS_INLINE SG256 void dc2_block(const int MR, const dc_job *j, int64_t n0,
+                                             int64_t m0) {
+  const nn_dconv_shape *s = j->s;
+  const int64_t mp = j->g.mp, plane = j->g.plane;
+  const int kk = j->g.kk;
+  __m256 a0[DC2_MR], a1[DC2_MR];
+  SG_UNROLL(6)
+  for (int r = 0; r < MR; r++)
+    a0[r] = a1[r] = _mm256_set1_ps(j->bias ? j->bias[m0 + r] : 0.0f);
+  const float *xc = j->xp + n0, *wc = j->wp + m0;
+  for (int64_t ch = 0; ch < s->C; ch++, xc += plane) {
+    for (int t = 0; t < kk; t++, wc += mp) {
+      const float *src = xc + j->toff[t];
+      __m256 v0 = _mm256_loadu_ps(src), v1 = _mm256_loadu_ps(src + 8);
+      SG_UNROLL(6)
+      for (int r = 0; r < MR; r++) {
+        __m256 b = _mm256_broadcast_ss(wc + r);
+        a0[r] = _mm256_fmadd_ps(b, v0, a0[r]);
+        a1[r] = _mm256_fmadd_ps(b, v1, a1[r]);
+      }
+    }
+  }
+  dc_seg seg[DC_MAX_SEG];
+  int ns = dc_segments(j, n0, DC2_NW, DC2_NW, seg);
+  const int64_t osz = s->OH * s->OW;
+  float blk[DC2_NW] __attribute__((aligned(32)));
+  SG_UNROLL(6)
+  for (int r = 0; r < MR; r++) {
+    float *ym = j->y + (m0 + r) * osz;
+    if (ns == 1 && seg[0].len == DC2_NW) {
+      _mm256_storeu_ps(ym + seg[0].yoff, sg2_act(&j->act, a0[r]));
+      _mm256_storeu_ps(ym + seg[0].yoff + 8, sg2_act(&j->act, a1[r]));
+      continue;
+    }
+    _mm256_store_ps(blk, sg2_act(&j->act, a0[r]));
+    _mm256_store_ps(blk + 8, sg2_act(&j->act, a1[r]));
+    for (int q = 0; q < ns; q++)
+      memcpy(ym + seg[q].yoff, blk + seg[q].l0, (size_t)seg[q].len * sizeof(float));
+  }
+}
+
+static SG256 void dc2_block_any(int mr, const dc_job *j, int64_t n0, int64_t m0) {
+  switch (mr) {
+  case 6: dc2_block(6, j, n0, m0); break;
+  case 5: dc2_block(5, j, n0, m0); break;
+  case 4: dc2_block(4, j, n0, m0); break;
+  case 3: dc2_block(3, j, n0, m0); break;
+  case 2: dc2_block(2, j, n0, m0); break;
+  default: dc2_block(1, j, n0, m0); break;
+  }
+}
+
+/* Tasks [t0, t1): task t is the block of pixels t / panels, channel block
+ * t % panels (the blocks of one band of pixels after each other, so a band
+ * stays in cache while the channel blocks go by). */
+static void dc_range(void *arg, int64_t t0, int64_t t1) {
+  const dc_job *j = arg;
+  const int64_t M = j->s->M;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t n0 = t / j->panels * j->nw, m0 = t % j->panels * j->mr;
+    int mr = M - m0 < j->mr ? (int)(M - m0) : j->mr;
+    if (j->nw == DC5_NW)
+      dc5_block_any(mr, j, n0, m0);
+    else
+      dc2_block_any(mr, j, n0, m0);
+  }
+}
+#endif
+
+nn_status nn_dconv2d(nn_ctx *c, const nn_dconv_shape *s, const float *x, const float *wp,
+                     float *y, const nn_sgemm_epi *epi, float *ws) {
+  if (!nn_dconv_ok(s) || !x || !wp || !y || !ws)
+    return NN_ERR_INVALID_ARG;
+  if (epi && (epi->res || (epi->bias && epi->bias_kind != NN_SGEMM_BIAS_ROW)))
+    return NN_ERR_INVALID_ARG;
+#if SG_X86
+  dc_job j;
+  memset(&j, 0, sizeof j);
+  j.s = s;
+  j.g = dc_geom_of(s);
+  j.x = x;
+  j.wp = wp;
+  j.y = y;
+  j.xp = ws;
+  j.bias = epi && epi->bias ? epi->bias : NULL;
+  j.act = sg_act_from(epi);
+  bool wide = nn_cpu_isa_get() >= NN_CPU_AVX512;
+  j.mr = wide ? DC5_MR : DC2_MR;
+  j.nw = wide ? DC5_NW : DC2_NW;
+  j.panels = (s->M + j.mr - 1) / j.mr;
+  for (int t = 0; t < j.g.kk; t++)
+    j.toff[t] = (t / s->KW) * j.g.PW + t % s->KW;
+  memset(ws + s->C * j.g.plane, 0, DC_SLACK * sizeof(float));
+  /* the copy by bands of rows, each at least ~16k floats */
+  int64_t row = s->C * j.g.PW;
+  nn_parallel_for(c, j.g.PH, row >= 16384 ? 1 : 16384 / row, dc_pad_range, &j);
+  /* a task is mr x nw x C x KH x KW multiply-adds: chunks of at least ~64k */
+  int64_t task = (int64_t)j.mr * j.nw * s->C * j.g.kk;
+  int64_t blocks = (j.g.nuse + j.nw - 1) / j.nw;
+  nn_parallel_for(c, blocks * j.panels, task >= 65536 ? 1 : 65536 / task, dc_range, &j);
+  return NN_OK;
+#else
+  (void)c;
+  (void)epi;
+  return NN_ERR_INVALID_ARG;
+#endif
+}

@@ -1,0 +1,66 @@
+/* conv_direct.h - direct 2-D convolution, stride 1, for a few to a few dozen
+ * input channels, float32 NCHW, with the GEMM engine's fused bias +
+ * activation epilogue.
+ *
+ * Why: Winograd F(2x2, 3x3) does 2.25x fewer multiply-adds, but with 16
+ * input channels its products are only 16 deep and its transformed blocks
+ * (V, then the 16 products M, four times the output) pass through memory
+ * three times.  On one core that still wins; on two it scaled 1.1-1.3x
+ * (SqueezeNet's 16 -> 64 3x3 at 55x55: 0.29 ms on 1 thread and on 2, Zen 5
+ * VM) where this kernel, which reads only the input and the weights and
+ * writes each output once, scales as well as its share of the rows.
+ *
+ * How: the input is copied once, zero-padded, into planes of
+ * PW = OW + KW - 1 columns.  Output pixels are numbered in that padded
+ * width (n = oh * PW + ow), so the pixels of a tap (kh, kw) of a run of n
+ * are one contiguous run of the padded plane, kh * PW + kw further on: a
+ * block of MR output channels x NW such pixels accumulates in registers
+ * (14 x 32 on AVX-512, 6 x 16 on AVX2) with two loads per tap and channel,
+ * and the KW - 1 pixels per row that fall in the padding are computed and
+ * dropped at the store.  The weights are reordered once into
+ * [c][kh][kw][M rounded up to 16] (nn_dconv_pack), the same for both paths.
+ *
+ *   y[m][oh][ow] = act(bias[m] + sum_{c,kh,kw} w[m][c][kh][kw] *
+ *                         x[c][oh - PT + kh][ow - PL + kw])
+ * with zeros outside the input; the bottom / right padding follows from
+ * OH and OW.  x86 with AVX2+FMA or AVX-512 only (nn_dconv_ok); the caller
+ * keeps another path for everything else.
+ */
+#ifndef NN_CPU_CONV_DIRECT_H
+#define NN_CPU_CONV_DIRECT_H
+
+#include "cpu/sgemm.h"
+
+typedef struct nn_dconv_shape {
+  int64_t C, M;      /* input and output channels (group 1) */
+  int64_t IH, IW;    /* input plane */
+  int64_t OH, OW;    /* output plane */
+  int KH, KW;        /* window, stride 1, no dilation */
+  int PT, PL;        /* top / left zero padding */
+} nn_dconv_shape;
+
+/* Whether this CPU and shape take the direct path: AVX2+FMA, 1 <= C <= 256,
+ * windows up to 7x7 with padding smaller than the window, OH = IH + PT + PB
+ * - KH + 1 >= 1 for some PB in [0, KH) (the same for the width), sizes below
+ * 2^20 and a padded copy of at most 2^26 floats. */
+bool nn_dconv_ok(const nn_dconv_shape *s);
+
+/* Floats of reordered weights (nn_dconv_pack), a multiple of 16. */
+size_t nn_dconv_pack_floats(const nn_dconv_shape *s);
+/* w: [M][C][KH][KW] -> dst (nn_dconv_pack_floats floats). */
+void nn_dconv_pack(const nn_dconv_shape *s, const float *w, float *dst);
+
+/* Floats of workspace nn_dconv2d needs (the padded copy of one image), a
+ * multiple of 16. */
+size_t nn_dconv_ws_floats(const nn_dconv_shape *s);
+
+/* One image.  x: [C][IH][IW]; wp: from nn_dconv_pack; y: [M][OH][OW], must
+ * not overlap x; epi: activation and NN_SGEMM_BIAS_ROW bias (one per output
+ * channel), NULL = neither; a residual is refused.  ws: nn_dconv_ws_floats
+ * floats, 64-byte aligned.  c: its pool splits the copy by rows and the
+ * product by bands of pixels.  NN_OK, or NN_ERR_INVALID_ARG for a shape
+ * nn_dconv_ok refuses or a bad argument.  No allocation. */
+nn_status nn_dconv2d(nn_ctx *c, const nn_dconv_shape *s, const float *x, const float *wp,
+                     float *y, const nn_sgemm_epi *epi, float *ws);
+
+#endif
