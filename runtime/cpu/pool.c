@@ -10,6 +10,9 @@
  * that reads and writes through the dtype (exact for max, double sums).
  */
 #include <math.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 #include <string.h>
 
 #include "cpu/ops.h"
@@ -513,6 +516,77 @@ POOL_AVX2 static void pool_3x3s2_avx2(const pool_priv *p, const float *x, float 
   pool_3x3s2_plane(p, x, y);
 }
 
+#if POOL_HAVE_AVX2
+/* Columns [c, c + 16) of the nr rows from a (c may be -1), their vertical
+ * maximum in pool_op's order; columns outside [0, IW) read as -inf, the
+ * padding, without being touched. */
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) __m512
+pool_s2_col16(const float *a, int64_t IW,
+                                                                      int nr, int64_t c) {
+  if (c >= 0 && c + 16 <= IW) {   /* the row's inside: no mask */
+    __m512 m = _mm512_loadu_ps(a + c);
+    if (nr > 1)
+      m = _mm512_max_ps(_mm512_loadu_ps(a + IW + c), m);
+    if (nr > 2)
+      m = _mm512_max_ps(_mm512_loadu_ps(a + 2 * IW + c), m);
+    return m;
+  }
+  int64_t lo = c < 0 ? -c : 0, hi = IW - c < 16 ? IW - c : 16;
+  __mmask16 k = hi > lo ? (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u)) : (__mmask16)0;
+  const __m512 ninf = _mm512_set1_ps(-INFINITY);
+  /* the address of column c, which may lie before the row: masked off */
+  const float *p = (const float *)((uintptr_t)a + (uintptr_t)(c * (int64_t)sizeof(float)));
+  __m512 m = _mm512_mask_loadu_ps(ninf, k, p);
+  if (nr > 1)
+    m = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, k, p + IW), m);
+  if (nr > 2)
+    m = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, k, p + 2 * IW), m);
+  return m;
+}
+
+/* pool_3x3s2_plane 16 outputs at a time straight from the input rows: the vertical
+ * maxima of the 33 columns they read in three vectors (the third is the
+ * next 16 outputs' first), then the even, odd and next even columns picked
+ * by a permute each.  The generic loop's row buffer
+ * cost a store and a reload per column (AVX2: 0.035 ms for SqueezeNet's
+ * 256 x 27 x 27 pool, Zen 5).  The same comparisons in the same order as
+ * pool_op, so the same results. */
+__attribute__((target("avx512f"))) static void pool_3x3s2_avx512(const pool_priv *p,
+                                                                 const float *x, float *y) {
+  const nn_conv_geom *g = &p->g;
+  const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
+  const int64_t pt = g->pb[1], pl = g->pb[2];
+  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i io = _mm512_add_epi32(ie, _mm512_set1_epi32(1));
+  const __m512i is = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
+  for (int64_t oh = 0; oh < OH; oh++) {
+    int64_t r0 = 2 * oh - pt;
+    int64_t lo = r0 > 0 ? r0 : 0, hi = r0 + 3 < IH ? r0 + 3 : IH;
+    float *yr = y + oh * OW;
+    if (hi <= lo) {
+      for (int64_t ow = 0; ow < OW; ow++)
+        yr[ow] = -INFINITY;
+      continue;
+    }
+    const float *a = x + lo * IW;
+    const int nr = (int)(hi - lo);
+    __m512 l0 = pool_s2_col16(a, IW, nr, -pl);
+    for (int64_t ow = 0; ow < OW; ow += 16) {
+      int64_t c = 2 * ow - pl;
+      __m512 l1 = pool_s2_col16(a, IW, nr, c + 16), l2 = pool_s2_col16(a, IW, nr, c + 32);
+      __m512 e = _mm512_permutex2var_ps(l0, ie, l1), o = _mm512_permutex2var_ps(l0, io, l1);
+      __m512 e2 = _mm512_permutex2var_ps(e, is, l2);   /* columns c + 2 + 2i */
+      __m512 m = _mm512_max_ps(e2, _mm512_max_ps(o, e));
+      l0 = l2;
+      if (OW - ow >= 16)
+        _mm512_storeu_ps(yr + ow, m);
+      else
+        _mm512_mask_storeu_ps(yr + ow, (__mmask16)((1u << (OW - ow)) - 1u), m);
+    }
+  }
+}
+#endif
+
 /* Global average / max of one float32 plane: 8 independent partial results
  * so the loop vectorizes without reassociating a single sum. */
 static float pool_global_f32(const pool_priv *p, const float *x, int64_t n) {
@@ -535,6 +609,19 @@ static float pool_global_f32(const pool_priv *p, const float *x, int64_t n) {
   return s / (float)n;
 }
 
+typedef void (*pool_3x3s2_run)(const pool_priv *p, const float *x, float *y);
+static pool_3x3s2_run pool_3x3s2_fn(const pool_priv *p) {
+#if POOL_HAVE_AVX2
+  nn_cpu_isa isa = nn_cpu_isa_get();
+  (void)p;
+  return isa >= NN_CPU_AVX512 ? pool_3x3s2_avx512
+         : isa >= NN_CPU_AVX2 ? pool_3x3s2_avx2
+                              : pool_3x3s2_base;
+#else
+  return pool_3x3s2_base;
+#endif
+}
+
 static void pool_run_planes(void *arg, int64_t b, int64_t e) {
   const pool_job *jb = arg;
   const pool_priv *p = jb->p;
@@ -550,8 +637,7 @@ static void pool_run_planes(void *arg, int64_t b, int64_t e) {
     else if (p->fast == POOL_FAST_3X3)
       pool_plane_3x3(p, (const float *)x, (float *)y);
     else if (p->fast == POOL_FAST_3X3S2)
-      (POOL_HAVE_AVX2 && nn_cpu_isa_get() >= NN_CPU_AVX2 ? pool_3x3s2_avx2 : pool_3x3s2_base)(
-          p, (const float *)x, (float *)y);
+      pool_3x3s2_fn(p)(p, (const float *)x, (float *)y);
     else if (p->dt == NN_DTYPE_FLOAT)
       pool_plane_f32(p, x, y, ind, i * p->g.in_sz);
     else
