@@ -296,9 +296,10 @@ static SG256 void dc2_block_any(int mr, const dc_job *j, int64_t n0, int64_t m0)
 
 /* The AVX-512 block: 8 x 48 where it wastes no more of the products than
  * 14 x 32 (padding channels of the last block, pixels past the last of the
- * map), since it loads one vector less per 24 multiply-adds: 5% faster on
- * SqueezeNet's 16 -> 64 3x3 at 55x55 (Zen 5); 14 x 32 on 7x7 maps (61
- * padded-width pixels) and channel counts such as 14 or 28. */
+ * map), credited 5% since it loads one vector less per 24 multiply-adds
+ * (3x3 8 -> 32 at 64x64 and 5x5 32 -> 32 at 32x32 2-3% faster, Zen 5); 14
+ * x 32 where M is near a multiple of 14 and the map small (7x7: 61
+ * padded-width pixels, 64 in two blocks of 32 against 96). */
 static void dc_block_pick(const nn_dconv_shape *s, const dc_geom *g, int *mr, int *nw) {
   int64_t mw = (s->M + DC5W_MR - 1) / DC5W_MR * DC5W_MR, mn = (s->M + DC5_MR - 1) / DC5_MR * DC5_MR;
   int64_t nwide = (g->nuse + DC5W_NW - 1) / DC5W_NW * DC5W_NW;
