@@ -337,7 +337,7 @@ nn_status nn_dconv2d(nn_ctx *c, const nn_dconv_shape *s, const float *x, const f
                      float *y, const nn_sgemm_epi *epi, float *ws) {
   if (!nn_dconv_ok(s) || !x || !wp || !y || !ws)
     return NN_ERR_INVALID_ARG;
-  if (epi && (epi->res || (epi->bias && epi->bias_kind != NN_SGEMM_BIAS_ROW)))
+  if (!sg_epi_row_bias_act(epi))
     return NN_ERR_INVALID_ARG;
 #if SG_X86
   dc_job j;

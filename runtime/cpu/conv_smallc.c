@@ -296,7 +296,7 @@ nn_status nn_sconv2d(nn_ctx *c, const nn_sconv_shape *s, const float *x, const f
                      float *y, const nn_sgemm_epi *epi, float *ws) {
   if (!nn_sconv_ok(s) || !x || !w || !y || !ws)
     return NN_ERR_INVALID_ARG;
-  if (epi && (epi->res || (epi->bias && epi->bias_kind != NN_SGEMM_BIAS_ROW)))
+  if (!sg_epi_row_bias_act(epi))
     return NN_ERR_INVALID_ARG;
 #if SG_X86
   sc_job j;

@@ -50,6 +50,13 @@ static inline sg_act sg_act_from(const nn_sgemm_epi *e) {
   return a;
 }
 
+/* Whether an epilogue is at most a bias per row and an activation (what
+ * the direct convolution kernels apply; a residual or another bias is
+ * theirs to refuse).  NULL is none. */
+static inline bool sg_epi_row_bias_act(const nn_sgemm_epi *e) {
+  return !e || (!e->res && (!e->bias || e->bias_kind == NN_SGEMM_BIAS_ROW));
+}
+
 /* Comparisons are written so that NaN falls through unchanged, as in the
  * unfused operators. */
 static inline float sg_act1(const sg_act *a, float v) {
