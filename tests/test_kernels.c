@@ -316,6 +316,9 @@ static const conv_case conv_cases[] = {
   {"conv grouped", 2, 2, 16, 32, 4, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
   {"depthwise 3x3 s1", 2, 1, 24, 24, 24, {19, 21}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, "Clip"},
   {"depthwise 3x3 s2", 2, 2, 16, 16, 16, {20, 20}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
+  /* AVX-512's 3x3 stride 2: two vectors a row, the second masked, no left
+   * pad (and the left pad above), odd input sizes */
+  {"depthwise 3x3 s2 wide", 2, 2, 8, 8, 8, {41, 37}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}, true, "Clip"},
   {"depthwise 5x5 mult2", 2, 1, 8, 16, 8, {17, 12}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, true, "Relu"},
   {"depthwise dilated", 2, 1, 8, 8, 8, {16, 16}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, false, NULL},
   {"single input channel", 2, 1, 1, 20, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
