@@ -343,8 +343,10 @@ static const conv_case conv_cases[] = {
   {"rgb 3x3 s1 m13 ow50", 2, 1, 3, 13, 1, {4, 50}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, "Clip"},
   /* stride 1, up to 128 input channels: the direct kernel on AVX2 and
    * AVX-512 (cpu/conv_direct.h): output pixels numbered in the padded
-   * width, so a block of 32 (16) of them spans rows on small maps, the
-   * padding columns dropped at the store; channel tails of M % 14 (6) */
+   * width (AVX2) or the input width (AVX-512, masked loads), so a block of
+   * 48, 32 or 16 of them spans rows on small maps, the padding columns
+   * dropped at the store; channel tails of M % 14, 8 (6); on 2 threads
+   * ranges that split a block's channel panels */
   {"direct 3x3 c8 m29 ow37", 2, 1, 8, 29, 1, {23, 37}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, "Relu"},
   {"direct 5x5 c12 m24 batch", 2, 2, 12, 24, 1, {13, 18}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, true, "Clip"},
   {"direct 3x3 c64 m8 7x7", 2, 1, 64, 8, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, NULL},
@@ -353,6 +355,9 @@ static const conv_case conv_cases[] = {
   {"direct 1x5 c16 m14 wide", 2, 1, 16, 14, 1, {3, 70}, {1, 5}, {1, 1}, {1, 1}, {0, 2}, {0, 2}, true, "Clip"},
   {"direct 3x3 c20 m27 7x7 narrow", 2, 1, 20, 27, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, "Relu"},
   {"direct 3x3 c100 m12 14x14", 2, 1, 100, 12, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
+  /* padding wider than half the window: OW > IW, the padded copy on
+   * AVX-512 too (the masked mode numbers pixels in the input width) */
+  {"direct 3x3 pads 2 c9 m17 ow>iw", 2, 1, 9, 17, 1, {10, 12}, {3, 3}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, true, "Relu"},
   {"conv1d", 1, 2, 12, 20, 1, {33}, {5}, {2}, {1}, {2}, {1}, true, "Relu"},
   {"conv3d", 3, 1, 6, 10, 1, {5, 6, 7}, {3, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, {1, 0, 1}, true, NULL},
   {"conv3d depthwise", 3, 1, 4, 4, 4, {4, 5, 6}, {2, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, true, NULL},

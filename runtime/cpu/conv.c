@@ -394,10 +394,9 @@ static bool conv_wino_pays(const nn_node *n, const conv_priv *p) {
  * often: Inception-v2's 56x56 layer ran 1.70 instead of 1.80 ms and ResNet-50
  * 30.8 instead of 32.1 ms on 2 threads (Zen 5) */
 #define CONV_WINO_PAR_FLOATS ((int64_t)1 << 18)
-/* Input channels up to which the direct kernel replaces the im2col GEMM,
- * and Winograd when the session has several threads (conv_direct_pays). */
+/* Input channels up to which the direct kernel replaces the im2col GEMM
+ * (conv_direct_pays). */
 #define CONV_DIRECT_MAX_C 128
-#define CONV_DIRECT_WINO_MAX_C 16
 
 static void conv_plan_wino(nn_ctx *c, conv_priv *p) {
   const nn_conv_geom *g = &p->g;
@@ -481,6 +480,22 @@ static nn_status conv_norm_init(nn_ctx *c, const nn_node *bn, conv_priv *p) {
   return NN_OK;
 }
 
+/* Whether, with several threads, the direct kernel beats Winograd: when
+ * the transforms, O(Cg + Mg) per tile against O(Cg x Mg) products, weigh
+ * enough, (Cg + Mg) / (Cg x Mg) above 1/32, or above 1/52 on maps too small
+ * for whole blocks per worker (wino_par 1, whose three phases each split
+ * over the workers scale worst).  Measured on 2 threads (Zen 5, AVX-512):
+ * direct 0.61-0.73x Winograd's time on SqueezeNet's 32 -> 128 at 27x27,
+ * 0.63-0.8x on its 48 -> 192 and 64 -> 256 at 13x13, 0.72x on DenseNet's
+ * 128 -> 32 at 14x14 (SqueezeNet 8%, DenseNet 9% faster); Winograd kept
+ * for Inception's 64 -> 192 at 55x55 (direct 1.32x), 128 -> 192 at 27x27
+ * (1.56x), 96 -> 208 and 128 -> 256 at 13x13 (1.15x, 1.33x) and VGG's 64
+ * -> 64 (even).  On one thread Winograd won or tied them all. */
+static bool conv_direct_beats_wino(const conv_priv *p) {
+  const int64_t prod = p->Cg * p->Mg, sum = p->Cg + p->Mg;
+  return 32 * sum > prod || (52 * sum > prod && p->wino_par == 1);
+}
+
 /* Whether a stride-1 2-D conv runs the direct kernel (CONV_PATH_DIRECT)
  * instead of the path prepare chose (measured on Zen 5, AVX-512):
  *   - instead of the im2col GEMM (implicit or packed once), up to
@@ -489,10 +504,10 @@ static nn_status conv_norm_init(nn_ctx *c, const nn_node *bn, conv_priv *p) {
  *     faster, 5x5 12 -> 24 at 48x48 2.1x (1 thread) and 3x (2), 3x3 64 -> 8
  *     at 28x28 3.8x, 5x5 128 -> 64 at 14x14 1.17x (1) and 1.34x (2); deeper
  *     ones (3x3 160 -> 192 at 7x7) were 9% slower on 2 threads;
- *   - instead of Winograd, only with several threads and up to
- *     CONV_DIRECT_WINO_MAX_C input channels: Winograd does 2.25x fewer
- *     multiply-adds and wins on one thread, but its 16-deep products and
- *     transformed blocks scale poorly with few channels.
+ *   - instead of Winograd, only with several threads and few channels
+ *     in or out (conv_direct_beats_wino): Winograd does 2.25x fewer
+ *     multiply-adds and wins on one thread, but its thin products and
+ *     transformed blocks scale poorly.
  * Constant weights only: they are reordered once. */
 static bool conv_direct_pays(const nn_ctx *c, const nn_node *n, const conv_priv *p, bool two_d) {
   const nn_conv_geom *g = &p->g;
@@ -501,7 +516,7 @@ static bool conv_direct_pays(const nn_ctx *c, const nn_node *n, const conv_priv 
       !n->x[1]->data || g->s[1] != 1 || g->s[2] != 1 || g->d[1] != 1 || g->d[2] != 1)
     return false;
   if (p->path == CONV_PATH_WINO)
-    return c->threads > 1 && p->Cg <= CONV_DIRECT_WINO_MAX_C;
+    return c->threads > 1 && conv_direct_beats_wino(p);
   return (p->path == CONV_PATH_IMPLICIT || p->path == CONV_PATH_PACKED) &&
          p->Cg <= CONV_DIRECT_MAX_C;
 }

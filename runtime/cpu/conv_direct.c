@@ -1,11 +1,13 @@
-/* conv_direct.c - direct stride-1 convolution on a padded copy of the input
- * (see conv_direct.h): blocks of MR output channels x NW pixels numbered
- * in the padded width, accumulated in registers.
+/* conv_direct.c - direct stride-1 convolution (see conv_direct.h): blocks
+ * of MR output channels x NW pixels numbered in a row width, accumulated in
+ * registers, read from the input through masked loads (AVX-512) or from a
+ * padded copy of it.
  *
- * Work is split by bands of pixels (rows of the output), all channels of a
- * band on one worker, and the padded copy by the same bands of rows: a
- * worker reads mostly the rows it copied, and the 1x1 conv after it (whose
- * GEMM splits by columns, the same pixels) reads mostly what it wrote.
+ * Work is split by bands of pixels (rows of the output), the channel
+ * panels of a band's end blocks shared (dc_item_row), and the padded copy
+ * by the same bands of rows: a worker reads mostly the rows it copied, and
+ * the 1x1 conv after it (whose GEMM splits by columns, the same pixels)
+ * reads mostly what it wrote.
  */
 #include <string.h>
 
@@ -103,14 +105,37 @@ typedef struct dc_job {
   sg_act act;
   int mr, nw;            /* block of the path in use */
   int64_t panels;        /* blocks of output channels */
-  int64_t toff[DC_MAX_K * DC_MAX_K];   /* tap (kh, kw) reads kh * PW + kw further */
+  int64_t items;         /* pixel blocks x panels */
+  bool masked;           /* AVX-512 on the input itself (dc5_masks), no copy */
+  int64_t rw;            /* the width pixels are numbered in: PW, or IW when masked */
+  int64_t nuse;          /* pixels up to the last output: (OH - 1) * rw + OW */
+  int64_t toff[DC_MAX_K * DC_MAX_K];   /* tap (kh, kw) reads kh * PW + kw further, or
+                                          (kh - PT) * IW + kw - PL when masked */
 } dc_job;
 
-/* Padded rows [r0, r1) of every channel. */
-static void dc_pad_range(void *arg, int64_t r0, int64_t r1) {
+/* Work items: item i is channel panel i % panels of pixel block i / panels,
+ * so that a range of items is a run of pixels (a band of output rows) with
+ * the panels of its two end blocks split: two workers get equal shares
+ * however few blocks the map has (a 27x27 map is 17 blocks of 48).  The
+ * padded copy is split over the same items (dc_item_row), so that with the
+ * same chunks on the same workers each core copies the rows it then reads,
+ * and reads the rows of the previous layer's output it wrote: splitting the
+ * copy by rows of its own put a third of each band on the other core, and
+ * on 2 threads the copy took 4x and the products 1.25x their share of one
+ * thread's time (10 3x3 64 -> 64 convs at 27x27, Zen 5 VM). */
+static int64_t dc_item_row(const dc_job *j, int64_t i) {
+  if (i >= j->items)
+    return j->g.PH;
+  /* the padded row of the first pixel of the item's share of its block */
+  return (i * j->nw / j->panels) / j->rw;
+}
+
+/* Padded rows of items [i0, i1), every channel. */
+static void dc_pad_range(void *arg, int64_t i0, int64_t i1) {
   const dc_job *j = arg;
   const nn_dconv_shape *s = j->s;
   const int64_t PW = j->g.PW;
+  const int64_t r0 = dc_item_row(j, i0), r1 = dc_item_row(j, i1);
   for (int64_t ch = 0; ch < s->C; ch++)
     for (int64_t r = r0; r < r1; r++) {
       float *dst = j->xp + ch * j->g.plane + r * PW;
@@ -122,11 +147,12 @@ static void dc_pad_range(void *arg, int64_t r0, int64_t r1) {
     }
 }
 
-/* The runs of output rows in pixels [n0, n0 + nw) of the padded width, each
- * within one vector of vw lanes; the padding columns are skipped. */
+/* The runs of output rows in pixels [n0, n0 + nw) of the numbering width,
+ * each within one vector of vw lanes; the padding columns are skipped (a
+ * width of OW has none: the runs go on across rows). */
 static int dc_segments(const dc_job *j, int64_t n0, int nw, int vw, dc_seg *seg) {
-  const int64_t PW = j->g.PW, OW = j->s->OW;
-  int64_t end = n0 + nw < j->g.nuse ? n0 + nw : j->g.nuse;
+  const int64_t PW = j->rw, OW = j->s->OW;
+  int64_t end = n0 + nw < j->nuse ? n0 + nw : j->nuse;
   int ns = 0;
   for (int64_t n = n0; n < end;) {
     int64_t oh = n / PW, ow = n - oh * PW;
@@ -134,7 +160,7 @@ static int dc_segments(const dc_job *j, int64_t n0, int nw, int vw, dc_seg *seg)
       n = (oh + 1) * PW;
       continue;
     }
-    int64_t e = oh * PW + OW < end ? oh * PW + OW : end;
+    int64_t e = PW == OW ? end : oh * PW + OW < end ? oh * PW + OW : end;
     int64_t l0 = n - n0, vend = (l0 / vw + 1) * vw;
     if (e - n0 > vend)
       e = n0 + vend;
@@ -145,12 +171,52 @@ static int dc_segments(const dc_job *j, int64_t n0, int nw, int vw, dc_seg *seg)
 }
 
 #if SG_X86
+/* Masked mode: the lanes of each tap that fall inside the input, for NV
+ * vectors of the pixels from n0 (numbered in the input width IW):
+ * mk[t * 3 + v].  A lane's row and column come from a float division
+ * (exact after one correction below 2^24 pixels: dc_masked_ok); a tap
+ * reads inside when both its row and its column do. */
+static SG_ALWAYS_INLINE SG512 void dc5_masks(const dc_job *j, const int NV, int64_t n0,
+                                             __mmask16 *mk) {
+  const nn_dconv_shape *s = j->s;
+  const __m512i iw = _mm512_set1_epi32((int)s->IW), one = _mm512_set1_epi32(1);
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512 inv = _mm512_set1_ps(1.0f / (float)s->IW);
+  for (int v = 0; v < NV; v++) {
+    __m512i n = _mm512_add_epi32(_mm512_set1_epi32((int)(n0 + 16 * v)), iota);
+    __m512i oh = _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(n), inv));
+    __m512i ow = _mm512_sub_epi32(n, _mm512_mullo_epi32(oh, iw));
+    __mmask16 lo = _mm512_cmplt_epi32_mask(ow, _mm512_setzero_si512());
+    oh = _mm512_mask_sub_epi32(oh, lo, oh, one);
+    ow = _mm512_mask_add_epi32(ow, lo, ow, iw);
+    __mmask16 hi = _mm512_cmpge_epi32_mask(ow, iw);
+    oh = _mm512_mask_add_epi32(oh, hi, oh, one);
+    ow = _mm512_mask_sub_epi32(ow, hi, ow, iw);
+    __mmask16 cm[DC_MAX_K], rm[DC_MAX_K];
+    for (int kw = 0; kw < s->KW; kw++) {   /* 0 <= ow + kw - PL < IW */
+      __m512i c = _mm512_add_epi32(ow, _mm512_set1_epi32(kw - s->PL));
+      cm[kw] = _mm512_cmpge_epi32_mask(c, _mm512_setzero_si512()) &
+               _mm512_cmplt_epi32_mask(c, iw);
+    }
+    for (int kh = 0; kh < s->KH; kh++) {   /* 0 <= oh + kh - PT < IH */
+      __m512i r = _mm512_add_epi32(oh, _mm512_set1_epi32(kh - s->PT));
+      rm[kh] = _mm512_cmpge_epi32_mask(r, _mm512_setzero_si512()) &
+               _mm512_cmplt_epi32_mask(r, _mm512_set1_epi32((int)s->IH));
+    }
+    for (int t = 0; t < j->g.kk; t++)
+      mk[t * 3 + v] = cm[t % s->KW] & rm[t / s->KW];
+  }
+}
+
 /* MR (<= 14, <= 8 with three) channels from m0 x NV (2 or 3) vectors of
  * pixels from n0, bias first, the activation at the store; lanes in the
  * padding dropped by compressing each run of a row to the front of a
- * masked store. */
-static SG_ALWAYS_INLINE SG512 void dc5_block(const int MR, const int NV, const dc_job *j,
-                                             int64_t n0, int64_t m0) {
+ * masked store.  MASKED: read the input itself, each tap's lanes outside
+ * it zeroed by a masked load (free on AVX-512, unlike AVX2's vmaskmovps on
+ * AMD), tap by tap so that its masks stay in registers over the channels;
+ * otherwise the padded copy, channel by channel. */
+static SG_ALWAYS_INLINE SG512 void dc5_block(const int MR, const int NV, const int MASKED,
+                                             const dc_job *j, int64_t n0, int64_t m0) {
   const nn_dconv_shape *s = j->s;
   const int64_t mp = j->g.mp, plane = j->g.plane;
   const int kk = j->g.kk;
@@ -158,19 +224,44 @@ static SG_ALWAYS_INLINE SG512 void dc5_block(const int MR, const int NV, const d
   SG_UNROLL(14)
   for (int r = 0; r < MR; r++)
     a0[r] = a1[r] = a2[r] = _mm512_set1_ps(j->bias ? j->bias[m0 + r] : 0.0f);
-  const float *xc = j->xp + n0, *wc = j->wp + m0;
-  for (int64_t ch = 0; ch < s->C; ch++, xc += plane) {
-    for (int t = 0; t < kk; t++, wc += mp) {
-      const float *src = xc + j->toff[t];
-      __m512 v0 = _mm512_loadu_ps(src), v1 = _mm512_loadu_ps(src + 16);
-      __m512 v2 = NV == 3 ? _mm512_loadu_ps(src + 32) : v1;
-      SG_UNROLL(14)
-      for (int r = 0; r < MR; r++) {
-        __m512 b = _mm512_set1_ps(wc[r]);
-        a0[r] = _mm512_fmadd_ps(b, v0, a0[r]);
-        a1[r] = _mm512_fmadd_ps(b, v1, a1[r]);
-        if (NV == 3)
-          a2[r] = _mm512_fmadd_ps(b, v2, a2[r]);
+  if (MASKED) {
+    __mmask16 mk[DC_MAX_K * DC_MAX_K * 3];
+    dc5_masks(j, NV, n0, mk);
+    const int64_t iplane = s->IH * s->IW, wstep = kk * mp;
+    for (int t = 0; t < kk; t++) {
+      const __mmask16 k0 = mk[t * 3], k1 = mk[t * 3 + 1], k2 = NV == 3 ? mk[t * 3 + 2] : 0;
+      if (!(k0 | k1 | k2))
+        continue;   /* the tap reads only padding (the top and bottom rows) */
+      /* lanes outside the input may point outside it: masked off, never read */
+      const float *src = j->x + n0 + j->toff[t], *wc = j->wp + t * mp + m0;
+      for (int64_t ch = 0; ch < s->C; ch++, src += iplane, wc += wstep) {
+        __m512 v0 = _mm512_maskz_loadu_ps(k0, src), v1 = _mm512_maskz_loadu_ps(k1, src + 16);
+        __m512 v2 = NV == 3 ? _mm512_maskz_loadu_ps(k2, src + 32) : v1;
+        SG_UNROLL(14)
+        for (int r = 0; r < MR; r++) {
+          __m512 b = _mm512_set1_ps(wc[r]);
+          a0[r] = _mm512_fmadd_ps(b, v0, a0[r]);
+          a1[r] = _mm512_fmadd_ps(b, v1, a1[r]);
+          if (NV == 3)
+            a2[r] = _mm512_fmadd_ps(b, v2, a2[r]);
+        }
+      }
+    }
+  } else {
+    const float *xc = j->xp + n0, *wc = j->wp + m0;
+    for (int64_t ch = 0; ch < s->C; ch++, xc += plane) {
+      for (int t = 0; t < kk; t++, wc += mp) {
+        const float *src = xc + j->toff[t];
+        __m512 v0 = _mm512_loadu_ps(src), v1 = _mm512_loadu_ps(src + 16);
+        __m512 v2 = NV == 3 ? _mm512_loadu_ps(src + 32) : v1;
+        SG_UNROLL(14)
+        for (int r = 0; r < MR; r++) {
+          __m512 b = _mm512_set1_ps(wc[r]);
+          a0[r] = _mm512_fmadd_ps(b, v0, a0[r]);
+          a1[r] = _mm512_fmadd_ps(b, v1, a1[r]);
+          if (NV == 3)
+            a2[r] = _mm512_fmadd_ps(b, v2, a2[r]);
+        }
       }
     }
   }
@@ -199,11 +290,17 @@ static SG_ALWAYS_INLINE SG512 void dc5_block(const int MR, const int NV, const d
 
 #define DC5_CASE(MR_)                                                                        \
   case MR_:                                                                                  \
-    dc5_block(MR_, 2, j, n0, m0);                                                            \
+    if (j->masked)                                                                           \
+      dc5_block(MR_, 2, 1, j, n0, m0);                                                       \
+    else                                                                                     \
+      dc5_block(MR_, 2, 0, j, n0, m0);                                                       \
     break;
 #define DC5W_CASE(MR_)                                                                       \
   case MR_:                                                                                  \
-    dc5_block(MR_, 3, j, n0, m0);                                                            \
+    if (j->masked)                                                                           \
+      dc5_block(MR_, 3, 1, j, n0, m0);                                                       \
+    else                                                                                     \
+      dc5_block(MR_, 3, 0, j, n0, m0);                                                       \
     break;
 
 static SG512 void dc5w_block_any(int mr, const dc_job *j, int64_t n0, int64_t m0) {
@@ -300,10 +397,10 @@ static SG256 void dc2_block_any(int mr, const dc_job *j, int64_t n0, int64_t m0)
  * (3x3 8 -> 32 at 64x64 and 5x5 32 -> 32 at 32x32 2-3% faster, Zen 5); 14
  * x 32 where M is near a multiple of 14 and the map small (7x7: 61
  * padded-width pixels, 64 in two blocks of 32 against 96). */
-static void dc_block_pick(const nn_dconv_shape *s, const dc_geom *g, int *mr, int *nw) {
+static void dc_block_pick(const nn_dconv_shape *s, int64_t nuse, int *mr, int *nw) {
   int64_t mw = (s->M + DC5W_MR - 1) / DC5W_MR * DC5W_MR, mn = (s->M + DC5_MR - 1) / DC5_MR * DC5_MR;
-  int64_t nwide = (g->nuse + DC5W_NW - 1) / DC5W_NW * DC5W_NW;
-  int64_t nnar = (g->nuse + DC5_NW - 1) / DC5_NW * DC5_NW;
+  int64_t nwide = (nuse + DC5W_NW - 1) / DC5W_NW * DC5W_NW;
+  int64_t nnar = (nuse + DC5_NW - 1) / DC5_NW * DC5_NW;
   /* products computed per useful one, compared as mw * nwide vs mn * nnar,
    * the wide block credited 5% */
   bool wide = (double)(mw * nwide) <= 1.05 * (double)(mn * nnar);
@@ -311,16 +408,18 @@ static void dc_block_pick(const nn_dconv_shape *s, const dc_geom *g, int *mr, in
   *nw = wide ? DC5W_NW : DC5_NW;
 }
 
-/* Blocks of pixels [b0, b1), every channel block of each: channel block
- * by channel block, so that its weights stay in L1 while the blocks of
- * pixels (a band of rows, in L2) go by. */
-static void dc_range(void *arg, int64_t b0, int64_t b1) {
+/* Items [i0, i1) (dc_item_row), channel panel by channel panel, so that
+ * its weights stay in L1 while the blocks of pixels (a band of rows, in L2)
+ * go by. */
+static void dc_range(void *arg, int64_t i0, int64_t i1) {
   const dc_job *j = arg;
-  const int64_t M = j->s->M;
-  for (int64_t pi = 0; pi < j->panels; pi++) {
+  const int64_t M = j->s->M, P = j->panels;
+  const int64_t bl = i0 / P, bh = (i1 - 1) / P;
+  for (int64_t pi = 0; pi < P; pi++) {
     int64_t m0 = pi * j->mr;
     int mr = M - m0 < j->mr ? (int)(M - m0) : j->mr;
-    for (int64_t b = b0; b < b1; b++) {
+    /* the end blocks hold only some of their panels */
+    for (int64_t b = bl + (bl * P + pi < i0); b <= bh - (bh * P + pi >= i1); b++) {
       int64_t n0 = b * j->nw;
       if (j->nw == DC5W_NW)
         dc5w_block_any(mr, j, n0, m0);
@@ -350,24 +449,33 @@ nn_status nn_dconv2d(nn_ctx *c, const nn_dconv_shape *s, const float *x, const f
   j.xp = ws;
   j.bias = epi && epi->bias ? epi->bias : NULL;
   j.act = sg_act_from(epi);
-  if (nn_cpu_isa_get() >= NN_CPU_AVX512) {
-    dc_block_pick(s, &j.g, &j.mr, &j.nw);
+  const bool avx512 = nn_cpu_isa_get() >= NN_CPU_AVX512;
+  /* masked: pixels numbered in the input width, which must hold a row of
+   * the output, and few enough for dc5_masks' float division */
+  j.masked = avx512 && s->OW <= s->IW && s->OH * s->IW + DC5W_NW < ((int64_t)1 << 24);
+  j.rw = j.masked ? s->IW : j.g.PW;
+  j.nuse = (s->OH - 1) * j.rw + s->OW;
+  if (avx512) {
+    dc_block_pick(s, j.nuse, &j.mr, &j.nw);
   } else {
     j.mr = DC2_MR;
     j.nw = DC2_NW;
   }
   j.panels = (s->M + j.mr - 1) / j.mr;
-  for (int t = 0; t < j.g.kk; t++)
-    j.toff[t] = (t / s->KW) * j.g.PW + t % s->KW;
-  memset(ws + s->C * j.g.plane, 0, DC_SLACK * sizeof(float));
-  /* the copy by bands of rows, each at least ~16k floats */
-  int64_t row = s->C * j.g.PW;
-  nn_parallel_for(c, j.g.PH, row >= 16384 ? 1 : 16384 / row, dc_pad_range, &j);
-  /* a block of pixels is M x nw x C x KH x KW multiply-adds: chunks of at
-   * least ~64k */
-  int64_t task = s->M * j.nw * s->C * j.g.kk;
-  int64_t blocks = (j.g.nuse + j.nw - 1) / j.nw;
-  nn_parallel_for(c, blocks, task >= 65536 ? 1 : 65536 / task, dc_range, &j);
+  for (int t = 0; t < j.g.kk; t++) {
+    int kh = t / s->KW, kw = t % s->KW;
+    j.toff[t] = j.masked ? (kh - s->PT) * s->IW + kw - s->PL : kh * j.g.PW + kw;
+  }
+  /* an item is mr x nw x C x KH x KW multiply-adds: chunks of at least
+   * ~64k; the copy over the same chunks (dc_item_row) */
+  j.items = (j.nuse + j.nw - 1) / j.nw * j.panels;
+  int64_t task = (int64_t)j.mr * j.nw * s->C * j.g.kk;
+  int64_t grain = task >= 65536 ? 1 : 65536 / task;
+  if (!j.masked) {
+    memset(ws + s->C * j.g.plane, 0, DC_SLACK * sizeof(float));
+    nn_parallel_for(c, j.items, grain, dc_pad_range, &j);
+  }
+  nn_parallel_for(c, j.items, grain, dc_range, &j);
   return NN_OK;
 #else
   (void)c;

@@ -2,23 +2,28 @@
  * input channels, float32 NCHW, with the GEMM engine's fused bias +
  * activation epilogue.
  *
- * Why: Winograd F(2x2, 3x3) does 2.25x fewer multiply-adds, but with 16
- * input channels its products are only 16 deep and its transformed blocks
+ * Why: Winograd F(2x2, 3x3) does 2.25x fewer multiply-adds, but with few
+ * channels in or out its products are thin and its transformed blocks
  * (V, then the 16 products M, four times the output) pass through memory
  * three times.  On one core that still wins; on two it scaled 1.1-1.3x
  * (SqueezeNet's 16 -> 64 3x3 at 55x55: 0.29 ms on 1 thread and on 2, Zen 5
  * VM) where this kernel, which reads only the input and the weights and
- * writes each output once, scales as well as its share of the rows.
+ * writes each output once, scales as well as its share of the rows
+ * (conv.c's conv_direct_beats_wino says where).
  *
- * How: the input is copied once, zero-padded, into planes of
- * PW = OW + KW - 1 columns.  Output pixels are numbered in that padded
- * width (n = oh * PW + ow), so the pixels of a tap (kh, kw) of a run of n
- * are one contiguous run of the padded plane, kh * PW + kw further on: a
- * block of MR output channels x NW such pixels accumulates in registers
- * (14 x 32 on AVX-512, 6 x 16 on AVX2) with two loads per tap and channel,
- * and the KW - 1 pixels per row that fall in the padding are computed and
- * dropped at the store.  The weights are reordered once into
- * [c][kh][kw][M rounded up to 16] (nn_dconv_pack), the same for both paths.
+ * How: output pixels are numbered in a row width W (n = oh * W + ow), so
+ * that the pixels of a tap (kh, kw) of a run of n are one contiguous run of
+ * the input, a fixed distance further on: a block of MR output channels x
+ * NW such pixels accumulates in registers (14 x 32 or 8 x 48 on AVX-512,
+ * 6 x 16 on AVX2) with one load per vector, tap and channel.  On AVX-512
+ * W is the input width and the kernel reads the input itself: each tap's
+ * lanes that fall outside it (the padding) are zeroed by masked loads,
+ * free there, and no copy is made.  On AVX2 (whose masked loads are slow
+ * on AMD), or when the output is wider than the input, the input is
+ * first copied, zero-padded, into planes of W = OW + KW - 1 columns.
+ * Lanes in columns past OW are computed and dropped at the store.  The
+ * weights are reordered once into [c][kh][kw][M rounded up to 16]
+ * (nn_dconv_pack), the same for every path.
  *
  *   y[m][oh][ow] = act(bias[m] + sum_{c,kh,kw} w[m][c][kh][kw] *
  *                         x[c][oh - PT + kh][ow - PL + kw])
@@ -57,8 +62,9 @@ size_t nn_dconv_ws_floats(const nn_dconv_shape *s);
 /* One image.  x: [C][IH][IW]; wp: from nn_dconv_pack; y: [M][OH][OW], must
  * not overlap x; epi: activation and NN_SGEMM_BIAS_ROW bias (one per output
  * channel), NULL = neither; a residual is refused.  ws: nn_dconv_ws_floats
- * floats, 64-byte aligned.  c: its pool splits the copy by rows and the
- * product by bands of pixels.  NN_OK, or NN_ERR_INVALID_ARG for a shape
+ * floats, 64-byte aligned (unused on AVX-512 unless OW > IW).  c: its pool
+ * splits the products, and the copy where one is made, by bands of
+ * pixels.  NN_OK, or NN_ERR_INVALID_ARG for a shape
  * nn_dconv_ok refuses or a bad argument.  No allocation. */
 nn_status nn_dconv2d(nn_ctx *c, const nn_dconv_shape *s, const float *x, const float *wp,
                      float *y, const nn_sgemm_epi *epi, float *ws);
