@@ -358,6 +358,11 @@ static const conv_case conv_cases[] = {
   /* padding wider than half the window: OW > IW, the padded copy on
    * AVX-512 too (the masked mode numbers pixels in the input width) */
   {"direct 3x3 pads 2 c9 m17 ow>iw", 2, 1, 9, 17, 1, {10, 12}, {3, 3}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, true, "Relu"},
+  /* stride 2 (AVX-512, outputs of 28x28 or more): phase planes, odd and
+   * even sizes, rows of more than two vectors, padding on one side only */
+  {"direct 3x3 s2 c20 m27 odd", 2, 1, 20, 27, 1, {61, 59}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, "Relu"},
+  {"direct 3x3 s2 c16 m40 even", 2, 2, 16, 40, 1, {56, 70}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
+  {"direct 5x5 s2 c7 m9 pads 2 0", 2, 1, 7, 9, 1, {57, 60}, {5, 5}, {2, 2}, {1, 1}, {2, 0}, {0, 2}, false, "Relu"},
   {"conv1d", 1, 2, 12, 20, 1, {33}, {5}, {2}, {1}, {2}, {1}, true, "Relu"},
   {"conv3d", 3, 1, 6, 10, 1, {5, 6, 7}, {3, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, {1, 0, 1}, true, NULL},
   {"conv3d depthwise", 3, 1, 4, 4, 4, {4, 5, 6}, {2, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, true, NULL},

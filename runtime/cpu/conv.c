@@ -20,10 +20,11 @@
  *   smallc    2-4 input channels, group 1, 2-D, no residual (an RGB first
  *             layer) on AVX2: nn_sconv2d, a direct kernel on a padded copy
  *             of the input (cpu/conv_smallc.h), taken over any of the above;
- *   direct    stride 1, group 1, 2-D, no residual, constant weights, up to
- *             128 input channels, on AVX2: nn_dconv2d (cpu/conv_direct.h)
- *             over implicit and packed, and over Winograd with 16 input
- *             channels or fewer on several threads (conv_direct_pays).
+ *   direct    stride 1 (or 2 on AVX-512 and large maps), group 1, 2-D,
+ *             no residual, constant weights, up to 128 input channels, on
+ *             AVX2: nn_dconv2d (cpu/conv_direct.h) over implicit and
+ *             packed, and over Winograd with few channels in or out on
+ *             several threads (conv_direct_pays).
  * In a CPU session the planner replaces a weight that one Conv alone reads
  * by its packed GEMM A panels (conv_const_a_groups, plan.c): packed once
  * and held once.  A weight that other nodes also read (or any weight on the
@@ -127,7 +128,7 @@ typedef enum conv_path {
   CONV_PATH_DWPW,         /* a 1x1 Conv with the depthwise Conv before it fused in
                              (nn_node.pre): see conv_run_dwpw */
   CONV_PATH_SMALLC,       /* few input channels (a first layer): nn_sconv2d */
-  CONV_PATH_DIRECT,       /* stride 1, up to 128 input channels: nn_dconv2d */
+  CONV_PATH_DIRECT,       /* stride 1 or 2, up to 128 input channels: nn_dconv2d */
 } conv_path;
 
 /* How CONV_PATH_DWPW produces the depthwise output the GEMM reads. */
@@ -397,6 +398,13 @@ static bool conv_wino_pays(const nn_node *n, const conv_priv *p) {
 /* Input channels up to which the direct kernel replaces the im2col GEMM
  * (conv_direct_pays). */
 #define CONV_DIRECT_MAX_C 128
+/* Output pixels from which a stride-2 conv runs the direct kernel on
+ * phase planes (cpu/conv_direct.h), AVX-512 only: ResNet-50's 3x3 128 ->
+ * 128 from 56x56 to 28x28 ran 0.87x (1 thread) and 0.80x (2) the im2col
+ * GEMM's time, but its every smaller output lost (Inception-v2's 128 -> 160
+ * to 14x14 1.18x, 256 -> 256 to 7x7 2.35x: a few blocks of pixels, each
+ * reading all the weights, against one GEMM pass; Zen 5). */
+#define CONV_DIRECT_S2_MIN_OUT (28 * 28)
 
 static void conv_plan_wino(nn_ctx *c, conv_priv *p) {
   const nn_conv_geom *g = &p->g;
@@ -496,7 +504,7 @@ static bool conv_direct_beats_wino(const conv_priv *p) {
   return 32 * sum > prod || (52 * sum > prod && p->wino_par == 1);
 }
 
-/* Whether a stride-1 2-D conv runs the direct kernel (CONV_PATH_DIRECT)
+/* Whether a stride-1 or -2 2-D conv runs the direct kernel (CONV_PATH_DIRECT)
  * instead of the path prepare chose (measured on Zen 5, AVX-512):
  *   - instead of the im2col GEMM (implicit or packed once), up to
  *     CONV_DIRECT_MAX_C input channels: no im2col to gather, and no GEMM
@@ -504,6 +512,8 @@ static bool conv_direct_beats_wino(const conv_priv *p) {
  *     faster, 5x5 12 -> 24 at 48x48 2.1x (1 thread) and 3x (2), 3x3 64 -> 8
  *     at 28x28 3.8x, 5x5 128 -> 64 at 14x14 1.17x (1) and 1.34x (2); deeper
  *     ones (3x3 160 -> 192 at 7x7) were 9% slower on 2 threads;
+ *   - stride 2 on AVX-512 (phase planes), instead of the im2col GEMM
+ *     on maps of CONV_DIRECT_S2_MIN_OUT outputs or more;
  *   - instead of Winograd, only with several threads and few channels
  *     in or out (conv_direct_beats_wino): Winograd does 2.25x fewer
  *     multiply-adds and wins on one thread, but its thin products and
@@ -513,8 +523,12 @@ static bool conv_direct_pays(const nn_ctx *c, const nn_node *n, const conv_priv 
   const nn_conv_geom *g = &p->g;
   if (nn_knobs().no_direct || !two_d || g->nsp != 2 || p->group != 1 ||
       p->dt != NN_DTYPE_FLOAT || n->pre || conv_residual(n) || !n->x[1]->known ||
-      !n->x[1]->data || g->s[1] != 1 || g->s[2] != 1 || g->d[1] != 1 || g->d[2] != 1)
+      !n->x[1]->data || g->s[1] != g->s[2] || g->s[1] > 2 || g->d[1] != 1 || g->d[2] != 1)
     return false;
+  if (g->s[1] == 2)
+    return (p->path == CONV_PATH_IMPLICIT || p->path == CONV_PATH_PACKED) &&
+           p->Cg <= CONV_DIRECT_MAX_C && (g->k[1] > 1 || g->k[2] > 1) &&
+           g->out_sz >= CONV_DIRECT_S2_MIN_OUT;
   if (p->path == CONV_PATH_WINO)
     return c->threads > 1 && conv_direct_beats_wino(p);
   return (p->path == CONV_PATH_IMPLICIT || p->path == CONV_PATH_PACKED) &&
@@ -580,6 +594,7 @@ static nn_status conv_prepare(nn_ctx *c, nn_node *n) {
     nn_dconv_shape ds = {
       .C = p.C, .M = p.M, .IH = g->in[1], .IW = g->in[2], .OH = g->out[1], .OW = g->out[2],
       .KH = (int)g->k[1], .KW = (int)g->k[2], .PT = (int)g->pb[1], .PL = (int)g->pb[2],
+      .S = (int)g->s[1],
     };
     if (nn_dconv_ok(&ds)) {
       p.path = CONV_PATH_DIRECT;

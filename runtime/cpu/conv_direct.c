@@ -17,6 +17,7 @@
 
 #define DC_MAX_C 256
 #define DC_MAX_K 7
+#define DC_GROUP_BYTES (512 * 1024)
 #define DC5_MR 14        /* output channels per block (AVX-512) ... */
 #define DC5_NW 32        /* ... x padded-width pixels: two vectors */
 #define DC5W_MR 8        /* the wide block: 8 channels x three vectors */
@@ -33,7 +34,8 @@
 #define DC_MAX_SEG (2 * DC5W_NW + 4)
 
 typedef struct dc_geom {
-  int64_t PH, PW, plane; /* padded planes */
+  int64_t PH, PW, plane; /* padded planes (stride 1) */
+  int64_t H2, W2, pplane; /* stride 2: the 4 phase planes of a channel, H2 x W2 each */
   int64_t nuse;          /* padded-width pixels up to the last output: (OH - 1) * PW + OW */
   int64_t mp;            /* output channels of the reordered weights */
   int kk;                /* KH * KW */
@@ -44,6 +46,9 @@ static dc_geom dc_geom_of(const nn_dconv_shape *s) {
   g.PH = s->OH + s->KH - 1;
   g.PW = s->OW + s->KW - 1;
   g.plane = g.PH * g.PW;
+  g.H2 = (s->IH + 1) / 2;
+  g.W2 = (s->IW + 1) / 2;
+  g.pplane = 4 * g.H2 * g.W2;
   g.nuse = (s->OH - 1) * g.PW + s->OW;
   g.mp = (s->M + DC_WALIGN - 1) / DC_WALIGN * DC_WALIGN;
   g.kk = s->KH * s->KW;
@@ -61,6 +66,16 @@ bool nn_dconv_ok(const nn_dconv_shape *s) {
     return false;
   if (s->IH < 1 || s->IW < 1 || s->IH > (1 << 20) || s->IW > (1 << 20) || s->OH > (1 << 20) ||
       s->OW > (1 << 20))
+    return false;
+  if (s->S == 2) {
+    /* masked loads on the phase planes, whose width must hold a row of the
+     * output; few enough pixels for dc5_masks' float division */
+    dc_geom g = dc_geom_of(s);
+    return nn_cpu_isa_get() >= NN_CPU_AVX512 && s->OW <= g.W2 &&
+           (s->OH - 1) * 2 - s->PT < s->IH && (s->OW - 1) * 2 - s->PL < s->IW &&
+           s->C * g.pplane <= ((int64_t)1 << 26) && s->OH * g.W2 + DC5W_NW < ((int64_t)1 << 24);
+  }
+  if (s->S != 1)
     return false;
   /* stride 1: the bottom / right padding the output implies */
   int64_t pb = s->OH + s->KH - 1 - s->IH - s->PT, pr = s->OW + s->KW - 1 - s->IW - s->PL;
@@ -89,6 +104,8 @@ void nn_dconv_pack(const nn_dconv_shape *s, const float *w, float *dst) {
 
 size_t nn_dconv_ws_floats(const nn_dconv_shape *s) {
   dc_geom g = dc_geom_of(s);
+  if (s->S == 2)
+    return (size_t)((s->C * g.pplane + 15) / 16 * 16);
   return (size_t)((s->C * g.plane + DC_SLACK + 15) / 16 * 16);
 }
 
@@ -106,11 +123,22 @@ typedef struct dc_job {
   int mr, nw;            /* block of the path in use */
   int64_t panels;        /* blocks of output channels */
   int64_t items;         /* pixel blocks x panels */
-  bool masked;           /* AVX-512 on the input itself (dc5_masks), no copy */
-  int64_t rw;            /* the width pixels are numbered in: PW, or IW when masked */
+  int64_t gb;            /* pixel blocks per group of dc_range */
+  bool masked;           /* AVX-512 masked loads (dc5_masks): on the input itself
+                            (stride 1) or on its phase planes (stride 2) */
+  int64_t rw;            /* the width pixels are numbered in: PW, IW or W2 */
   int64_t nuse;          /* pixels up to the last output: (OH - 1) * rw + OW */
-  int64_t toff[DC_MAX_K * DC_MAX_K];   /* tap (kh, kw) reads kh * PW + kw further, or
-                                          (kh - PT) * IW + kw - PL when masked */
+  /* masked: the planes read (x, or the phase planes in the workspace), the
+   * distance between two channels' and the rows and columns they have */
+  const float *xin;
+  int64_t cstride, bh, bw;
+  /* tap t reads toff[t] further: kh * PW + kw (padded copy); when masked,
+   * row dh[tdh[t]] and column dw[tdw[t]] further in its plane (the distinct
+   * offsets listed once: dc5_masks tests each once per vector) */
+  int64_t toff[DC_MAX_K * DC_MAX_K];
+  int ndh, ndw;
+  int dh[DC_MAX_K], dw[DC_MAX_K];
+  unsigned char tdh[DC_MAX_K * DC_MAX_K], tdw[DC_MAX_K * DC_MAX_K];
 } dc_job;
 
 /* Work items: item i is channel panel i % panels of pixel block i / panels,
@@ -125,7 +153,7 @@ typedef struct dc_job {
  * thread's time (10 3x3 64 -> 64 convs at 27x27, Zen 5 VM). */
 static int64_t dc_item_row(const dc_job *j, int64_t i) {
   if (i >= j->items)
-    return j->g.PH;
+    return j->s->S == 2 ? j->g.H2 : j->g.PH;
   /* the padded row of the first pixel of the item's share of its block */
   return (i * j->nw / j->panels) / j->rw;
 }
@@ -146,6 +174,59 @@ static void dc_pad_range(void *arg, int64_t i0, int64_t i1) {
         ku_gather_row(dst, j->x + (ch * s->IH + ih) * s->IW, s->IW, -s->PL, 1, PW);
     }
 }
+
+#if SG_X86
+/* d0[q] = xr[2q], d1[q] = xr[2q + 1] for q < W2, 0 past the row's IW:
+ * 32 inputs at a time split by two permutes (the scalar stride-2 gather
+ * was 7% of a 3x3 stride-2 layer). */
+static SG512 void dc5_phase_row(float *d0, float *d1, const float *xr, int64_t IW, int64_t W2) {
+  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+  for (int64_t q = 0; q < W2; q += 16) {
+    int64_t rem = IW - 2 * q;   /* > 0: 2q < 2 * W2 - ... within the row */
+    __mmask16 ml = rem >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << rem) - 1u);
+    __mmask16 mh = rem >= 32 ? (__mmask16)0xFFFF
+                 : rem > 16  ? (__mmask16)((1u << (rem - 16)) - 1u) : (__mmask16)0;
+    __m512 a = _mm512_maskz_loadu_ps(ml, xr + 2 * q), b = _mm512_maskz_loadu_ps(mh, xr + 2 * q + 16);
+    __m512 e = _mm512_permutex2var_ps(a, ev, b), o = _mm512_permutex2var_ps(a, od, b);
+    if (W2 - q >= 16) {
+      _mm512_storeu_ps(d0 + q, e);
+      _mm512_storeu_ps(d1 + q, o);
+    } else {
+      __mmask16 m = (__mmask16)((1u << (W2 - q)) - 1u);
+      _mm512_mask_storeu_ps(d0 + q, m, e);
+      _mm512_mask_storeu_ps(d1 + q, m, o);
+    }
+  }
+}
+
+/* Stride 2: phase-plane rows of items [i0, i1), every channel.  Phase
+ * plane (a, b) of channel c holds x[c][2i + a][2j + b] at (i, j), zero
+ * past the input: output pixel (oh, ow)'s tap (kh, kw) is element
+ * (oh + floor((kh - PT) / 2), ow + floor((kw - PL) / 2)) of phase plane
+ * ((kh - PT) mod 2, (kw - PL) mod 2), so the stride-2 conv reads each
+ * phase plane like a stride-1 one: 2.25x less to gather than an im2col
+ * (each input once), and no GEMM tile wasted on the map's edges. */
+static void dc_phase_range(void *arg, int64_t i0, int64_t i1) {
+  const dc_job *j = arg;
+  const nn_dconv_shape *s = j->s;
+  const int64_t H2 = j->g.H2, W2 = j->g.W2;
+  int64_t r0 = dc_item_row(j, i0), r1 = dc_item_row(j, i1);
+  r1 = r1 < H2 ? r1 : H2;
+  for (int64_t ch = 0; ch < s->C; ch++)
+    for (int a = 0; a < 2; a++)
+      for (int64_t r = r0; r < r1; r++) {
+        float *d0 = j->xp + ch * j->g.pplane + (2 * a * H2 + r) * W2, *d1 = d0 + H2 * W2;
+        int64_t ih = 2 * r + a;
+        if (ih >= s->IH) {
+          memset(d0, 0, (size_t)W2 * sizeof(float));
+          memset(d1, 0, (size_t)W2 * sizeof(float));
+          continue;
+        }
+        dc5_phase_row(d0, d1, j->x + (ch * s->IH + ih) * s->IW, s->IW, W2);
+      }
+}
+#endif
 
 /* The runs of output rows in pixels [n0, n0 + nw) of the numbering width,
  * each within one vector of vw lanes; the padding columns are skipped (a
@@ -171,40 +252,39 @@ static int dc_segments(const dc_job *j, int64_t n0, int nw, int vw, dc_seg *seg)
 }
 
 #if SG_X86
-/* Masked mode: the lanes of each tap that fall inside the input, for NV
- * vectors of the pixels from n0 (numbered in the input width IW):
+/* Masked mode: the lanes of each tap that fall inside its plane, for NV
+ * vectors of the pixels from n0 (numbered in the plane width rw):
  * mk[t * 3 + v].  A lane's row and column come from a float division
- * (exact after one correction below 2^24 pixels: dc_masked_ok); a tap
- * reads inside when both its row and its column do. */
+ * (exact after one correction below 2^24 pixels: nn_dconv_ok and
+ * nn_dconv2d); a tap reads inside when both its row and its column do. */
 static SG_ALWAYS_INLINE SG512 void dc5_masks(const dc_job *j, const int NV, int64_t n0,
                                              __mmask16 *mk) {
-  const nn_dconv_shape *s = j->s;
-  const __m512i iw = _mm512_set1_epi32((int)s->IW), one = _mm512_set1_epi32(1);
+  const __m512i rw = _mm512_set1_epi32((int)j->rw), one = _mm512_set1_epi32(1);
+  const __m512i bh = _mm512_set1_epi32((int)j->bh), bw = _mm512_set1_epi32((int)j->bw);
+  const __m512i zero = _mm512_setzero_si512();
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const __m512 inv = _mm512_set1_ps(1.0f / (float)s->IW);
+  const __m512 inv = _mm512_set1_ps(1.0f / (float)j->rw);
   for (int v = 0; v < NV; v++) {
     __m512i n = _mm512_add_epi32(_mm512_set1_epi32((int)(n0 + 16 * v)), iota);
     __m512i oh = _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(n), inv));
-    __m512i ow = _mm512_sub_epi32(n, _mm512_mullo_epi32(oh, iw));
-    __mmask16 lo = _mm512_cmplt_epi32_mask(ow, _mm512_setzero_si512());
+    __m512i ow = _mm512_sub_epi32(n, _mm512_mullo_epi32(oh, rw));
+    __mmask16 lo = _mm512_cmplt_epi32_mask(ow, zero);
     oh = _mm512_mask_sub_epi32(oh, lo, oh, one);
-    ow = _mm512_mask_add_epi32(ow, lo, ow, iw);
-    __mmask16 hi = _mm512_cmpge_epi32_mask(ow, iw);
+    ow = _mm512_mask_add_epi32(ow, lo, ow, rw);
+    __mmask16 hi = _mm512_cmpge_epi32_mask(ow, rw);
     oh = _mm512_mask_add_epi32(oh, hi, oh, one);
-    ow = _mm512_mask_sub_epi32(ow, hi, ow, iw);
+    ow = _mm512_mask_sub_epi32(ow, hi, ow, rw);
     __mmask16 cm[DC_MAX_K], rm[DC_MAX_K];
-    for (int kw = 0; kw < s->KW; kw++) {   /* 0 <= ow + kw - PL < IW */
-      __m512i c = _mm512_add_epi32(ow, _mm512_set1_epi32(kw - s->PL));
-      cm[kw] = _mm512_cmpge_epi32_mask(c, _mm512_setzero_si512()) &
-               _mm512_cmplt_epi32_mask(c, iw);
+    for (int q = 0; q < j->ndw; q++) {   /* 0 <= ow + dw < bw */
+      __m512i c = _mm512_add_epi32(ow, _mm512_set1_epi32(j->dw[q]));
+      cm[q] = _mm512_cmpge_epi32_mask(c, zero) & _mm512_cmplt_epi32_mask(c, bw);
     }
-    for (int kh = 0; kh < s->KH; kh++) {   /* 0 <= oh + kh - PT < IH */
-      __m512i r = _mm512_add_epi32(oh, _mm512_set1_epi32(kh - s->PT));
-      rm[kh] = _mm512_cmpge_epi32_mask(r, _mm512_setzero_si512()) &
-               _mm512_cmplt_epi32_mask(r, _mm512_set1_epi32((int)s->IH));
+    for (int q = 0; q < j->ndh; q++) {   /* 0 <= oh + dh < bh */
+      __m512i r = _mm512_add_epi32(oh, _mm512_set1_epi32(j->dh[q]));
+      rm[q] = _mm512_cmpge_epi32_mask(r, zero) & _mm512_cmplt_epi32_mask(r, bh);
     }
     for (int t = 0; t < j->g.kk; t++)
-      mk[t * 3 + v] = cm[t % s->KW] & rm[t / s->KW];
+      mk[t * 3 + v] = cm[j->tdw[t]] & rm[j->tdh[t]];
   }
 }
 
@@ -227,13 +307,13 @@ static SG_ALWAYS_INLINE SG512 void dc5_block(const int MR, const int NV, const i
   if (MASKED) {
     __mmask16 mk[DC_MAX_K * DC_MAX_K * 3];
     dc5_masks(j, NV, n0, mk);
-    const int64_t iplane = s->IH * s->IW, wstep = kk * mp;
+    const int64_t iplane = j->cstride, wstep = kk * mp;
     for (int t = 0; t < kk; t++) {
       const __mmask16 k0 = mk[t * 3], k1 = mk[t * 3 + 1], k2 = NV == 3 ? mk[t * 3 + 2] : 0;
       if (!(k0 | k1 | k2))
         continue;   /* the tap reads only padding (the top and bottom rows) */
       /* lanes outside the input may point outside it: masked off, never read */
-      const float *src = j->x + n0 + j->toff[t], *wc = j->wp + t * mp + m0;
+      const float *src = j->xin + n0 + j->toff[t], *wc = j->wp + t * mp + m0;
       for (int64_t ch = 0; ch < s->C; ch++, src += iplane, wc += wstep) {
         __m512 v0 = _mm512_maskz_loadu_ps(k0, src), v1 = _mm512_maskz_loadu_ps(k1, src + 16);
         __m512 v2 = NV == 3 ? _mm512_maskz_loadu_ps(k2, src + 32) : v1;
@@ -408,25 +488,29 @@ static void dc_block_pick(const nn_dconv_shape *s, int64_t nuse, int *mr, int *n
   *nw = wide ? DC5W_NW : DC5_NW;
 }
 
-/* Items [i0, i1) (dc_item_row), channel panel by channel panel, so that
- * its weights stay in L1 while the blocks of pixels (a band of rows, in L2)
- * go by. */
+/* Items [i0, i1) (dc_item_row), in groups of gb pixel blocks whose input
+ * stays in L2 (nn_dconv2d), each group channel panel by channel panel, so
+ * that a panel's weights stay in L1 while the blocks go by. */
 static void dc_range(void *arg, int64_t i0, int64_t i1) {
   const dc_job *j = arg;
   const int64_t M = j->s->M, P = j->panels;
   const int64_t bl = i0 / P, bh = (i1 - 1) / P;
-  for (int64_t pi = 0; pi < P; pi++) {
-    int64_t m0 = pi * j->mr;
-    int mr = M - m0 < j->mr ? (int)(M - m0) : j->mr;
-    /* the end blocks hold only some of their panels */
-    for (int64_t b = bl + (bl * P + pi < i0); b <= bh - (bh * P + pi >= i1); b++) {
-      int64_t n0 = b * j->nw;
-      if (j->nw == DC5W_NW)
-        dc5w_block_any(mr, j, n0, m0);
-      else if (j->nw == DC5_NW)
-        dc5_block_any(mr, j, n0, m0);
-      else
-        dc2_block_any(mr, j, n0, m0);
+  for (int64_t g0 = bl; g0 <= bh; g0 += j->gb) {
+    int64_t g1 = g0 + j->gb - 1 < bh ? g0 + j->gb - 1 : bh;
+    for (int64_t pi = 0; pi < P; pi++) {
+      int64_t m0 = pi * j->mr;
+      int mr = M - m0 < j->mr ? (int)(M - m0) : j->mr;
+      /* the range's end blocks hold only some of their panels */
+      int64_t b0 = g0 + (g0 * P + pi < i0), b1 = g1 - (g1 * P + pi >= i1);
+      for (int64_t b = b0; b <= b1; b++) {
+        int64_t n0 = b * j->nw;
+        if (j->nw == DC5W_NW)
+          dc5w_block_any(mr, j, n0, m0);
+        else if (j->nw == DC5_NW)
+          dc5_block_any(mr, j, n0, m0);
+        else
+          dc2_block_any(mr, j, n0, m0);
+      }
     }
   }
 }
@@ -450,10 +534,12 @@ nn_status nn_dconv2d(nn_ctx *c, const nn_dconv_shape *s, const float *x, const f
   j.bias = epi && epi->bias ? epi->bias : NULL;
   j.act = sg_act_from(epi);
   const bool avx512 = nn_cpu_isa_get() >= NN_CPU_AVX512;
-  /* masked: pixels numbered in the input width, which must hold a row of
-   * the output, and few enough for dc5_masks' float division */
-  j.masked = avx512 && s->OW <= s->IW && s->OH * s->IW + DC5W_NW < ((int64_t)1 << 24);
-  j.rw = j.masked ? s->IW : j.g.PW;
+  const bool s2 = s->S == 2;   /* nn_dconv_ok: AVX-512 only */
+  /* masked: pixels numbered in the width of the planes read, which must
+   * hold a row of the output, and few enough for dc5_masks' float
+   * division */
+  j.masked = s2 || (avx512 && s->OW <= s->IW && s->OH * s->IW + DC5W_NW < ((int64_t)1 << 24));
+  j.rw = s2 ? j.g.W2 : j.masked ? s->IW : j.g.PW;
   j.nuse = (s->OH - 1) * j.rw + s->OW;
   if (avx512) {
     dc_block_pick(s, j.nuse, &j.mr, &j.nw);
@@ -462,16 +548,52 @@ nn_status nn_dconv2d(nn_ctx *c, const nn_dconv_shape *s, const float *x, const f
     j.nw = DC2_NW;
   }
   j.panels = (s->M + j.mr - 1) / j.mr;
+  j.xin = s2 ? ws : x;
+  j.cstride = s2 ? j.g.pplane : s->IH * s->IW;
+  j.bh = s2 ? j.g.H2 : s->IH;
+  j.bw = j.rw;
   for (int t = 0; t < j.g.kk; t++) {
     int kh = t / s->KW, kw = t % s->KW;
-    j.toff[t] = j.masked ? (kh - s->PT) * s->IW + kw - s->PL : kh * j.g.PW + kw;
+    if (!j.masked) {
+      j.toff[t] = kh * j.g.PW + kw;
+      continue;
+    }
+    /* stride 2: the phase plane of kh - PT, kw - PL (floor division) */
+    int ry = kh - s->PT, rx = kw - s->PL;
+    int dy = s2 ? (ry - (ry & 1)) / 2 : ry, dx = s2 ? (rx - (rx & 1)) / 2 : rx;
+    int64_t phase = s2 ? (int64_t)(2 * (ry & 1) + (rx & 1)) * j.g.H2 * j.g.W2 : 0;
+    j.toff[t] = phase + (int64_t)dy * j.rw + dx;
+    int q = 0;
+    while (q < j.ndh && j.dh[q] != dy)
+      q++;
+    if (q == j.ndh)
+      j.dh[j.ndh++] = dy;
+    j.tdh[t] = (unsigned char)q;
+    for (q = 0; q < j.ndw && j.dw[q] != dx;)
+      q++;
+    if (q == j.ndw)
+      j.dw[j.ndw++] = dx;
+    j.tdw[t] = (unsigned char)q;
+  }
+  /* groups of blocks whose input rows (with the window's) fit in half an
+   * L2: a whole range channel panel by channel panel read a 56x56 stride-2
+   * layer's 1.6 MiB of phase planes once per panel, from L3 */
+  {
+    /* floats of a row of the planes read, every channel; rows of gb blocks:
+     * gb * nw / rw, plus the window's */
+    int64_t per_row = s->C * (j.masked ? j.cstride / j.bh : j.g.PW);
+    int64_t rows = DC_GROUP_BYTES / (int64_t)sizeof(float) / per_row - (s->KH - 1) / s->S - 1;
+    j.gb = rows * j.rw / j.nw;
+    j.gb = j.gb < 1 ? 1 : j.gb;
   }
   /* an item is mr x nw x C x KH x KW multiply-adds: chunks of at least
    * ~64k; the copy over the same chunks (dc_item_row) */
   j.items = (j.nuse + j.nw - 1) / j.nw * j.panels;
   int64_t task = (int64_t)j.mr * j.nw * s->C * j.g.kk;
   int64_t grain = task >= 65536 ? 1 : 65536 / task;
-  if (!j.masked) {
+  if (s2) {
+    nn_parallel_for(c, j.items, grain, dc_phase_range, &j);
+  } else if (!j.masked) {
     memset(ws + s->C * j.g.plane, 0, DC_SLACK * sizeof(float));
     nn_parallel_for(c, j.items, grain, dc_pad_range, &j);
   }

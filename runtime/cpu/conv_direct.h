@@ -40,7 +40,8 @@ typedef struct nn_dconv_shape {
   int64_t C, M;      /* input and output channels (group 1) */
   int64_t IH, IW;    /* input plane */
   int64_t OH, OW;    /* output plane */
-  int KH, KW;        /* window, stride 1, no dilation */
+  int KH, KW;        /* window, no dilation */
+  int S;             /* stride, both axes: 1, or 2 (AVX-512 only) */
   int PT, PL;        /* top / left zero padding */
 } nn_dconv_shape;
 
