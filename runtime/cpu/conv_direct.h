@@ -1,4 +1,4 @@
-/* conv_direct.h - direct 2-D convolution, stride 1, for a few to a few dozen
+/* conv_direct.h - direct 2-D convolution, stride 1 or 2, for a few to a few dozen
  * input channels, float32 NCHW, with the GEMM engine's fused bias +
  * activation epilogue.
  *
@@ -21,6 +21,9 @@
  * free there, and no copy is made.  On AVX2 (whose masked loads are slow
  * on AMD), or when the output is wider than the input, the input is
  * first copied, zero-padded, into planes of W = OW + KW - 1 columns.
+ * Stride 2 (AVX-512 only): the input is first split into its four phase
+ * planes (even / odd rows x columns), each read like a stride-1 input,
+ * masked: a tap (kh, kw) is a fixed offset in one of them.
  * Lanes in columns past OW are computed and dropped at the store.  The
  * weights are reordered once into [c][kh][kw][M rounded up to 16]
  * (nn_dconv_pack), the same for every path.
@@ -46,9 +49,11 @@ typedef struct nn_dconv_shape {
 } nn_dconv_shape;
 
 /* Whether this CPU and shape take the direct path: AVX2+FMA, 1 <= C <= 256,
- * windows up to 7x7 with padding smaller than the window, OH = IH + PT + PB
- * - KH + 1 >= 1 for some PB in [0, KH) (the same for the width), sizes below
- * 2^20 and a padded copy of at most 2^26 floats. */
+ * windows up to 7x7 with padding smaller than the window, sizes below 2^20;
+ * stride 1: OH = IH + PT + PB - KH + 1 >= 1 for some PB in [0, KH) (the
+ * same for the width) and a padded copy of at most 2^26 floats; stride 2:
+ * AVX-512, OW <= ceil(IW / 2), every output window starting inside the
+ * input, phase planes of at most 2^26 floats. */
 bool nn_dconv_ok(const nn_dconv_shape *s);
 
 /* Floats of reordered weights (nn_dconv_pack), a multiple of 16. */
