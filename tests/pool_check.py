@@ -2,8 +2,8 @@
 """The pools of cpu/pool.c's special paths against numpy: 3x3 stride 1 with
 one pixel of padding (AveragePool with and without count_include_pad,
 MaxPool; maps from 2x2 to 28x28 and one past the path's size limit, which
-takes the row path), and MaxPool stride 2 with padding 0 or 1 before, any
-after, ceil_mode on and off; one window the size of the plane, unpadded;
+takes the row path), and MaxPool and AveragePool stride 2 with padding 0
+or 1 before, any after, ceil_mode on and off; one window the size of the plane, unpadded;
 on every CPU instruction set this machine has,
 serial and on two threads.  The backend-ops harness compares the CPU backend
 with itself; this compares it with values computed another way.
@@ -76,7 +76,7 @@ def main():
             d = os.path.join(work, f"{op}_{inc:d}_{'x'.join(map(str, shape))}")
             make_case(d, shape, op, inc, i)
             cases.append(d)
-    # stride 2 (MaxPool): SqueezeNet's unpadded, ResNet's padded, Inception's
+    # stride 2: SqueezeNet's unpadded, ResNet's padded, Inception's
     # padded after only; odd and even sizes, ceil_mode
     for i, (shape, pads, ceil) in enumerate([((1, 3, 111, 111), (0, 0, 0, 0), False),
                                              ((1, 2, 112, 112), (1, 1, 1, 1), False),
@@ -87,6 +87,13 @@ def main():
         d = os.path.join(work, f"MaxPool_s2_{'x'.join(map(str, shape))}_{i}")
         make_case(d, shape, "MaxPool", False, 100 + i, 2, pads, ceil)
         cases.append(d)
+        # AveragePool the same (ShuffleNet's is padded 1): without and, where
+        # no window reaches past the padding (no ceil_mode), with
+        # count_include_pad
+        for inc in (False, True) if not ceil else (False,):
+            d = os.path.join(work, f"AveragePool_s2_{inc:d}_{'x'.join(map(str, shape))}_{i}")
+            make_case(d, shape, "AveragePool", inc, 150 + i, 2, pads, ceil)
+            cases.append(d)
     # one window the size of the plane, unpadded (the global path)
     for i, (shape, op) in enumerate([((1, 8, 7, 7), "AveragePool"), ((2, 3, 5, 3), "MaxPool")]):
         d = os.path.join(work, f"{op}_whole_{'x'.join(map(str, shape))}")
