@@ -484,15 +484,12 @@ static void pool_plane_3x3(const pool_priv *p, const float *x, float *y) {
  * loops a row and no calls (the row path's set-up cost 2-3x ONNX Runtime on
  * SqueezeNet's 55x55 / 27x27 / 13x13 maps, Zen 5).  Taps missing at an edge
  * are -inf, which never wins: as in the generic code.  3x3 AveragePool,
- * stride 2 (ShuffleNet's), too on AVX-512, with taps missing at an edge
- * 0 and the row path's divisors. */
+ * stride 2 (ShuffleNet's) the same way, with taps missing at an edge 0 and
+ * the row path's divisors (sums in its order, so the same results). */
 static bool pool_3x3s2_ok(const pool_priv *p, bool indices) {
   const nn_conv_geom *g = &p->g;
-  /* AveragePool on AVX-512 only (pool_3x3s2_avg_avx512); elsewhere the row
-   * path sums in the same order */
-  bool kind_ok = p->kind == POOL_MAX ||
-                 (POOL_HAVE_AVX2 && p->kind == POOL_AVG && nn_cpu_isa_get() >= NN_CPU_AVX512);
-  return p->dt == NN_DTYPE_FLOAT && !indices && kind_ok && g->in[0] == 1 &&
+  return p->dt == NN_DTYPE_FLOAT && !indices && (p->kind == POOL_MAX || p->kind == POOL_AVG) &&
+         g->in[0] == 1 &&
          g->out[0] == 1 && g->k[0] == 1 && g->k[1] == 3 && g->k[2] == 3 && g->s[1] == 2 &&
          g->s[2] == 2 && g->d[1] == 1 && g->d[2] == 1 && g->pb[1] <= 1 && g->pb[2] <= 1 &&
          g->in[2] + 2 <= POOL_ROW_MAX && 2 * g->out[2] + 3 <= POOL_ROW_MAX;
@@ -500,45 +497,70 @@ static bool pool_3x3s2_ok(const pool_priv *p, bool indices) {
 
 static inline __attribute__((always_inline)) void pool_3x3s2_plane(const pool_priv *p,
                                                                    const float *restrict x,
-                                                                   float *restrict y) {
+                                                                   float *restrict y,
+                                                                   const bool MX) {
   const nn_conv_geom *g = &p->g;
   const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
   const int64_t pt = g->pb[1], pl = g->pb[2];
   float vb[POOL_ROW_MAX];
+  float wcnt[POOL_ROW_MAX / 2];   /* average: the divisor's horizontal factor */
   const int64_t W = 2 * OW + 3 > IW + 2 ? 2 * OW + 3 : IW + 2;
   for (int64_t c = 0; c < W; c++)
-    vb[c] = -INFINITY;   /* columns 1..IW are rewritten per row, the frame stays */
+    vb[c] = MX ? -INFINITY : 0.0f;   /* columns 1..IW are rewritten per row, the frame stays */
+  if (!MX)
+    for (int64_t ow = 0; ow < OW; ow++) {
+      int64_t w0, w1;
+      if (p->include_pad)
+        nn_conv_geom_taps(ow, 2, 0, 1, 3, IW + pl + g->pe[2], &w0, &w1);
+      else
+        nn_conv_geom_taps(ow, 2, pl, 1, 3, IW, &w0, &w1);
+      wcnt[ow] = (float)(w1 - w0);
+    }
   float *restrict v = vb + 1;
   const float *restrict vs = vb + 1 - pl;
   for (int64_t oh = 0; oh < OH; oh++) {
     int64_t r0 = 2 * oh - pt;
     int64_t lo = r0 > 0 ? r0 : 0, hi = r0 + 3 < IH ? r0 + 3 : IH;
     float *restrict yr = y + oh * OW;
+    int64_t ph0 = 0, ph1 = 0;
+    if (!MX)
+      nn_conv_geom_taps(oh, 2, 0, 1, 3, IH + pt + g->pe[1], &ph0, &ph1);
     if (hi <= lo) {
       for (int64_t ow = 0; ow < OW; ow++)
-        yr[ow] = -INFINITY;
+        yr[ow] = MX ? -INFINITY : pool_out_f32(p, x, oh, ow, lo - r0, hi - r0, ph0, ph1);
       continue;
     }
     const float *restrict a = x + lo * IW;
     if (hi - lo == 3)
       for (int64_t c = 0; c < IW; c++)
-        v[c] = pool_op(pool_op(a[c], a[IW + c], true), a[2 * IW + c], true);
+        v[c] = pool_op(pool_op(a[c], a[IW + c], MX), a[2 * IW + c], MX);
     else if (hi - lo == 2)
       for (int64_t c = 0; c < IW; c++)
-        v[c] = pool_op(a[c], a[IW + c], true);
+        v[c] = pool_op(a[c], a[IW + c], MX);
     else
       for (int64_t c = 0; c < IW; c++)
         v[c] = a[c];
     for (int64_t ow = 0; ow < OW; ow++)
-      yr[ow] = pool_op(pool_op(vs[2 * ow], vs[2 * ow + 1], true), vs[2 * ow + 2], true);
+      yr[ow] = pool_op(pool_op(vs[2 * ow], vs[2 * ow + 1], MX), vs[2 * ow + 2], MX);
+    if (!MX) {   /* an empty window: 0 / 0, NaN as in the generic code */
+      const float hc = (float)(p->include_pad ? ph1 - ph0 : hi - lo);
+      for (int64_t ow = 0; ow < OW; ow++)
+        yr[ow] = yr[ow] / (hc * wcnt[ow]);
+    }
   }
 }
 
 static void pool_3x3s2_base(const pool_priv *p, const float *x, float *y) {
-  pool_3x3s2_plane(p, x, y);
+  pool_3x3s2_plane(p, x, y, true);
 }
 POOL_AVX2 static void pool_3x3s2_avx2(const pool_priv *p, const float *x, float *y) {
-  pool_3x3s2_plane(p, x, y);
+  pool_3x3s2_plane(p, x, y, true);
+}
+static void pool_3x3s2_avg_base(const pool_priv *p, const float *x, float *y) {
+  pool_3x3s2_plane(p, x, y, false);
+}
+POOL_AVX2 static void pool_3x3s2_avg_avx2(const pool_priv *p, const float *x, float *y) {
+  pool_3x3s2_plane(p, x, y, false);
 }
 
 #if POOL_HAVE_AVX2
@@ -684,14 +706,15 @@ typedef void (*pool_3x3s2_run)(const pool_priv *p, const float *x, float *y);
 static pool_3x3s2_run pool_3x3s2_fn(const pool_priv *p) {
 #if POOL_HAVE_AVX2
   nn_cpu_isa isa = nn_cpu_isa_get();
-  if (p->kind == POOL_AVG)   /* pool_3x3s2_ok: AVX-512 */
-    return pool_3x3s2_avg_avx512;
+  if (p->kind == POOL_AVG)
+    return isa >= NN_CPU_AVX512 ? pool_3x3s2_avg_avx512
+           : isa >= NN_CPU_AVX2 ? pool_3x3s2_avg_avx2
+                                : pool_3x3s2_avg_base;
   return isa >= NN_CPU_AVX512 ? pool_3x3s2_avx512
          : isa >= NN_CPU_AVX2 ? pool_3x3s2_avx2
                               : pool_3x3s2_base;
 #else
-  (void)p;
-  return pool_3x3s2_base;
+  return p->kind == POOL_AVG ? pool_3x3s2_avg_base : pool_3x3s2_base;
 #endif
 }
 
