@@ -682,6 +682,22 @@ static SG_ALWAYS_INLINE SG256 void sg2_nepi_col(__m256 acc, __m256i ma, int mr, 
     c[r * ldc] = t[r];
 }
 
+/* The narrow kernels' A is often a pre-packed weight read once per product
+ * from memory (a batch-1 fully connected layer: Gemm with one row, a 1x1
+ * conv on a 1x1 map), a single stream the hardware prefetcher follows too
+ * closely: the panels are prefetched this many bytes ahead.  ResNet-50's
+ * 2048 -> 1000 layer ran 0.33 instead of 0.14 ms without (22 against
+ * 57 GB/s, ONNX Runtime 0.17 ms; Zen 5, 1 thread). */
+#define SG_NKR_PF 8192
+
+/* Prefetch the A bytes [pa + SG_NKR_PF, ... + bytes): the ones U k-steps
+ * will read that far ahead (no fault past the end of the operand). */
+static SG_ALWAYS_INLINE void sg_nkr_prefetch(const float *pa, int bytes) {
+  const char *q = (const char *)((uintptr_t)pa + SG_NKR_PF);
+  for (int o = 0; o < bytes; o += 64)
+    _mm_prefetch(q + o, _MM_HINT_T0);
+}
+
 /* Narrow kernel: vector over the 6 rows of an A panel (8 lanes, 6 used);
  * U independent k-chains hide the FMA latency when there are few columns. */
 static SG_ALWAYS_INLINE SG256 void sg2_nkr_t(const int NN, const int U, int64_t kc,
@@ -701,6 +717,7 @@ SG_UNROLL(4)
    * which also lets the compiler keep the accumulators in registers */
   const int64_t kmain = kc - kc % U;
   for (int64_t k = 0; k < kmain; k += U) {
+    sg_nkr_prefetch(pa + k * SG2_MR, U * SG2_MR * (int)sizeof(float));
 SG_UNROLL(4)
     for (int u = 0; u < U; u++) {
       __m256 a = _mm256_maskload_ps(pa + (k + u) * SG2_MR, ma);
@@ -926,6 +943,7 @@ SG_UNROLL(8)
    * which also lets the compiler keep the accumulators in registers */
   const int64_t kmain = kc - kc % U;
   for (int64_t k = 0; k < kmain; k += U) {
+    sg_nkr_prefetch(pa + k * SG5_MR, U * SG5_MR * (int)sizeof(float));
 SG_UNROLL(4)
     for (int u = 0; u < U; u++) {
       __m512 a = _mm512_maskz_loadu_ps(ma, pa + (k + u) * SG5_MR);
