@@ -531,10 +531,18 @@ static nn_status gemm_run_f32(nn_ctx *c, nn_node *n) {
  * .const_a_groups): the transposed product (swap) reads them as they are,
  * one stream the narrow kernel prefetches (cpu/sgemm.c).  Packed per run
  * instead, the panels cost a transposing copy of the weights each time:
- * ShuffleNet's 544 -> 1000 layer ran 0.09 ms, 0.04 packed once (Zen 5). */
+ * ShuffleNet's 544 -> 1000 layer ran 0.09 ms, 0.04 packed once (Zen 5).
+ * Up to GEMM_REPACK_MAX_BYTES: the packed copy is made before the original
+ * goes, and VGG-19's 411 MB layer took the session's peak RSS 216 MiB past
+ * its weights + arena + 16 MiB; the largest weights are read from memory at
+ * its bandwidth either way (VGG-19's 17 ms packed once, 20 ms per run). */
+#define GEMM_REPACK_MAX_BYTES ((size_t)8 << 20)
 static int64_t gemm_const_a_groups(const nn_node *n) {
   const gemm_params *p = n->priv;
-  return p && p->swap && n->x[0]->dtype == NN_DTYPE_FLOAT && n->x[1]->rank == 2 ? 1 : 0;
+  return p && p->swap && n->x[0]->dtype == NN_DTYPE_FLOAT && n->x[1]->rank == 2 &&
+                 n->x[1]->nbytes <= GEMM_REPACK_MAX_BYTES
+             ? 1
+             : 0;
 }
 
 static nn_status gemm_run(nn_ctx *c, nn_node *n) {
