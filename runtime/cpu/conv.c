@@ -498,8 +498,15 @@ static nn_status conv_norm_init(nn_ctx *c, const nn_node *bn, conv_priv *p) {
  * 128 -> 32 at 14x14 (SqueezeNet 8%, DenseNet 9% faster); Winograd kept
  * for Inception's 64 -> 192 at 55x55 (direct 1.32x), 128 -> 192 at 27x27
  * (1.56x), 96 -> 208 and 128 -> 256 at 13x13 (1.15x, 1.33x) and VGG's 64
- * -> 64 (even).  On one thread Winograd won or tied them all. */
+ * -> 64 (even).  On one thread Winograd won or tied them all.  That is the
+ * AVX-512 kernel, on the input itself; AVX2's, on a padded copy in 6 x 16
+ * blocks, beats Winograd only up to CONV_DIRECT_WINO_AVX2_MAX_C input
+ * channels (the rule above ran SqueezeNet and DenseNet 14% slower with
+ * NN_CPU=avx2; 16: SqueezeNet 1.4% faster than none, Zen 5). */
+#define CONV_DIRECT_WINO_AVX2_MAX_C 16
 static bool conv_direct_beats_wino(const conv_priv *p) {
+  if (nn_cpu_isa_get() < NN_CPU_AVX512)
+    return p->Cg <= CONV_DIRECT_WINO_AVX2_MAX_C;
   const int64_t prod = p->Cg * p->Mg, sum = p->Cg + p->Mg;
   return 32 * sum > prod || (52 * sum > prod && p->wino_par == 1);
 }
