@@ -14,9 +14,9 @@
  *   NN_NO_WINOGRAD=1              3x3 convolutions through im2col+GEMM only
  *   NN_NO_DIRECT=1                no direct convolution kernels: RGB first
  *                                 layers (cpu/conv_smallc.h) and stride-1
- *                                 ones with up to 128 input channels
- *                                 (cpu/conv_direct.h) through im2col+GEMM
- *                                 or Winograd
+ *                                 (and AVX-512 stride-2) ones with up to
+ *                                 128 input channels (cpu/conv_direct.h)
+ *                                 through im2col+GEMM or Winograd
  *   NN_NO_FUSION=1                no plan-time activation/Add fusion
  *   NN_NO_PACK=1                  weights stay in the ONNX layout (no packed
  *                                 GEMM panels)

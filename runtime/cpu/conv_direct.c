@@ -1,7 +1,7 @@
-/* conv_direct.c - direct stride-1 convolution (see conv_direct.h): blocks
- * of MR output channels x NW pixels numbered in a row width, accumulated in
- * registers, read from the input through masked loads (AVX-512) or from a
- * padded copy of it.
+/* conv_direct.c - direct convolution, stride 1 or 2 (see conv_direct.h):
+ * blocks of MR output channels x NW pixels numbered in a row width,
+ * accumulated in registers, read through masked loads from the input or
+ * its phase planes (AVX-512) or from a padded copy of it.
  *
  * Work is split by bands of pixels (rows of the output), the channel
  * panels of a band's end blocks shared (dc_item_row), and the padded copy
@@ -36,7 +36,6 @@
 typedef struct dc_geom {
   int64_t PH, PW, plane; /* padded planes (stride 1) */
   int64_t H2, W2, pplane; /* stride 2: the 4 phase planes of a channel, H2 x W2 each */
-  int64_t nuse;          /* padded-width pixels up to the last output: (OH - 1) * PW + OW */
   int64_t mp;            /* output channels of the reordered weights */
   int kk;                /* KH * KW */
 } dc_geom;
@@ -49,7 +48,6 @@ static dc_geom dc_geom_of(const nn_dconv_shape *s) {
   g.H2 = (s->IH + 1) / 2;
   g.W2 = (s->IW + 1) / 2;
   g.pplane = 4 * g.H2 * g.W2;
-  g.nuse = (s->OH - 1) * g.PW + s->OW;
   g.mp = (s->M + DC_WALIGN - 1) / DC_WALIGN * DC_WALIGN;
   g.kk = s->KH * s->KW;
   return g;
@@ -183,7 +181,7 @@ static SG512 void dc5_phase_row(float *d0, float *d1, const float *xr, int64_t I
   const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
   for (int64_t q = 0; q < W2; q += 16) {
-    int64_t rem = IW - 2 * q;   /* > 0: 2q < 2 * W2 - ... within the row */
+    int64_t rem = IW - 2 * q;   /* >= 1: q < W2 = ceil(IW / 2) */
     __mmask16 ml = rem >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << rem) - 1u);
     __mmask16 mh = rem >= 32 ? (__mmask16)0xFFFF
                  : rem > 16  ? (__mmask16)((1u << (rem - 16)) - 1u) : (__mmask16)0;
