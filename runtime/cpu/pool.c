@@ -308,6 +308,22 @@ static bool pool_fast_ok(const pool_priv *p, bool indices) {
          (g->out[2] - 1) * g->s[2] + g->k[2] <= POOL_ROW_MAX;
 }
 
+/* Average pools (width dilation 1): per output column, the horizontal taps
+ * its divisor counts, inside the input or, with count_include_pad, inside
+ * the padded extent. */
+static void pool_col_counts(const pool_priv *p, float *wcnt) {
+  const nn_conv_geom *g = &p->g;
+  const int64_t IW = g->in[2], SW = g->s[2], KW = g->k[2], PL = g->pb[2];
+  for (int64_t ow = 0; ow < g->out[2]; ow++) {
+    int64_t w0, w1;
+    if (p->include_pad)
+      nn_conv_geom_taps(ow, SW, 0, 1, KW, IW + PL + g->pe[2], &w0, &w1);
+    else
+      nn_conv_geom_taps(ow, SW, PL, 1, KW, IW, &w0, &w1);
+    wcnt[ow] = (float)(w1 - w0);
+  }
+}
+
 static void pool_plane_f32_fast(const pool_priv *p, const float *x, float *y) {
   const nn_conv_geom *g = &p->g;
   const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
@@ -325,14 +341,7 @@ static void pool_plane_f32_fast(const pool_priv *p, const float *x, float *y) {
   for (int64_t c = cb > ca ? cb : ca; c < W; c++)
     rb[c] = pad;
   if (!mx)
-    for (int64_t ow = 0; ow < OW; ow++) {
-      int64_t w0, w1;
-      if (p->include_pad)
-        nn_conv_geom_taps(ow, SW, 0, 1, KW, IW + PL + g->pe[2], &w0, &w1);
-      else
-        nn_conv_geom_taps(ow, SW, PL, 1, KW, IW, &w0, &w1);
-      wcnt[ow] = (float)(w1 - w0);
-    }
+    pool_col_counts(p, wcnt);
   pool_pass_fn hpass = pool_pass_for(SW, KW, true, mx);
   for (int64_t oh = 0; oh < OH; oh++) {
     int64_t h0, h1, ph0, ph1;
@@ -508,14 +517,7 @@ static inline __attribute__((always_inline)) void pool_3x3s2_plane(const pool_pr
   for (int64_t c = 0; c < W; c++)
     vb[c] = MX ? -INFINITY : 0.0f;   /* columns 1..IW are rewritten per row, the frame stays */
   if (!MX)
-    for (int64_t ow = 0; ow < OW; ow++) {
-      int64_t w0, w1;
-      if (p->include_pad)
-        nn_conv_geom_taps(ow, 2, 0, 1, 3, IW + pl + g->pe[2], &w0, &w1);
-      else
-        nn_conv_geom_taps(ow, 2, pl, 1, 3, IW, &w0, &w1);
-      wcnt[ow] = (float)(w1 - w0);
-    }
+    pool_col_counts(p, wcnt);
   float *restrict v = vb + 1;
   const float *restrict vs = vb + 1 - pl;
   for (int64_t oh = 0; oh < OH; oh++) {
@@ -618,14 +620,7 @@ pool_3x3s2_avx512_body(const pool_priv *p, const float *x, float *y, const bool 
    * pool_plane_f32_fast (OW <= POOL_ROW_MAX / 2: pool_3x3s2_ok) */
   float wcnt[POOL_ROW_MAX / 2 + 16];
   if (!MX)
-    for (int64_t ow = 0; ow < OW; ow++) {
-      int64_t w0, w1;
-      if (p->include_pad)
-        nn_conv_geom_taps(ow, 2, 0, 1, 3, IW + pl + g->pe[2], &w0, &w1);
-      else
-        nn_conv_geom_taps(ow, 2, pl, 1, 3, IW, &w0, &w1);
-      wcnt[ow] = (float)(w1 - w0);
-    }
+    pool_col_counts(p, wcnt);
   for (int64_t oh = 0; oh < OH; oh++) {
     int64_t r0 = 2 * oh - pt;
     int64_t lo = r0 > 0 ? r0 : 0, hi = r0 + 3 < IH ? r0 + 3 : IH;
