@@ -180,13 +180,10 @@ static void dc_pad_range(void *arg, int64_t i0, int64_t i1) {
  * 32 inputs at a time split by two permutes (the scalar stride-2 gather
  * was 7% of a 3x3 stride-2 layer). */
 static SG512 void dc5_phase_row(float *d0, float *d1, const float *xr, int64_t IW, int64_t W2) {
-  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i ev = SG5_EVEN_IDX;
   const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
   for (int64_t q = 0; q < W2; q += 16) {
-    int64_t rem = IW - 2 * q;   /* >= 1: q < W2 = ceil(IW / 2) */
-    __mmask16 ml = rem >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << rem) - 1u);
-    __mmask16 mh = rem >= 32 ? (__mmask16)0xFFFF
-                 : rem > 16  ? (__mmask16)((1u << (rem - 16)) - 1u) : (__mmask16)0;
+    __mmask16 ml = sg5_cols_mask(IW, 2 * q), mh = sg5_cols_mask(IW, 2 * q + 16);
     __m512 a = _mm512_maskz_loadu_ps(ml, xr + 2 * q), b = _mm512_maskz_loadu_ps(mh, xr + 2 * q + 16);
     __m512 e = _mm512_permutex2var_ps(a, ev, b), o = _mm512_permutex2var_ps(a, od, b);
     if (W2 - q >= 16) {

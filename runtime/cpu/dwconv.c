@@ -518,13 +518,7 @@ DW2_ROWS(3, 2)
 DW2_ROWS(5, 1)
 DW2_ROWS(5, 2)
 
-/* The lanes of columns [c, c + 16) that lie in [0, IW). */
-static inline __mmask16 dw5_cols_mask(int64_t IW, int64_t c) {
-  int64_t lo = c < 0 ? -c : 0, hi = IW - c < 16 ? IW - c : 16;
-  return hi > lo ? (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u)) : (__mmask16)0;
-}
-
-/* Columns [c, c + 16) of input row xr under mask k (dw5_cols_mask): those
+/* Columns [c, c + 16) of input row xr under mask k (sg5_cols_mask): those
  * outside the row read as 0, the padding, without being touched. */
 static SG_ALWAYS_INLINE SG512 __m512 dw5_cols16(const float *xr, int64_t c, __mmask16 k) {
   /* the address of column c, which may lie outside the row: masked off */
@@ -543,7 +537,7 @@ static SG512 void dw5_rows_k3s2(const dw_job *j, const float *xc, const float *w
                                 const float *rc, float bias, int64_t oh0, int64_t oh1) {
   const nn_dwconv_shape *s = j->s;
   const int64_t IH = s->IH, IW = s->IW, OW = s->OW;
-  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i ie = SG5_EVEN_IDX;
   const __m512i io = _mm512_add_epi32(ie, _mm512_set1_epi32(1));
   const __m512i is = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
   __m512 w[9];
@@ -552,8 +546,8 @@ static SG512 void dw5_rows_k3s2(const dw_job *j, const float *xc, const float *w
   for (int64_t oh = oh0; oh < oh1; oh++) {
     for (int64_t ow = 0; ow < OW; ow += 16) {
       const int64_t c0 = 2 * ow - s->PL;
-      const __mmask16 k0 = dw5_cols_mask(IW, c0), k1 = dw5_cols_mask(IW, c0 + 16);
-      const __mmask16 k2 = dw5_cols_mask(IW, c0 + 32);
+      const __mmask16 k0 = sg5_cols_mask(IW, c0), k1 = sg5_cols_mask(IW, c0 + 16);
+      const __mmask16 k2 = sg5_cols_mask(IW, c0 + 32);
       /* a sum per tap column: three chains of three multiply-adds, not one
        * of nine */
       __m512 a0 = _mm512_set1_ps(bias), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps();

@@ -17,6 +17,7 @@
 
 #include "cpu/ops.h"
 #include "cpu/sgemm.h"
+#include "cpu/sgemm_simd.h"
 #include "ops/pool.h"
 
 typedef enum pool_kind {
@@ -587,8 +588,7 @@ pool_s2_col16(const float *a, int64_t IW, int nr, int64_t c, const bool MX) {
       m = pool_s2_op(m, _mm512_loadu_ps(a + 2 * IW + c), MX);
     return m;
   }
-  int64_t lo = c < 0 ? -c : 0, hi = IW - c < 16 ? IW - c : 16;
-  __mmask16 k = hi > lo ? (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u)) : (__mmask16)0;
+  __mmask16 k = sg5_cols_mask(IW, c);
   const __m512 pad = _mm512_set1_ps(MX ? -INFINITY : 0.0f);
   /* the address of column c, which may lie before the row: masked off */
   const float *p = (const float *)((uintptr_t)a + (uintptr_t)(c * (int64_t)sizeof(float)));
@@ -613,7 +613,7 @@ pool_3x3s2_avx512_body(const pool_priv *p, const float *x, float *y, const bool 
   const nn_conv_geom *g = &p->g;
   const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
   const int64_t pt = g->pb[1], pl = g->pb[2];
-  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i ie = SG5_EVEN_IDX;
   const __m512i io = _mm512_add_epi32(ie, _mm512_set1_epi32(1));
   const __m512i is = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
   /* average: the divisor's horizontal factor per output column, as in

@@ -1,6 +1,7 @@
 /* sgemm_simd.h - private to the CPU kernels (sgemm.c, dwconv.c, conv.c's
- * Winograd output): the fused activations in scalar, AVX2 and AVX-512 form,
- * so every epilogue agrees.
+ * Winograd output, the direct convolutions, pool.c): the fused activations
+ * in scalar, AVX2 and AVX-512 form, so every epilogue agrees, and the
+ * stride-2 kernels' column masks and lane indices.
  *
  * The vector helpers carry target attributes: they may only be inlined into
  * functions compiled for the same (or a wider) target, and must only run
@@ -179,6 +180,19 @@ static SG_ALWAYS_INLINE SG512 __m512 sg5_act(const sg_act *a, __m512 v) {
     return v;
   }
 }
+
+/* The stride-2 AVX-512 kernels (pool.c's 3x3 pools, dwconv.c's 3x3
+ * depthwise, conv_direct.c's phase planes) read 16 columns from c of a row
+ * of n, masked to those inside it, and split pairs of vectors into their
+ * even and odd lanes with permutes. */
+static inline __mmask16 sg5_cols_mask(int64_t n, int64_t c) {
+  int64_t lo = c < 0 ? -c : 0, hi = n - c < 16 ? n - c : 16;
+  return hi > lo ? (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u)) : (__mmask16)0;
+}
+/* permutex2var indices of lanes 0, 2, ..., 30 of a pair (add 1: the odd);
+ * a macro, usable in functions of any AVX-512 target */
+#define SG5_EVEN_IDX \
+  _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
 #endif /* SG_X86 */
 
 #endif
