@@ -19,7 +19,9 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const ort = require('onnxruntime-node');
+// ORT_NODE_MODULE: another copy of the package (tools/ort/cap-isa.py makes
+// one that runs its AVX2 kernels on an AVX-512 machine)
+const ort = require(process.env.ORT_NODE_MODULE || 'onnxruntime-node');
 
 // ---- minimal TensorProto codec (fields: dims 1, data_type 2, float_data 4,
 // int32_data 5, int64_data 7, name 8, raw_data 9, double_data 10) ----------
