@@ -316,6 +316,11 @@ static const conv_case conv_cases[] = {
   {"conv grouped", 2, 2, 16, 32, 4, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
   {"depthwise 3x3 s1", 2, 1, 24, 24, 24, {19, 21}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, "Clip"},
   {"depthwise 3x3 s2", 2, 2, 16, 16, 16, {20, 20}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
+  /* AVX2's 3x3 stride-1 kernel (OW >= 24): rows four at a time then the
+   * rest (23 = 5 x 4 + 2 + 1), "same" padding with its shifted edge loads,
+   * and unpadded with a masked last block (OW 33) */
+  {"depthwise 3x3 s1 same rows of 4", 2, 1, 8, 8, 8, {23, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, "Relu"},
+  {"depthwise 3x3 s1 valid wide", 2, 2, 4, 4, 4, {14, 35}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, "Clip"},
   /* AVX-512's 3x3 stride 2: two vectors a row, the second masked, no left
    * pad (and the left pad above), odd input sizes */
   {"depthwise 3x3 s2 wide", 2, 2, 8, 8, 8, {41, 37}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}, true, "Clip"},

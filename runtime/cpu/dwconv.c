@@ -42,7 +42,13 @@ typedef struct dw_job {
   float *pan;
   int64_t pj0, pstride;
   int pnr, pnr_log2;
+  sg_clamp clamp;        /* act as a clamp where it is one (AVX2 3x3 stride 1) */
 } dw_job;
+
+static void dw_job_act(dw_job *j, const nn_sgemm_epi *epi) {
+  j->act = sg_act_from(epi);
+  j->clamp = sg_clamp_of(&j->act);
+}
 
 static inline int64_t dw_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t dw_max(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -325,7 +331,7 @@ static SG_ALWAYS_INLINE SG256 void dw2_rows_t(const int KW, const int S, const d
  * own. */
 #define DW_ZROW 4096
 static const float dw_zero_row[DW_ZROW] __attribute__((aligned(32)));
-#define DW_K3_MAXR 2
+#define DW_K3_MAXR 4
 
 /* Where output (oh, ow) of the plane yc goes: the plane, or the panel. */
 static SG_ALWAYS_INLINE float *dw_out_at(const dw_job *j, float *yc, int64_t oh, int64_t ow) {
@@ -400,26 +406,37 @@ SG_UNROLL(4)
             acc[r][v] = _mm256_fmadd_ps(wv[r], x, acc[r][v]);
       }
     }
+  /* fields copied to locals: stores through float pointers could alias
+   * them (-fno-strict-aliasing), and they are tested per vector */
+  const int ck = j->clamp.kind;
+  const __m256 lo = _mm256_set1_ps(j->clamp.lo), hi = _mm256_set1_ps(j->clamp.hi);
+  const bool pan = j->pan != NULL;
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
 SG_UNROLL(4)
   for (int r = 0; r < R; r++) {
     if (r >= nrows)
       break;
+    float *drow = pan ? NULL : yc + (oh + r) * OW + ow;
+    const float *srow = rc ? rc + (oh + r) * OW + ow : NULL;
 SG_UNROLL(4)
     for (int v = 0; v < V; v++) {
       __m256 o = acc[r][v];
-      float *dst = dw_out_at(j, yc, oh + r, ow + 8 * v);
-      const float *src = rc ? rc + (oh + r) * OW + ow + 8 * v : NULL;
-      if (EK != DW_EDGE || cnt >= 8 * (v + 1)) {
-        if (src)
-          o = _mm256_add_ps(o, _mm256_loadu_ps(src));
-        _mm256_storeu_ps(dst, sg2_act(&j->act, o));
-      } else if (cnt > 8 * v) {
-        __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(cnt - 8 * v), lane);
-        if (src)
-          o = _mm256_add_ps(o, _mm256_maskload_ps(src, m));
-        _mm256_maskstore_ps(dst, m, sg2_act(&j->act, o));
+      float *dst = pan ? dw_out_at(j, yc, oh + r, ow + 8 * v) : drow + 8 * v;
+      const float *src = srow ? srow + 8 * v : NULL;
+      const bool whole = EK != DW_EDGE || cnt >= 8 * (v + 1);
+      __m256i m = _mm256_setzero_si256();
+      if (!whole) {
+        if (cnt <= 8 * v)
+          continue;
+        m = _mm256_cmpgt_epi32(_mm256_set1_epi32(cnt - 8 * v), lane);
       }
+      if (src)
+        o = _mm256_add_ps(o, whole ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, m));
+      o = ck >= 0 ? sg2_clamp(ck, o, lo, hi) : sg2_act(&j->act, o);
+      if (whole)
+        _mm256_storeu_ps(dst, o);
+      else
+        _mm256_maskstore_ps(dst, m, o);
     }
   }
 }
@@ -447,8 +464,12 @@ static SG_ALWAYS_INLINE SG256 void dw2_k3s1_step(const int R, const dw_job *j,
     ow += 8;
   }
   if (ow >= s->PL) {
-    for (; ow + 32 <= ow1 && ow - s->PL + 34 <= s->IW; ow += 32)
-      dw2_k3s1_block(R, 4, DW_IN, j, xr, wc, bias, yc, rc, oh, nrows, ow, 32);
+    if (R > 2)
+      for (; ow + 16 <= ow1 && ow - s->PL + 18 <= s->IW; ow += 16)
+        dw2_k3s1_block(R, 2, DW_IN, j, xr, wc, bias, yc, rc, oh, nrows, ow, 16);
+    else
+      for (; ow + 32 <= ow1 && ow - s->PL + 34 <= s->IW; ow += 32)
+        dw2_k3s1_block(R, 4, DW_IN, j, xr, wc, bias, yc, rc, oh, nrows, ow, 32);
     if (ow + 16 <= ow1 && ow - s->PL + 18 <= s->IW) {
       dw2_k3s1_block(R, 2, DW_IN, j, xr, wc, bias, yc, rc, oh, nrows, ow, 16);
       ow += 16;
@@ -477,7 +498,11 @@ static SG_ALWAYS_INLINE void dw_k3_rows(const nn_dwconv_shape *s, const float *x
 }
 
 /* Output pixels [p0, p1) of one plane (row-major): the partial first and
- * last rows one row at a time, the full rows between two at a time. */
+ * last rows one row at a time, the full rows between four at a time (six
+ * input rows loaded once for 36 multiply-adds each, in 16-column blocks:
+ * 8 accumulators), the last two or one together.  Four rows ran 3x3
+ * depthwise convs at 32x32 1.35x and at 128x128 1.1x faster than two
+ * (AVX2, Zen 4). */
 static SG256 void dw2_k3s1_range(const dw_job *j, const float *xc, const float *wc, float *yc,
                                  const float *rc, float bias, int64_t p0, int64_t p1) {
   const nn_dwconv_shape *s = j->s;
@@ -489,6 +514,11 @@ static SG256 void dw2_k3s1_range(const dw_job *j, const float *xc, const float *
     dw_k3_rows(s, xc, oh, 1, xr);
     dw2_k3s1_step(1, j, xr, wc, bias, yc, rc, oh, 1, ow, end);
     oh++;
+  }
+  while ((oh + 4) * OW <= p1) {
+    dw_k3_rows(s, xc, oh, 4, xr);
+    dw2_k3s1_step(4, j, xr, wc, bias, yc, rc, oh, 4, 0, OW);
+    oh += 4;
   }
   while ((oh + 1) * OW <= p1) {
     int nrows = (oh + 2) * OW <= p1 ? 2 : 1;
@@ -646,7 +676,7 @@ void nn_dwconv2d_pack(void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb
   dw_job j;
   memset(&j, 0, sizeof j);
   j.s = s;
-  j.act = sg_act_from(&pp->epi);
+  dw_job_act(&j, &pp->epi);
   const float *bias = pp->epi.bias_kind == NN_SGEMM_BIAS_ROW ? pp->epi.bias : NULL;
   const bool pow2 = nr > 0 && (nr & (nr - 1)) == 0;
   const bool simd = pow2 && nn_dwconv2d_panel_ok(s);
@@ -704,7 +734,7 @@ nn_status nn_dwconv2d(nn_ctx *c, const nn_dwconv_shape *s, const float *x, const
   j.x = x;
   j.w = w;
   j.y = y;
-  j.act = sg_act_from(epi);
+  dw_job_act(&j, epi);
   j.bias = epi && epi->bias_kind == NN_SGEMM_BIAS_ROW ? epi->bias : NULL;
   j.res = epi ? epi->res : NULL;
   j.dh = s->DH > 0 ? s->DH : 1;

@@ -113,6 +113,11 @@ typedef struct sg_rt {
   const float *bias;
   const float *res;       /* residual added before the activation, NULL none */
   int64_t ldres;
+  /* lean: alpha 1, beta 0, no column bias, and an activation that is a
+   * clamp to [clo, chi] (none, Relu, Clip): a single-K-block tile's
+   * epilogue is then add, clamp, store (sg2_ukr_t) */
+  bool lean;
+  sg_clamp clamp;
 } sg_rt;
 
 /* One result element: *cp = epilogue(alpha * acc [+ beta * old | + old]). */
@@ -563,12 +568,41 @@ SG_UNROLL(6)
     pa += SG2_MR;
     pb += bsk;
   }
+  const bool first = flags & SG_FIRST, last = flags & SG_LAST;
+  if (first && last && e->lean && (HALF || nr == SG2_NR)) {
+    /* the whole product in one K block (small K: 1x1 convs with few input
+     * channels), the common epilogue: add, clamp, store.  The general one
+     * below costs as much as a 24-deep loop on AVX2. */
+    const int ck = e->clamp.kind;
+    const __m256 lo = _mm256_set1_ps(e->clamp.lo), hi = _mm256_set1_ps(e->clamp.hi);
+    const float *bias = e->bias_kind == NN_SGEMM_BIAS_ROW ? e->bias + i0 : NULL;
+SG_UNROLL(6)
+    for (int r = 0; r < MR; r++) {
+      __m256 v0 = c0[r], v1 = c1[r];
+      if (bias) {
+        __m256 br = _mm256_broadcast_ss(bias + r);
+        v0 = _mm256_add_ps(v0, br);
+        v1 = _mm256_add_ps(v1, br);
+      }
+      if (e->res) {
+        const float *rr = e->res + (i0 + r) * e->ldres + j0;
+        v0 = _mm256_add_ps(v0, _mm256_loadu_ps(rr));
+        if (!HALF)
+          v1 = _mm256_add_ps(v1, _mm256_loadu_ps(rr + 8));
+      }
+      v0 = sg2_clamp(ck, v0, lo, hi);
+      v1 = sg2_clamp(ck, v1, lo, hi);
+      _mm256_storeu_ps(c + r * ldc, v0);
+      if (!HALF)
+        _mm256_storeu_ps(c + r * ldc + 8, v1);
+    }
+    return;
+  }
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const bool full = HALF || nr == SG2_NR;
   const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), iota);
   const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), iota);
   const __m256 va = _mm256_set1_ps(e->alpha), vb = _mm256_set1_ps(e->beta);
-  const bool first = flags & SG_FIRST, last = flags & SG_LAST;
   const bool use_beta = e->beta != 0.0f;
   __m256 bc0 = _mm256_setzero_ps(), bc1 = _mm256_setzero_ps();
   if (last && e->bias_kind == NN_SGEMM_BIAS_COL) {
@@ -1503,6 +1537,9 @@ static void sg_rt_init(sg_rt *rt, float alpha, float beta, const nn_sgemm_epi *e
     rt->res = epi->res;
     rt->ldres = epi->ldres;
   }
+  rt->clamp = sg_clamp_of(&rt->act);
+  rt->lean = alpha == 1.0f && beta == 0.0f && rt->bias_kind != NN_SGEMM_BIAS_COL &&
+             rt->clamp.kind >= 0;
 }
 
 int64_t nn_sgemm_rows_per_tile(void) { return sg_kern_for(nn_cpu_isa_get())->mc; }

@@ -51,6 +51,26 @@ static inline sg_act sg_act_from(const nn_sgemm_epi *e) {
   return a;
 }
 
+/* An activation that is a clamp to [lo, hi] (none, Relu, Clip): kind 0 none,
+ * 1 the lower bound only, 2 both; -1 for the others.  Lets a hot epilogue
+ * test an int per vector instead of switching over every activation. */
+typedef struct sg_clamp {
+  int kind;
+  float lo, hi;
+} sg_clamp;
+
+static inline sg_clamp sg_clamp_of(const sg_act *a) {
+  sg_clamp c = {-1, a->lo, a->hi};
+  if (a->act == NN_SGEMM_ACT_NONE)
+    c.kind = 0;
+  else if (a->act == NN_SGEMM_ACT_RELU) {
+    c.kind = 1;
+    c.lo = 0.0f;
+  } else if (a->act == NN_SGEMM_ACT_CLIP)
+    c.kind = 2;
+  return c;
+}
+
 /* Whether an epilogue is at most a bias per row and an activation (what
  * the direct convolution kernels apply; a residual or another bias is
  * theirs to refuse).  NULL is none. */
@@ -108,6 +128,15 @@ static SG_ALWAYS_INLINE SG256 __m256 sg2_exp(__m256 x) {
   y = _mm256_fmadd_ps(y, z, _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
   __m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(fx), _mm256_set1_epi32(127));
   return _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(e, 23)));
+}
+
+/* sg_clamp kind >= 0 applied (max first: a NaN passes, as in sg2_act). */
+static SG_ALWAYS_INLINE SG256 __m256 sg2_clamp(int kind, __m256 v, __m256 lo, __m256 hi) {
+  if (kind > 0)
+    v = _mm256_max_ps(lo, v);
+  if (kind > 1)
+    v = _mm256_min_ps(hi, v);
+  return v;
 }
 
 static SG_ALWAYS_INLINE SG256 __m256 sg2_act(const sg_act *a, __m256 v) {
