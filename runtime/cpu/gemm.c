@@ -188,10 +188,11 @@ static void mm_batch_offsets(const mm_params *p, int64_t t, int64_t *oa, int64_t
  * the product has more than one row: packing B per call would cost a copy of
  * the weights per run.  With transB (weights stored N x K) a single row
  * (batch-1 fully connected layers) runs transposed, Y^T = W * x^T, where W
- * is the engine's left operand: the planner re-lays W out as its packed
- * panels in place (gemm_const_a_groups), so it is held once; otherwise its
- * row panels are packed per run with a vector transpose, while a
- * transposed right operand is gathered a float at a time.  Y^T of one row
+ * is the engine's left operand and x its single column: the engine reads
+ * W's rows in place, each once (sg_gemv in cpu/sgemm.c), at the memory's
+ * bandwidth.  Re-laid out as packed panels by the planner instead (an
+ * earlier design, up to 8 MiB of weights), the layer ran slower: ResNet-50's
+ * 2048 -> 1000 0.16 ms packed, 0.11 in place (AVX2, Zen 4).  Y^T of one row
  * has Y's layout, so nothing moves.  A single row without transB packs
  * nothing: a packed copy would double the weights' memory. */
 
@@ -511,10 +512,7 @@ static nn_status gemm_run_f32(nn_ctx *c, nn_node *n) {
   }
   int64_t lda = p->g.ta ? p->g.M : p->g.K, ldb = p->g.tb ? p->g.K : p->g.N;
   nn_status st;
-  if (p->swap && n->x[1]->packed_a_groups == 1) /* the same, W packed once by the planner */
-    st = nn_sgemm_compute_pa(c, !p->g.ta, p->g.N, 1, p->g.K, p->g.alpha, b, a, p->g.ta ? 1 : lda,
-                             beta, y, 1, &e, n->ws, n->ws_bytes);
-  else if (p->swap) /* Y^T (N x 1) = B (N x K) * op(A)^T (K x 1) */
+  if (p->swap) /* Y^T (N x 1) = B (N x K) * op(A)^T (K x 1) */
     st = nn_sgemm_compute(c, 0, !p->g.ta, p->g.N, 1, p->g.K, p->g.alpha, b, ldb, a, p->g.ta ? 1 : lda,
                           beta, y, 1, &e, n->ws, n->ws_bytes);
   else if (p->pack_bytes)
@@ -524,25 +522,6 @@ static nn_status gemm_run_f32(nn_ctx *c, nn_node *n) {
     st = nn_sgemm_compute(c, p->g.ta, p->g.tb, p->g.M, p->g.N, p->g.K, p->g.alpha, a, lda, b, ldb, beta, y,
                           p->g.N, &e, n->ws, n->ws_bytes);
   return st ? gemm_engine_failed(c, st) : NN_OK;
-}
-
-/* The planner may hand a single-row float32 Gemm with transB its weights
- * (B, N x K) as packed GEMM A panels, in place of the original (nn_kernel
- * .const_a_groups): the transposed product (swap) reads them as they are,
- * one stream the narrow kernel prefetches (cpu/sgemm.c).  Packed per run
- * instead, the panels cost a transposing copy of the weights each time:
- * ShuffleNet's 544 -> 1000 layer ran 0.09 ms, 0.04 packed once (Zen 5).
- * Up to GEMM_REPACK_MAX_BYTES: the packed copy is made before the original
- * goes, and VGG-19's 411 MB layer took the session's peak RSS 216 MiB past
- * its weights + arena + 16 MiB; the largest weights are read from memory at
- * its bandwidth either way (VGG-19's 17 ms packed once, 20 ms per run). */
-#define GEMM_REPACK_MAX_BYTES ((size_t)8 << 20)
-static int64_t gemm_const_a_groups(const nn_node *n) {
-  const gemm_params *p = n->priv;
-  return p && p->swap && n->x[0]->dtype == NN_DTYPE_FLOAT && n->x[1]->rank == 2 &&
-                 n->x[1]->nbytes <= GEMM_REPACK_MAX_BYTES
-             ? 1
-             : 0;
 }
 
 static nn_status gemm_run(nn_ctx *c, nn_node *n) {
@@ -653,7 +632,7 @@ static nn_status matmulinteger_run(nn_ctx *c, nn_node *n) {
 
 const nn_kernel nn_kernels_gemm[] = {
   {.name = "MatMul", .prepare = matmul_prepare, .run = matmul_run},
-  {.name = "Gemm", .prepare = gemm_prepare, .run = gemm_run, .const_a_groups = gemm_const_a_groups},
+  {.name = "Gemm", .prepare = gemm_prepare, .run = gemm_run},
   {.name = "MatMulInteger", .prepare = matmulinteger_prepare, .run = matmulinteger_run},
   {0},
 };
