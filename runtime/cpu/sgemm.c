@@ -182,6 +182,9 @@ typedef struct sg_kern {
   sg_ukr_fn hkr[SG_MAX_MR + 1];   /* first NR/2 columns of a panel only (NULL: none) */
   sg_nkr_fn nkr[SG_MAX_NRN + 1];
   sg_dot_fn dot;          /* rows of A against one vector (sg_gemv) */
+  /* kc rows of one NR-column panel of B, ld apart, copied contiguous (NULL:
+   * B read in place is never staged, sg_tile) */
+  void (*stage)(float *dst, const float *src, int64_t ld, int64_t kc);
 } sg_kern;
 
 /* ---- packing ------------------------------------------------------------------- *
@@ -857,6 +860,14 @@ static SG256 void sg2_dot(int R, const float *a, int64_t lda, const float *x, in
   }
 }
 
+static SG256 void sg2_stage(float *restrict dst, const float *restrict src, int64_t ld,
+                            int64_t kc) {
+  for (int64_t k = 0; k < kc; k++) {
+    __m256 a = _mm256_loadu_ps(src + k * ld), b = _mm256_loadu_ps(src + k * ld + 8);
+    _mm256_storeu_ps(dst + k * 16, a);
+    _mm256_storeu_ps(dst + k * 16 + 8, b);
+  }
+}
 static const sg_kern sg_kern_avx2 = {
   .mr = SG2_MR, .nr = SG2_NR, .nrn = SG2_NRN,
   .kc = 256, .mc = 120, .nc = 512,
@@ -864,6 +875,7 @@ static const sg_kern sg_kern_avx2 = {
   .hkr = {NULL, sg2_hkr_1, sg2_hkr_2, sg2_hkr_3, sg2_hkr_4, sg2_hkr_5, sg2_hkr_6},
   .nkr = {NULL, sg2_nkr_1, sg2_nkr_2, sg2_nkr_3, sg2_nkr_4},
   .dot = sg2_dot,
+  .stage = sg2_stage,
 };
 
 /* ---- AVX-512 kernels (14 x 32) -------------------------------------------------
@@ -1436,6 +1448,7 @@ typedef struct sg_job {
    * 1x1 Conv then reads the part of its input its own core wrote) */
   int nblk;
   nn_block blk[SG_MAX_BLOCKS];
+  bool b_stage;          /* direct B copied a column panel at a time (sg_tile) */
 } sg_job;
 
 /* One MR-row panel of A against the NR-column panels of a B block: the
@@ -1540,6 +1553,29 @@ static void sg_tile(const sg_job *j, int64_t t, float *wa, float *wb) {
     if (j->pb) {
       bp = j->pb + (j0 / NR) * NR * K + k0 * NR;
       bstride = NR * K;
+    } else if (pl->direct_b && j->b_stage) {
+      /* B read in place has rows a multiple of 4 KiB apart: all kc rows of a
+       * panel fall in one L1 set, more than its ways, and every row panel
+       * of A fetched them again from L2.  Each column panel is copied to
+       * the workspace once, then all the row panels run over it. */
+      for (int64_t jp = 0; jp * NR < ncur; jp++) {
+        int nr = (int)sg_min(NR, ncur - jp * NR);
+        const float *src = j->B + k0 * j->ldb + j0 + jp * NR;
+        if (nr < NR) {
+          for (int64_t ip = 0; ip * MR < mcur; ip++)
+            sg_panel_row(j, (int)sg_min(MR, mcur - ip * MR), kc, ap + ip * astride, src, NR,
+                         j->ldb, true, c0 + ip * MR * j->ldc + jp * NR, nr, flags, i0 + ip * MR,
+                         j0 + jp * NR);
+          continue;
+        }
+        kn->stage(wb, src, j->ldb, kc);
+        for (int64_t ip = 0; ip * MR < mcur; ip++) {
+          int mr = (int)sg_min(MR, mcur - ip * MR);
+          kn->ukr[mr](kc, ap + ip * astride, wb, NR, c0 + ip * MR * j->ldc + jp * NR, j->ldc, NR,
+                      flags, &j->rt, i0 + ip * MR, j0 + jp * NR);
+        }
+      }
+      continue;
     } else if (pl->direct_b) {
       bp = j->B + k0 * j->ldb + j0;
       bstride = NR;
@@ -1620,6 +1656,27 @@ static void sg_gemv(nn_ctx *c, const sg_job *j, int threads) {
     sg_gemv_range((void *)j, 0, tasks);
 }
 
+/* Whether kc rows of B, ldb floats apart, read in place by the micro-
+ * kernel, overflow the L1 sets they map to: a 4 KiB period of 64 sets of
+ * 64-byte lines, 8 ways (the least of the x86 cores this runs on).  A map
+ * of 64x64 or 128x128 pixels puts every row of a 1x1 conv's input in the
+ * same set; the AVX2 kernel's six-row panels of A then fetched the panel
+ * of B from L2 again each.  Staged (sg_tile), a 24 -> 24 1x1 conv at 64x64
+ * ran 3%, a 128 -> 128 one 11%, a 24 -> 96 one 15% faster (Zen 4).  The
+ * AVX-512 kernel's 14-row panels read B half as often, and staging slowed
+ * it. */
+static bool sg_b_conflicts(int64_t ldb, int64_t kc) {
+  int64_t lines = (ldb * (int64_t)sizeof(float) / SG_LINE) % 64;
+  int64_t g = 64;
+  for (int64_t a = lines; a;) {   /* gcd(lines, 64) */
+    int64_t t = g % a;
+    g = a;
+    a = t;
+  }
+  int64_t sets = 64 / g;          /* distinct sets the rows fall in */
+  return kc > 8 * sets;
+}
+
 static nn_status sg_run(nn_ctx *c, sg_job *j, nn_cpu_isa isa, void *ws, size_t ws_bytes) {
   int64_t M = j->M, N = j->N, K = j->K;
   if (M == 0 || N == 0)
@@ -1643,6 +1700,7 @@ static nn_status sg_run(nn_ctx *c, sg_job *j, nn_cpu_isa isa, void *ws, size_t w
    * faster on 1 thread and 2.2x on 2, and the 14 bench models 3-12%
    * faster (Zen 5).  A transposed B still needs the copy. */
   j->pl.direct_b = !j->pb && !j->pack_b && !j->transb && !j->pl.narrow;
+  j->b_stage = j->pl.direct_b && j->kn->stage && sg_b_conflicts(j->ldb, j->pl.kc);
   j->ntiles = j->pl.ntm * j->pl.ntn;
   /* no scratch needed (both operands pre-packed, or read in place): one
    * slot per thread costs nothing */
