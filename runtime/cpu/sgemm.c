@@ -923,8 +923,33 @@ SG_UNROLL(14)
   const __mmask16 m1 = HALF ? (__mmask16)0 : nr >= 32 ? (__mmask16)0xFFFF
                        : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1)
                                  : (__mmask16)0;
-  const __m512 va = _mm512_set1_ps(e->alpha), vb = _mm512_set1_ps(e->beta);
   const bool first = flags & SG_FIRST, last = flags & SG_LAST;
+  if (first && last && e->lean) {
+    /* as sg2_ukr_t's: add, clamp, store */
+    const int ck = e->clamp.kind;
+    const __m512 lo = _mm512_set1_ps(e->clamp.lo), hi = _mm512_set1_ps(e->clamp.hi);
+    const float *bias = e->bias_kind == NN_SGEMM_BIAS_ROW ? e->bias + i0 : NULL;
+SG_UNROLL(14)
+    for (int r = 0; r < MR; r++) {
+      __m512 v0 = c0[r], v1 = c1[r];
+      if (bias) {
+        __m512 br = _mm512_set1_ps(bias[r]);
+        v0 = _mm512_add_ps(v0, br);
+        v1 = _mm512_add_ps(v1, br);
+      }
+      if (e->res) {
+        const float *rr = e->res + (i0 + r) * e->ldres + j0;
+        v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, rr));
+        if (!HALF)
+          v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, rr + 16));
+      }
+      _mm512_mask_storeu_ps(c + r * ldc, m0, sg5_clamp(ck, v0, lo, hi));
+      if (!HALF)
+        _mm512_mask_storeu_ps(c + r * ldc + 16, m1, sg5_clamp(ck, v1, lo, hi));
+    }
+    return;
+  }
+  const __m512 va = _mm512_set1_ps(e->alpha), vb = _mm512_set1_ps(e->beta);
   const bool use_beta = e->beta != 0.0f;
   __m512 bc0 = _mm512_setzero_ps(), bc1 = _mm512_setzero_ps();
   if (last && e->bias_kind == NN_SGEMM_BIAS_COL) {

@@ -184,6 +184,15 @@ static SG_ALWAYS_INLINE SG512 __m512 sg5_exp(__m512 x) {
   return _mm512_mul_ps(y, _mm512_castsi512_ps(_mm512_slli_epi32(e, 23)));
 }
 
+/* As sg2_clamp, 16 lanes. */
+static SG_ALWAYS_INLINE SG512 __m512 sg5_clamp(int kind, __m512 v, __m512 lo, __m512 hi) {
+  if (kind > 0)
+    v = _mm512_max_ps(lo, v);
+  if (kind > 1)
+    v = _mm512_min_ps(hi, v);
+  return v;
+}
+
 static SG_ALWAYS_INLINE SG512 __m512 sg5_act(const sg_act *a, __m512 v) {
   const __m512 zero = _mm512_setzero_ps();
   switch (a->act) {
