@@ -341,7 +341,12 @@ static void test_gemm_epilogues(void) {
         tally(run_case(&g, (entry)en, g_ctx2, false));
         g.N = 3;                        /* the narrow kernel's epilogue */
         tally(run_case(&g, (entry)en, NULL, false));
-        cases += 2;
+        g.M = 1, g.N = 71;              /* one row: rows of B in place (sg_gevm) */
+        tally(run_case(&g, (entry)en, g_ctx2, false));
+        g.M = 45, g.N = 1;              /* one column: rows of A in place (sg_gemv) */
+        g.tb = 1;
+        tally(run_case(&g, (entry)en, g_ctx2, false));
+        cases += 4;
       }
     printf("  %-8s %d epilogue cases, %d failed\n", nn_cpu_isa_name((nn_cpu_isa)isa), cases,
            g_failed - before);
