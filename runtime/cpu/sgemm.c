@@ -755,11 +755,12 @@ static SG_ALWAYS_INLINE SG256 void sg2_nepi_col(__m256 acc, __m256i ma, int mr, 
 }
 
 /* The narrow kernels' A is often a pre-packed weight read once per product
- * from memory (a batch-1 fully connected layer: Gemm with one row, a 1x1
- * conv on a 1x1 map), a single stream the hardware prefetcher follows too
- * closely: the panels are prefetched this many bytes ahead.  ResNet-50's
- * 2048 -> 1000 layer ran 0.33 instead of 0.14 ms without (22 against
- * 57 GB/s, ONNX Runtime 0.17 ms; Zen 5, 1 thread). */
+ * from memory (a 1x1 conv on a 1x1 map, convs on 7x7 maps), a single stream
+ * the hardware prefetcher follows too closely: the panels are prefetched
+ * this many bytes ahead.  ResNet-50's 2048 -> 1000 layer, when it ran here
+ * on packed weights, took 0.33 instead of 0.14 ms without (22 against
+ * 57 GB/s; Zen 5, 1 thread); batch-1 fully connected layers now read their
+ * weights in place (sg_gemv). */
 #define SG_NKR_PF 8192
 
 /* Prefetch the A bytes [pa + SG_NKR_PF, ... + bytes): the ones U k-steps
@@ -1737,12 +1738,12 @@ static void sg_scale_only(const sg_rt *e, int64_t M, int64_t N, float *C, int64_
 
 /* ---- one column: rows of A in place ---------------------------------------------
  * C (M x 1) = A (M x K, row-major, unpacked) * x, x contiguous: a batch-1
- * fully connected layer whose weights are too large to re-lay out (cpu/
- * gemm.c's swap).  Each row of A is read once, straight, SG_DOT_ROWS rows
- * side by side; packing them into panels first (the general path) copied
- * the weights through the cache each run, and its 120-row tiles were 120
- * streams no prefetcher follows: AlexNet's 9216 -> 4096 layer ran 16.5 ms
- * that way, ONNX Runtime's 6.4 (Zen 4). */
+ * fully connected layer (cpu/gemm.c's swap: W x^T).  Each row of A is read
+ * once, straight, SG_DOT_ROWS rows side by side; packing them into panels
+ * first (the general path) copied the weights through the cache each run,
+ * and its 120-row tiles were 120 streams no prefetcher follows: AlexNet's
+ * 9216 -> 4096 layer ran 16.5 ms that way, 7.0 in place, ONNX Runtime 6.4
+ * (AVX2, Zen 4). */
 #define SG_GEMV_TASK_ROWS 16
 
 static void sg_gemv_range(void *arg, int64_t t0, int64_t t1) {
