@@ -325,6 +325,9 @@ static const conv_case conv_cases[] = {
    * pad (and the left pad above), odd input sizes */
   {"depthwise 3x3 s2 wide", 2, 2, 8, 8, 8, {41, 37}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}, true, "Clip"},
   {"depthwise 5x5 mult2", 2, 1, 8, 16, 8, {17, 12}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, true, "Relu"},
+  /* rows wide enough for the ring fill's plain loads between its edges */
+  {"depthwise 5x5 s1 wide", 2, 1, 8, 8, 8, {9, 45}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, true, "Relu"},
+  {"depthwise 3x3 s2 padded wide", 2, 1, 8, 8, 8, {12, 66}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
   {"depthwise dilated", 2, 1, 8, 8, 8, {16, 16}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, false, NULL},
   {"single input channel", 2, 1, 1, 20, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
   /* few input channels: the direct kernel on AVX2 (cpu/conv_smallc.h), with
