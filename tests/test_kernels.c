@@ -328,6 +328,9 @@ static const conv_case conv_cases[] = {
   /* rows wide enough for the ring fill's plain loads between its edges */
   {"depthwise 5x5 s1 wide", 2, 1, 8, 8, 8, {9, 45}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, true, "Relu"},
   {"depthwise 3x3 s2 padded wide", 2, 1, 8, 8, 8, {12, 66}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
+  /* TensorFlow's SAME for stride 2 on an even width: the last output's
+   * third tap is the right padding */
+  {"depthwise 3x3 s2 same (tf)", 2, 1, 8, 8, 8, {16, 34}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}, true, "Clip"},
   {"depthwise dilated", 2, 1, 8, 8, 8, {16, 16}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, false, NULL},
   {"single input channel", 2, 1, 1, 20, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
   /* few input channels: the direct kernel on AVX2 (cpu/conv_smallc.h), with
