@@ -368,6 +368,21 @@ static SG_ALWAYS_INLINE SG256 __m256 dw2_k3_load(const int EK, const nn_dwconv_s
   return _mm256_loadu_ps(px + kw + 8 * v);
 }
 
+/* One output vector of the direct 3x3 kernels: the residual added (src,
+ * NULL none), the activation (a clamp where it is one), stored; `whole`
+ * false: only the lanes of mask m. */
+static SG_ALWAYS_INLINE SG256 void dw2_out(const dw_job *j, __m256 o, float *dst,
+                                           const float *src, bool whole, __m256i m, int ck,
+                                           __m256 lo, __m256 hi) {
+  if (src)
+    o = _mm256_add_ps(o, whole ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, m));
+  o = ck >= 0 ? sg2_clamp(ck, o, lo, hi) : sg2_act(&j->act, o);
+  if (whole)
+    _mm256_storeu_ps(dst, o);
+  else
+    _mm256_maskstore_ps(dst, m, o);
+}
+
 /* Output rows oh .. oh + R - 1 (the first nrows stored), columns
  * [ow, ow + 8V) (the first cnt stored) of plane yc (residual plane rc);
  * xr: input rows oh - PT + k, k < R + 2.  EK: the block's edge kind. */
@@ -431,13 +446,7 @@ SG_UNROLL(4)
           continue;
         m = _mm256_cmpgt_epi32(_mm256_set1_epi32(cnt - 8 * v), lane);
       }
-      if (src)
-        o = _mm256_add_ps(o, whole ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, m));
-      o = ck >= 0 ? sg2_clamp(ck, o, lo, hi) : sg2_act(&j->act, o);
-      if (whole)
-        _mm256_storeu_ps(dst, o);
-      else
-        _mm256_maskstore_ps(dst, m, o);
+      dw2_out(j, o, dst, src, whole, m, ck, lo, hi);
     }
   }
 }
@@ -614,14 +623,8 @@ SG_UNROLL(2)
       __m256 o = acc[r][v];
       float *dst = yc + (oh + r) * OW + ow + 8 * v;
       const float *src = rc ? rc + (oh + r) * OW + ow + 8 * v : NULL;
-      __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lane);
-      if (src)
-        o = _mm256_add_ps(o, n >= 8 ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, m));
-      o = ck >= 0 ? sg2_clamp(ck, o, lo, hi) : sg2_act(&j->act, o);
-      if (n >= 8)
-        _mm256_storeu_ps(dst, o);
-      else
-        _mm256_maskstore_ps(dst, m, o);
+      dw2_out(j, o, dst, src, n >= 8, _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lane), ck, lo,
+              hi);
     }
 }
 

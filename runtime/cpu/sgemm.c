@@ -172,6 +172,15 @@ typedef void (*sg_nkr_fn)(int64_t kc, const float *pa, const float *b, int64_t b
 
 /* out[r] = sum_k a[r * lda + k] * x[k] for r < R (1 <= R <= SG_DOT_ROWS). */
 #define SG_DOT_ROWS 4
+/* A template of SG_DOT_ROWS rows or fewer called with its row count a
+ * constant. */
+#define SG_BY_ROWS(T_, R_, ...)           \
+  switch (R_) {                           \
+  case 4: T_(4, __VA_ARGS__); break;      \
+  case 3: T_(3, __VA_ARGS__); break;      \
+  case 2: T_(2, __VA_ARGS__); break;      \
+  default: T_(1, __VA_ARGS__); break;     \
+  }
 typedef void (*sg_dot_fn)(int R, const float *a, int64_t lda, const float *x, int64_t K,
                           float *out);
 /* y[q] += sum_{r < R} x[r] * b[r * ldb + q] for q < n (1 <= R <= SG_DOT_ROWS). */
@@ -864,12 +873,7 @@ SG_UNROLL(4)
 
 static SG256 void sg2_dot(int R, const float *a, int64_t lda, const float *x, int64_t K,
                           float *out) {
-  switch (R) {
-  case 4: sg2_dot_t(4, a, lda, x, K, out); break;
-  case 3: sg2_dot_t(3, a, lda, x, K, out); break;
-  case 2: sg2_dot_t(2, a, lda, x, K, out); break;
-  default: sg2_dot_t(1, a, lda, x, K, out); break;
-  }
+  SG_BY_ROWS(sg2_dot_t, R, a, lda, x, K, out)
 }
 
 static SG256 void sg2_stage(float *restrict dst, const float *restrict src, int64_t ld,
@@ -907,12 +911,7 @@ SG_UNROLL(4)
 
 static SG256 void sg2_axpy(int R, const float *b, int64_t ldb, const float *x, float *y,
                            int64_t n) {
-  switch (R) {
-  case 4: sg2_axpy_t(4, b, ldb, x, y, n); break;
-  case 3: sg2_axpy_t(3, b, ldb, x, y, n); break;
-  case 2: sg2_axpy_t(2, b, ldb, x, y, n); break;
-  default: sg2_axpy_t(1, b, ldb, x, y, n); break;
-  }
+  SG_BY_ROWS(sg2_axpy_t, R, b, ldb, x, y, n)
 }
 
 static const sg_kern sg_kern_avx2 = {
@@ -1202,12 +1201,7 @@ SG_UNROLL(4)
 
 static SG512 void sg5_dot(int R, const float *a, int64_t lda, const float *x, int64_t K,
                           float *out) {
-  switch (R) {
-  case 4: sg5_dot_t(4, a, lda, x, K, out); break;
-  case 3: sg5_dot_t(3, a, lda, x, K, out); break;
-  case 2: sg5_dot_t(2, a, lda, x, K, out); break;
-  default: sg5_dot_t(1, a, lda, x, K, out); break;
-  }
+  SG_BY_ROWS(sg5_dot_t, R, a, lda, x, K, out)
 }
 
 static SG_ALWAYS_INLINE SG512 void sg5_axpy_t(const int R, const float *b, int64_t ldb,
@@ -1239,12 +1233,7 @@ SG_UNROLL(4)
 
 static SG512 void sg5_axpy(int R, const float *b, int64_t ldb, const float *x, float *y,
                            int64_t n) {
-  switch (R) {
-  case 4: sg5_axpy_t(4, b, ldb, x, y, n); break;
-  case 3: sg5_axpy_t(3, b, ldb, x, y, n); break;
-  case 2: sg5_axpy_t(2, b, ldb, x, y, n); break;
-  default: sg5_axpy_t(1, b, ldb, x, y, n); break;
-  }
+  SG_BY_ROWS(sg5_axpy_t, R, b, ldb, x, y, n)
 }
 
 static const sg_kern sg_kern_avx512 = {
