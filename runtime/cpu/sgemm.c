@@ -1549,6 +1549,7 @@ typedef struct sg_job {
   int nblk;
   nn_block blk[SG_MAX_BLOCKS];
   bool b_stage;          /* direct B copied a column panel at a time (sg_tile) */
+  int64_t gevm_cols;     /* sg_gevm: columns of C per task */
 } sg_job;
 
 /* One MR-row panel of A against the NR-column panels of a B block: the
@@ -1789,7 +1790,7 @@ static bool sg_b_conflicts(int64_t ldb, int64_t kc) {
 
 static void sg_gevm_range(void *arg, int64_t t0, int64_t t1) {
   const sg_job *j = arg;
-  const int64_t cols = j->pl.nb;   /* columns per task (sg_gevm) */
+  const int64_t cols = j->gevm_cols;
   const float *x = j->A;
   const int64_t xs = j->transa ? j->lda : 1;
   float xr[SG_DOT_ROWS];
@@ -1812,8 +1813,8 @@ static void sg_gevm(nn_ctx *c, sg_job *j, int threads) {
   bool par = threads > 1 && j->N * j->K >= 2 * SG_MIN_MACS_PER_THREAD;
   /* two chunks per worker where the columns allow 256 each */
   int64_t cols = par ? sg_round_up(sg_ceil_div(j->N, 2 * (int64_t)threads), 32) : SG_GEVM_COLS;
-  j->pl.nb = sg_min(SG_GEVM_COLS, sg_max(256, cols));
-  int64_t tasks = sg_ceil_div(j->N, j->pl.nb);
+  j->gevm_cols = sg_min(SG_GEVM_COLS, sg_max(256, cols));
+  int64_t tasks = sg_ceil_div(j->N, j->gevm_cols);
   if (par && tasks > 1)
     nn_parallel_for(c, tasks, 1, sg_gevm_range, j);
   else
