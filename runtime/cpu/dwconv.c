@@ -171,6 +171,17 @@ static SG_ALWAYS_INLINE SG256 __m256 dw2_load_padded(const nn_dwconv_shape *s, c
   return _mm256_maskload_ps(src, m);
 }
 
+/* Lanes 0, 2, .. 14 (even) or 1, 3, .. 15 (odd) of the 16 floats lo:hi, in order. */
+static SG_ALWAYS_INLINE SG256 __m256 dw2_even_lanes(__m256 lo, __m256 hi) {
+  __m256 t = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+static SG_ALWAYS_INLINE SG256 __m256 dw2_odd_lanes(__m256 lo, __m256 hi) {
+  __m256 t = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
 /* Fill a ring slot with input row ih: padded (stride 1) or padded and
  * deinterleaved into evens then odds (stride 2), `half` floats each. */
 static SG_ALWAYS_INLINE SG256 void dw2_fill(const int S, const nn_dwconv_shape *s,
@@ -184,13 +195,8 @@ static SG_ALWAYS_INLINE SG256 void dw2_fill(const int S, const nn_dwconv_shape *
   }
   for (int64_t t = 0; t < half; t += 8) {
     __m256 lo = dw2_load_padded(s, xr, 2 * t), hi = dw2_load_padded(s, xr, 2 * t + 8);
-    /* evens / odds of each 128-bit lane, then the 64-bit pieces back in order */
-    __m256 ev = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
-    __m256 od = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
-    _mm256_storeu_ps(slot + t, _mm256_castpd_ps(_mm256_permute4x64_pd(
-                                   _mm256_castps_pd(ev), _MM_SHUFFLE(3, 1, 2, 0))));
-    _mm256_storeu_ps(slot + half + t, _mm256_castpd_ps(_mm256_permute4x64_pd(
-                                          _mm256_castps_pd(od), _MM_SHUFFLE(3, 1, 2, 0))));
+    _mm256_storeu_ps(slot + t, dw2_even_lanes(lo, hi));
+    _mm256_storeu_ps(slot + half + t, dw2_odd_lanes(lo, hi));
   }
 }
 
@@ -556,16 +562,6 @@ static SG256 void dw2_rows_k3s1(const dw_job *j, const float *xc, const float *w
  * (dw2_rows_t) deinterleaved every row into a stack slot first: 48
  * channels 128x128 -> 64x64 took 0.21 ms that way, 0.165 this way, ONNX
  * Runtime 0.084 (AVX2, Zen 4). */
-static SG_ALWAYS_INLINE SG256 __m256 dw2_even_lanes(__m256 lo, __m256 hi) {
-  __m256 t = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
-}
-
-static SG_ALWAYS_INLINE SG256 __m256 dw2_odd_lanes(__m256 lo, __m256 hi) {
-  __m256 t = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
-}
-
 /* Row columns c .. c + 7 of row xr; EDGE: zero outside [0, IW). */
 static SG_ALWAYS_INLINE SG256 __m256 dw2_s2_load(const bool EDGE, const nn_dwconv_shape *s,
                                                  const float *xr, int64_t c) {

@@ -1654,27 +1654,24 @@ static void sg_tile(const sg_job *j, int64_t t, float *wa, float *wb) {
     if (j->pb) {
       bp = j->pb + (j0 / NR) * NR * K + k0 * NR;
       bstride = NR * K;
-    } else if (pl->direct_b && j->b_stage) {
-      /* B read in place has rows a multiple of 4 KiB apart: all kc rows of a
-       * panel fall in one L1 set, more than its ways, and every row panel
-       * of A fetched them again from L2.  Each column panel is copied to
-       * the workspace once, then all the row panels run over it. */
+    } else if (j->b_stage) {
+      /* B read in place with its kc rows in too few L1 sets (sg_b_conflicts):
+       * each whole column panel is copied to the workspace once, then all
+       * the row panels run over the copy; a last narrower panel is read in
+       * place */
       for (int64_t jp = 0; jp * NR < ncur; jp++) {
         int nr = (int)sg_min(NR, ncur - jp * NR);
-        const float *src = j->B + k0 * j->ldb + j0 + jp * NR;
-        if (nr < NR) {
-          for (int64_t ip = 0; ip * MR < mcur; ip++)
-            sg_panel_row(j, (int)sg_min(MR, mcur - ip * MR), kc, ap + ip * astride, src, NR,
-                         j->ldb, true, c0 + ip * MR * j->ldc + jp * NR, nr, flags, i0 + ip * MR,
-                         j0 + jp * NR);
-          continue;
+        const float *b = j->B + k0 * j->ldb + j0 + jp * NR;
+        int64_t ldp = j->ldb;   /* the panel's row stride */
+        if (nr == NR) {
+          kn->stage(wb, b, j->ldb, kc);
+          b = wb;
+          ldp = NR;
         }
-        kn->stage(wb, src, j->ldb, kc);
-        for (int64_t ip = 0; ip * MR < mcur; ip++) {
-          int mr = (int)sg_min(MR, mcur - ip * MR);
-          kn->ukr[mr](kc, ap + ip * astride, wb, NR, c0 + ip * MR * j->ldc + jp * NR, j->ldc, NR,
-                      flags, &j->rt, i0 + ip * MR, j0 + jp * NR);
-        }
+        for (int64_t ip = 0; ip * MR < mcur; ip++)
+          sg_panel_row(j, (int)sg_min(MR, mcur - ip * MR), kc, ap + ip * astride, b, NR, ldp,
+                       nr < NR, c0 + ip * MR * j->ldc + jp * NR, nr, flags, i0 + ip * MR,
+                       j0 + jp * NR);
       }
       continue;
     } else if (pl->direct_b) {
@@ -1836,7 +1833,7 @@ static nn_status sg_run(nn_ctx *c, sg_job *j, nn_cpu_isa isa, void *ws, size_t w
     return NN_OK;
   }
   if (M == 1 && !j->pa && !j->pb && !j->pack_b && !j->transb && j->rt.beta == 0.0f &&
-      (!j->rt.res || j->rt.res != j->C)) {
+      j->rt.res != j->C) {
     sg_gevm(c, j, threads);
     return NN_OK;
   }
