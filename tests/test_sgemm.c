@@ -838,7 +838,8 @@ static void test_dwconv_pack(void) {
       float *planes = nn_malloc(sizeof(float) * (size_t)(C * N));
       float *a = nn_malloc(sizeof(float) * (size_t)(M * C));
       float *want = nn_malloc(sizeof(float) * (size_t)(M * N));
-      float *got = nn_malloc(sizeof(float) * (size_t)(M * N));
+      /* M * N for the products, C * (N + 3) for the bands */
+      float *got = nn_malloc(sizeof(float) * (size_t)((M > C ? M : C) * (N + 3)));
       fill(x, C * ds->IH * ds->IW);
       fill(w, C * 9);
       fill(db, C);
@@ -853,6 +854,33 @@ static void test_dwconv_pack(void) {
       nn_sgemm_pack_a(0, M, C, a, C, pa);
       ok = ok && nn_sgemm_compute(NULL, 0, 0, M, N, C, 1.0f, a, C, planes, N, 0.0f, want, N, NULL,
                                   ws, wsb) == NN_OK;
+      /* nn_dwconv2d_band: bands of whole rows (the plane kernel from a row
+       * offset; the last band shorter) and ranges that start and end inside
+       * a row (the per-pixel path), into planes ld = np + 3 apart whose
+       * gaps must stay untouched */
+      for (int bi = 0; bi < 4 && ok; bi++) {
+        static const int64_t band_rows[] = {1, 2, 3, 5};
+        int64_t np = band_rows[bi] * ds->OW, ld = np + 3;
+        int64_t first = bi == 3 ? ds->OW / 2 + 1 : 0;
+        for (int64_t p0 = first; p0 < N && ok; p0 += np) {
+          int64_t n = N - p0 < np ? N - p0 : np;
+          for (int64_t i = 0; i < C * ld; i++)
+            got[i] = -7.0f;
+          nn_dwconv2d_band(&pp, p0, n, got, ld);
+          for (int64_t k = 0; k < C && ok; k++)
+            for (int64_t q = 0; q < ld && ok; q++) {
+              float g = got[k * ld + q], e = q < n ? planes[k * N + p0 + q] : -7.0f;
+              if (!(fabsf(g - e) <= 1e-5f * (1.0f + fabsf(e)))) {
+                fprintf(stderr, "FAIL dwconv band %s C=%lld %lldx%lld p0=%lld np=%lld: "
+                        "[%lld][%lld] = %.9g, want %.9g\n", nn_cpu_isa_name(nn_cpu_isa_get()),
+                        (long long)C, (long long)ds->IH, (long long)ds->IW, (long long)p0,
+                        (long long)n, (long long)k, (long long)q, g, e);
+                ok = false;
+              }
+            }
+          cases++;
+        }
+      }
       for (int mode = 0; mode < 4 && ok; mode++) {
         nn_ctx *ctx = mode & 1 ? g_ctx2 : NULL;
         for (int64_t i = 0; i < M * N; i++)
@@ -890,7 +918,7 @@ static void test_dwconv_pack(void) {
       nn_free(pa);
       nn_free(pb);
     }
-    printf("  %-8s %d depthwise->pointwise panel cases, %d failed\n",
+    printf("  %-8s %d depthwise->pointwise panel and band cases, %d failed\n",
            nn_cpu_isa_name((nn_cpu_isa)isa), cases, g_failed - before);
   }
 }

@@ -137,6 +137,9 @@ typedef enum conv_dwpw_mode {
   DWPW_ONCE,              /* into packed B panels in the workspace, then the GEMM */
   DWPW_PLANES,            /* as planes in the workspace (no vector panel path), then
                              the plain 1x1 GEMM: the unfused work, nothing lost */
+  DWPW_BANDS,             /* large maps: a band of rows at a time, the depthwise
+                             output as planes of the band in the worker's slot, then
+                             its serial 1x1 GEMM while they are in L2 (conv_dwpw_bands) */
 } conv_dwpw_mode;
 
 /* The input slot that holds the fused depthwise conv's input (after X, W,
@@ -148,6 +151,11 @@ typedef enum conv_dwpw_mode {
  * in-GEMM path is 14% faster on the front model's maps (64x64 and less) and
  * 7-16% slower on the back model's 128x128 ones. */
 #define CONV_DWPW_MAX_PIXELS 4096
+/* DWPW_BANDS: a band's depthwise output holds about this many floats (it
+ * stays in L2 for the GEMM that reads it), in whole output rows. */
+#ifndef CONV_DWPW_BAND_FLOATS
+#define CONV_DWPW_BAND_FLOATS (24 * 1024)
+#endif
 
 
 /* Explicit im2col (3-D, DeformConv): the column tile holds at most this many
@@ -194,6 +202,9 @@ typedef struct conv_priv {
   nn_dwconv_shape dws;
   nn_sgemm_epi dwepi;     /* its activation; its bias is set per call */
   conv_dwpw_mode dwpw;
+  int64_t band_px, band_ld; /* DWPW_BANDS: pixels per band (whole rows), plane stride */
+  size_t band_floats;     /* DWPW_BANDS: one worker's band planes */
+  int band_par;           /* DWPW_BANDS: workers the slots were sized for */
   /* a BatchNormalization fused before this 1x1 conv (nn_node.pre, NN_FUSE_NORM_PW):
    * X is the normalization's input, packed as min(max(x * a[c] + b[c], lo), hi);
    * a and b, C floats each, follow the struct (conv_norm_ab) */
@@ -640,7 +651,25 @@ static nn_status conv_prepare(nn_ctx *c, nn_node *n) {
     p.path = CONV_PATH_DWPW;
     p.gemm_ws = conv_gemm_ws(c, p.Mg, N, p.K);
     p.col_floats = 0;
-    if (!nn_dwconv2d_panel_ok(&p.dws) || N > CONV_DWPW_MAX_PIXELS) {
+    if (nn_dwconv2d_panel_ok(&p.dws) && N > CONV_DWPW_MAX_PIXELS) {
+      /* whole rows, a multiple of 16 pixels (a B panel, 64-byte planes);
+       * the plane stride one line more, so that the K planes the GEMM reads
+       * side by side do not fall in the same L1 sets */
+      const int64_t OW = p.dws.OW;
+      int64_t rows = CONV_DWPW_BAND_FLOATS / (p.C * OW);
+      rows = rows < 2 ? 2 : rows;
+      while ((rows * OW) % 16)
+        rows++;
+      rows = rows < p.dws.OH ? rows : p.dws.OH;
+      int par = c->threads > 1 ? c->threads : 1;
+      p.dwpw = DWPW_BANDS;
+      p.band_px = rows * OW;
+      p.band_ld = nn_align_up((size_t)p.band_px, 16) + 16;
+      p.band_floats = (size_t)(p.C * p.band_ld);
+      p.band_par = par;
+      p.col_floats = p.band_floats * (size_t)par;
+      p.gemm_ws = nn_sgemm_workspace(p.Mg, p.band_px, p.K, 1) * (size_t)par;
+    } else if (!nn_dwconv2d_panel_ok(&p.dws) || N > CONV_DWPW_MAX_PIXELS) {
       p.dwpw = DWPW_PLANES;
       p.col_floats = nn_align_up((size_t)(p.C * N), 16);
     } else if (p.Mg <= nn_sgemm_rows_per_tile()) {
@@ -1283,6 +1312,44 @@ static nn_status conv_run_wino(nn_ctx *c, const conv_priv *p, conv_job *jb, void
   return NN_OK;
 }
 
+/* DWPW_BANDS: bands of output rows, each worker's in its own slot (band
+ * planes and engine scratch), depthwise then a serial GEMM per band. */
+typedef struct conv_band_job {
+  const conv_priv *p;
+  const nn_dwconv_panel *pp;
+  const float *w;         /* A: packed panels (pa) or the weights */
+  bool pa;
+  float *y;
+  const nn_sgemm_epi *e;  /* the image's epilogue; its residual offset per band */
+  float *bufs;
+  char *gws;
+  size_t slot_bytes;
+  nn_status st;
+} conv_band_job;
+
+static void conv_dwpw_bands(void *arg, int64_t b0, int64_t b1) {
+  conv_band_job *j = arg;
+  const conv_priv *p = j->p;
+  const int64_t N = p->g.out_sz;
+  int w = nn_parallel_worker();
+  float *buf = j->bufs + (size_t)w * p->band_floats;
+  char *ws = j->gws + (size_t)w * j->slot_bytes;
+  for (int64_t b = b0; b < b1; b++) {
+    int64_t p0 = b * p->band_px, np = N - p0 < p->band_px ? N - p0 : p->band_px;
+    nn_dwconv2d_band(j->pp, p0, np, buf, p->band_ld);
+    nn_sgemm_epi e = *j->e;
+    if (e.res)
+      e.res += p0;
+    nn_status st =
+        j->pa ? nn_sgemm_compute_pa(NULL, 0, p->M, np, p->K, 1.0f, j->w, buf, p->band_ld, 0.0f,
+                                    j->y + p0, N, &e, ws, j->slot_bytes)
+              : nn_sgemm_compute(NULL, 0, 0, p->M, np, p->K, 1.0f, j->w, p->K, buf, p->band_ld,
+                                 0.0f, j->y + p0, N, &e, ws, j->slot_bytes);
+    if (st)
+      j->st = st;   /* any failure; which one does not matter */
+  }
+}
+
 /* A 1x1 conv with its depthwise producer fused in (CONV_PATH_DWPW), per
  * image: the depthwise output is made where the GEMM wants it (conv_priv's
  * dwpw mode), then multiplied with this conv's epilogue. */
@@ -1298,6 +1365,16 @@ static nn_status conv_run_dwpw(nn_ctx *c, const conv_priv *p, conv_job *jb, void
     nn_sgemm_epi e = conv_epi_with_bias(&p->epi, jb->b, rg, N);
     nn_status st;
     switch (p->dwpw) {
+    case DWPW_BANDS: {
+      conv_band_job bj = {.p = p, .pp = &pp, .w = jb->w, .pa = pa != NULL, .y = yg, .e = &e,
+                          .bufs = jb->col, .gws = gws,
+                          .slot_bytes = p->gemm_ws / (size_t)p->band_par};
+      int64_t nb = (N + p->band_px - 1) / p->band_px;
+      /* slots for band_par workers: a wider pool than at prepare runs serially */
+      nn_parallel_for(nn_parallel_width(c) <= p->band_par ? c : NULL, nb, 1, conv_dwpw_bands, &bj);
+      st = bj.st;
+      break;
+    }
     case DWPW_BLOCKS:
       st = pa ? nn_sgemm_compute_pa_fn(c, M, N, K, 1.0f, pa, nn_dwconv2d_pack, &pp, 0.0f, yg, N,
                                        &e, gws, p->gemm_ws)

@@ -43,6 +43,7 @@ typedef struct dw_job {
   float *pan;
   int64_t pj0, pstride;
   int pnr, pnr_log2;
+  int64_t yoh0;          /* 3x3 stride 1 into planes: the output row at yc (a band's first) */
   sg_clamp clamp;        /* act as a clamp where it is one (AVX2 3x3 kernels) */
 } dw_job;
 
@@ -340,13 +341,26 @@ static SG_ALWAYS_INLINE SG256 void dw2_rows_t(const int KW, const int S, const d
 static const float dw_zero_row[DW_ZROW] __attribute__((aligned(32)));
 #define DW_K3_MAXR 4
 
-/* Where output (oh, ow) of the plane yc goes: the plane, or the panel. */
-static SG_ALWAYS_INLINE float *dw_out_at(const dw_job *j, float *yc, int64_t oh, int64_t ow) {
-  int64_t pix = oh * j->s->OW + ow;
-  if (!j->pan)
-    return yc + pix;
-  int64_t rel = pix - j->pj0;
-  return j->pan + (rel >> j->pnr_log2) * j->pstride + (rel & (j->pnr - 1));
+/* Where the 3x3 stride-1 kernel stores: the plane yc from its row oh0
+ * (rows of a band), or the panels (pan != NULL).  A copy in locals: the
+ * kernel's stores could alias dw_job's fields (-fno-strict-aliasing), which
+ * it would otherwise read again for every vector. */
+typedef struct dw_out_map {
+  float *pan;
+  int64_t pj0, pstride, pmask, oh0;
+  int pnr_log2;
+} dw_out_map;
+
+static SG_ALWAYS_INLINE dw_out_map dw_out_map_of(const dw_job *j) {
+  return (dw_out_map){.pan = j->pan, .pj0 = j->pj0, .pstride = j->pstride,
+                      .pmask = j->pnr - 1, .oh0 = j->yoh0, .pnr_log2 = j->pnr_log2};
+}
+
+/* Where output (oh, ow) goes in the panels. */
+static SG_ALWAYS_INLINE float *dw_out_at(const dw_out_map *m, int64_t OW, int64_t oh,
+                                         int64_t ow) {
+  int64_t rel = oh * OW + ow - m->pj0;
+  return m->pan + (rel >> m->pnr_log2) * m->pstride + (rel & m->pmask);
 }
 
 /* Edge kinds of a column block: inside the row (plain loads), any edge
@@ -429,21 +443,21 @@ SG_UNROLL(4)
       }
     }
   /* fields copied to locals: stores through float pointers could alias
-   * them (-fno-strict-aliasing), and they are tested per vector */
+   * them (-fno-strict-aliasing), and they are used per vector */
   const int ck = j->clamp.kind;
   const __m256 lo = _mm256_set1_ps(j->clamp.lo), hi = _mm256_set1_ps(j->clamp.hi);
-  const bool pan = j->pan != NULL;
+  const dw_out_map om = dw_out_map_of(j);
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
 SG_UNROLL(4)
   for (int r = 0; r < R; r++) {
     if (r >= nrows)
       break;
-    float *drow = pan ? NULL : yc + (oh + r) * OW + ow;
+    float *drow = om.pan ? NULL : yc + (oh + r - om.oh0) * OW + ow;
     const float *srow = rc ? rc + (oh + r) * OW + ow : NULL;
 SG_UNROLL(4)
     for (int v = 0; v < V; v++) {
       __m256 o = acc[r][v];
-      float *dst = pan ? dw_out_at(j, yc, oh + r, ow + 8 * v) : drow + 8 * v;
+      float *dst = om.pan ? dw_out_at(&om, OW, oh + r, ow + 8 * v) : drow + 8 * v;
       const float *src = srow ? srow + 8 * v : NULL;
       const bool whole = EK != DW_EDGE || cnt >= 8 * (v + 1);
       __m256i m = _mm256_setzero_si256();
@@ -801,19 +815,22 @@ static float dw_one(const nn_dwconv_shape *s, const float *xc, const float *wc, 
   return acc;
 }
 
-void nn_dwconv2d_pack(void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb, int nr,
-                      float *dst, int64_t pstride) {
-  const nn_dwconv_panel *pp = user;
+/* Output pixels [j0, j0 + nb) of channels [k0, k0 + kc), channel k0 + kk
+ * at dst + kk * ld, pixel j0 + q at panel q / nr (pstride apart), lane
+ * q % nr: the packer's layout (ld = nr), or with nr >= nb one run of
+ * pixels per channel (nn_dwconv2d_band). */
+static void dw_panel_rows(const nn_dwconv_panel *pp, int64_t k0, int64_t kc, int64_t j0,
+                          int64_t nb, int64_t nr, float *dst, int64_t ld, int64_t pstride) {
   const nn_dwconv_shape *s = &pp->s;
   dw_job j;
   memset(&j, 0, sizeof j);
   j.s = s;
   dw_job_act(&j, &pp->epi);
   const float *bias = pp->epi.bias_kind == NN_SGEMM_BIAS_ROW ? pp->epi.bias : NULL;
-  const bool pow2 = nr > 0 && (nr & (nr - 1)) == 0;
+  const bool pow2 = nr > 0 && nr <= INT32_MAX && (nr & (nr - 1)) == 0;
   const bool simd = pow2 && nn_dwconv2d_panel_ok(s);
-  j.pnr = nr;
-  j.pnr_log2 = pow2 ? __builtin_ctz((unsigned)nr) : 0;
+  j.pnr = (int)nr;
+  j.pnr_log2 = pow2 ? __builtin_ctzll((unsigned long long)nr) : 0;
   j.pj0 = j0;
   j.pstride = pstride;
   const int64_t plane = s->IH * s->IW;
@@ -821,7 +838,7 @@ void nn_dwconv2d_pack(void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb
     int64_t c = k0 + kk;
     const float *xc = pp->x + c * plane, *wc = pp->w + c * s->KH * s->KW;
     float b = bias ? bias[c] : 0.0f;
-    j.pan = dst + kk * nr;
+    j.pan = dst + kk * ld;
 #if SG_X86
     if (simd) {
       dw2_k3s1_range(&j, xc, wc, NULL, NULL, b, j0, j0 + nb);
@@ -831,9 +848,39 @@ void nn_dwconv2d_pack(void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb
     for (int64_t q = 0; q < nb; q++) {
       int64_t pix = j0 + q;
       float v = sg_act1(&j.act, dw_one(s, xc, wc, b, pix / s->OW, pix % s->OW));
-      dst[(q / nr) * pstride + kk * nr + q % nr] = v;
+      j.pan[(q / nr) * pstride + q % nr] = v;
     }
   }
+}
+
+void nn_dwconv2d_band(const nn_dwconv_panel *pp, int64_t p0, int64_t np, float *dst,
+                      int64_t ld) {
+  const nn_dwconv_shape *s = &pp->s;
+#if SG_X86
+  if (nn_dwconv2d_panel_ok(s) && p0 % s->OW == 0 && np % s->OW == 0) {
+    /* whole rows: the plane kernel, its rows from p0 / OW at dst */
+    dw_job j;
+    memset(&j, 0, sizeof j);
+    j.s = s;
+    dw_job_act(&j, &pp->epi);
+    j.yoh0 = p0 / s->OW;
+    const float *bias = pp->epi.bias_kind == NN_SGEMM_BIAS_ROW ? pp->epi.bias : NULL;
+    for (int64_t c = 0; c < s->C; c++)
+      dw2_k3s1_range(&j, pp->x + c * s->IH * s->IW, pp->w + c * 9, dst + c * ld, NULL,
+                     bias ? bias[c] : 0.0f, p0, p0 + np);
+    return;
+  }
+#endif
+  int64_t nr = 1;
+  while (nr < np)
+    nr *= 2;
+  dw_panel_rows(pp, 0, s->C, p0, np, nr, dst, ld, 0);
+}
+
+void nn_dwconv2d_pack(void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb, int nr,
+                      float *dst, int64_t pstride) {
+  const nn_dwconv_panel *pp = user;
+  dw_panel_rows(pp, k0, kc, j0, nb, nr, dst, nr, pstride);
   /* the columns of the last panel past the block are zeros */
   int64_t used = nb - (nb > 0 ? (nb - 1) / nr * nr : 0);
   if (nb > 0 && used < nr)

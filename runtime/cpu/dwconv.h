@@ -64,4 +64,12 @@ bool nn_dwconv2d_panel_ok(const nn_dwconv_shape *s);
 void nn_dwconv2d_pack(void *user, int64_t k0, int64_t kc, int64_t j0, int64_t nb, int nr,
                       float *dst, int64_t pstride);
 
+/* Output pixels [p0, p0 + np) (row-major in the plane) of every channel,
+ * channel c at dst + c * ld (ld >= np): a band of rows that the pointwise
+ * conv after it reads while it is still in cache (cpu/conv.c's
+ * DWPW_BANDS).  Serial; no allocation; the vector path where
+ * nn_dwconv2d_panel_ok and p0, np are multiples of OW. */
+void nn_dwconv2d_band(const nn_dwconv_panel *pp, int64_t p0, int64_t np, float *dst,
+                      int64_t ld);
+
 #endif
