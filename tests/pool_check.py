@@ -3,7 +3,8 @@
 one pixel of padding (AveragePool with and without count_include_pad,
 MaxPool; maps from 2x2 to 28x28 and one past the path's size limit, which
 takes the row path), and MaxPool and AveragePool stride 2 with padding 0
-or 1 before, any after, ceil_mode on and off; one window the size of the plane, unpadded;
+or 1 before, any after, ceil_mode on and off; 2x2 stride 2 unpadded; one
+window the size of the plane, unpadded;
 on every CPU instruction set this machine has,
 serial and on two threads.  The backend-ops harness compares the CPU backend
 with itself; this compares it with values computed another way.
@@ -93,6 +94,15 @@ def main():
         for inc in (False, True) if not ceil else (False,):
             d = os.path.join(work, f"AveragePool_s2_{inc:d}_{'x'.join(map(str, shape))}_{i}")
             make_case(d, shape, "AveragePool", inc, 150 + i, 2, pads, ceil)
+            cases.append(d)
+    # 2x2 stride 2 unpadded (BlazeFace's and VGG's; a direct AVX2 path):
+    # widths of whole vectors, with a remainder, and odd sizes where
+    # ceil_mode's last window is partial (the row path)
+    for i, (shape, ceil) in enumerate([((1, 24, 128, 128), False), ((2, 3, 13, 21), False),
+                                       ((1, 2, 8, 34), False), ((1, 2, 7, 19), True)]):
+        for op in ("MaxPool", "AveragePool"):
+            d = os.path.join(work, f"{op}_2x2s2_{'x'.join(map(str, shape))}_{i}")
+            make_case(d, shape, op, False, 250 + i, 2, (0, 0, 0, 0), ceil, (2, 2))
             cases.append(d)
     # one window the size of the plane, unpadded (the global path)
     for i, (shape, op) in enumerate([((1, 8, 7, 7), "AveragePool"), ((2, 3, 5, 3), "MaxPool")]):

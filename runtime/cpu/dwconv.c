@@ -172,17 +172,6 @@ static SG_ALWAYS_INLINE SG256 __m256 dw2_load_padded(const nn_dwconv_shape *s, c
   return _mm256_maskload_ps(src, m);
 }
 
-/* Lanes 0, 2, .. 14 (even) or 1, 3, .. 15 (odd) of the 16 floats lo:hi, in order. */
-static SG_ALWAYS_INLINE SG256 __m256 dw2_even_lanes(__m256 lo, __m256 hi) {
-  __m256 t = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
-}
-
-static SG_ALWAYS_INLINE SG256 __m256 dw2_odd_lanes(__m256 lo, __m256 hi) {
-  __m256 t = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
-}
-
 /* Fill a ring slot with input row ih: padded (stride 1) or padded and
  * deinterleaved into evens then odds (stride 2), `half` floats each. */
 static SG_ALWAYS_INLINE SG256 void dw2_fill(const int S, const nn_dwconv_shape *s,
@@ -196,8 +185,8 @@ static SG_ALWAYS_INLINE SG256 void dw2_fill(const int S, const nn_dwconv_shape *
   }
   for (int64_t t = 0; t < half; t += 8) {
     __m256 lo = dw2_load_padded(s, xr, 2 * t), hi = dw2_load_padded(s, xr, 2 * t + 8);
-    _mm256_storeu_ps(slot + t, dw2_even_lanes(lo, hi));
-    _mm256_storeu_ps(slot + half + t, dw2_odd_lanes(lo, hi));
+    _mm256_storeu_ps(slot + t, sg2_even_lanes(lo, hi));
+    _mm256_storeu_ps(slot + half + t, sg2_odd_lanes(lo, hi));
   }
 }
 
@@ -603,10 +592,10 @@ SG_UNROLL(2)
     for (int v = 0; v < V; v++) {
       int64_t c = 2 * (ow + 8 * v) - s->PL;
       __m256 a = dw2_s2_load(EDGE, s, xr[k], c), b = dw2_s2_load(EDGE, s, xr[k], c + 8);
-      __m256 t0 = dw2_even_lanes(a, b), t1 = dw2_odd_lanes(a, b);
+      __m256 t0 = sg2_even_lanes(a, b), t1 = sg2_odd_lanes(a, b);
       /* tap 2 is tap 0 a lane on, column c + 16 brought in (edge blocks:
        * from two more loads, zero outside the row) */
-      __m256 t2 = EDGE ? dw2_even_lanes(dw2_s2_load(true, s, xr[k], c + 2),
+      __m256 t2 = EDGE ? sg2_even_lanes(dw2_s2_load(true, s, xr[k], c + 2),
                                         dw2_s2_load(true, s, xr[k], c + 10))
                        : _mm256_blend_ps(_mm256_permutevar8x32_ps(
                                              t0, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7)),

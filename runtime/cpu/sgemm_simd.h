@@ -130,6 +130,18 @@ static SG_ALWAYS_INLINE SG256 __m256 sg2_exp(__m256 x) {
   return _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(e, 23)));
 }
 
+/* Lanes 0, 2, .. 14 (even) or 1, 3, .. 15 (odd) of the 16 floats lo:hi, in
+ * order (stride-2 depthwise taps, 2x2 stride-2 pools). */
+static SG_ALWAYS_INLINE SG256 __m256 sg2_even_lanes(__m256 lo, __m256 hi) {
+  __m256 t = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+static SG_ALWAYS_INLINE SG256 __m256 sg2_odd_lanes(__m256 lo, __m256 hi) {
+  __m256 t = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
 /* sg_clamp kind >= 0 applied (max first: a NaN passes, as in sg2_act). */
 static SG_ALWAYS_INLINE SG256 __m256 sg2_clamp(int kind, __m256 v, __m256 lo, __m256 hi) {
   if (kind > 0)
