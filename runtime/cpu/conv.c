@@ -513,10 +513,15 @@ static nn_status conv_norm_init(nn_ctx *c, const nn_node *bn, conv_priv *p) {
  * AVX-512 kernel, on the input itself; AVX2's, on a padded copy in 6 x 16
  * blocks, beats Winograd only up to CONV_DIRECT_WINO_AVX2_MAX_C input
  * channels (the rule above ran SqueezeNet and DenseNet 14% slower with
- * NN_CPU=avx2; 16: SqueezeNet 1.4% faster than none, Zen 5). */
+ * NN_CPU=avx2; 16: SqueezeNet 1.4% faster than none, Zen 5).  Where 512-bit
+ * FMAs run at the 256-bit rate (Zen 4, nn_cpu_avx512_half_rate) the AVX-512
+ * direct kernel loses the edge the rule above was measured with: Winograd
+ * ran SqueezeNet's 64 -> 256 and 48 -> 192 at 13x13 0.23-0.29 and 0.13-0.15
+ * ms on 2 threads there, direct 0.37 and 0.21; with the AVX2 rule SqueezeNet
+ * ran 9% and DenseNet 2.5% faster on 2 threads, Inception even (Zen 4). */
 #define CONV_DIRECT_WINO_AVX2_MAX_C 16
 static bool conv_direct_beats_wino(const conv_priv *p) {
-  if (nn_cpu_isa_get() < NN_CPU_AVX512)
+  if (nn_cpu_isa_get() < NN_CPU_AVX512 || nn_cpu_avx512_half_rate())
     return p->Cg <= CONV_DIRECT_WINO_AVX2_MAX_C;
   const int64_t prod = p->Cg * p->Mg, sum = p->Cg + p->Mg;
   return 32 * sum > prod || (52 * sum > prod && p->wino_par == 1);

@@ -29,6 +29,9 @@
 #include "cpu/sgemm.h"
 #include "cpu/sgemm_simd.h"
 #include "threadpool.h"
+#if SG_X86
+#include <cpuid.h>
+#endif
 
 static inline int64_t sg_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t sg_max(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -57,6 +60,30 @@ bool nn_cpu_isa_supported(nn_cpu_isa isa) {
   default:
     return false;
   }
+}
+
+bool nn_cpu_avx512_half_rate(void) {
+#if SG_X86
+  static atomic_int half = -1;
+  int v = atomic_load(&half);
+  if (v < 0) {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    v = 0;
+    /* "AuthenticAMD", family 19h: Zen 3 has no AVX-512, Zen 4 runs it as
+     * two 256-bit halves (Zen 5 is family 1Ah, full width) */
+    if (__get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u &&
+        c == 0x444d4163u && __get_cpuid(1, &a, &b, &c, &d)) {
+      unsigned fam = (a >> 8) & 0xfu;
+      if (fam == 0xfu)
+        fam += (a >> 20) & 0xffu;
+      v = fam == 0x19u;
+    }
+    atomic_store(&half, v);
+  }
+  return v == 1;
+#else
+  return false;
+#endif
 }
 
 const char *nn_cpu_isa_name(nn_cpu_isa isa) {

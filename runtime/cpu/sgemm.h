@@ -70,6 +70,12 @@ bool nn_cpu_isa_supported(nn_cpu_isa isa);
  * changes nothing when the path is not supported.  Not to be called while a
  * GEMM runs.  Buffers packed before keep working: they record their path. */
 bool nn_cpu_isa_set(nn_cpu_isa isa);
+/* Whether this CPU's 512-bit FMAs issue at half the rate of its 256-bit
+ * ones (AMD Zen 4: each runs as two 256-bit halves), so that AVX-512 kernels
+ * peak no higher than AVX2 ones: a kernel choice tuned where 512-bit FMAs
+ * double the peak (conv.c's direct-or-Winograd rule) follows the AVX2 rule
+ * there.  Cached after the first call; false off x86. */
+bool nn_cpu_avx512_half_rate(void);
 /* "portable", "avx2", "avx512". */
 const char *nn_cpu_isa_name(nn_cpu_isa isa);
 
