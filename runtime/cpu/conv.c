@@ -147,15 +147,17 @@ typedef enum conv_dwpw_mode {
  * the 1x1 conv is prepared with but which is never stored. */
 #define CONV_DWPW_SLOT 4
 /* Maps up to this many pixels compute the depthwise output inside the GEMM;
- * larger ones as planes first.  Measured on BlazeFace (AVX2, Zen 3): the
- * in-GEMM path is 14% faster on the front model's maps (64x64 and less) and
- * 7-16% slower on the back model's 128x128 ones. */
+ * larger ones a band of rows at a time (DWPW_BANDS).  Measured on BlazeFace
+ * (AVX2, Zen 3): the in-GEMM path is 14% faster on the front model's maps
+ * (64x64 and less) and 7-16% slower on the back model's 128x128 ones than
+ * the whole depthwise output as planes first, which bands beat in turn:
+ * the back model 6.27 -> 5.54 ms on 1 thread, 4.69 -> 3.84 on 2 (AVX2,
+ * Zen 4; bands at 64x64 were no faster than in-GEMM). */
 #define CONV_DWPW_MAX_PIXELS 4096
-/* DWPW_BANDS: a band's depthwise output holds about this many floats (it
- * stays in L2 for the GEMM that reads it), in whole output rows. */
-#ifndef CONV_DWPW_BAND_FLOATS
+/* DWPW_BANDS: a band's depthwise output holds about this many floats, in
+ * whole output rows: 96 KiB, in L2 when the GEMM reads it (12K to 96K
+ * floats ran the same, Zen 4). */
 #define CONV_DWPW_BAND_FLOATS (24 * 1024)
-#endif
 
 
 /* Explicit im2col (3-D, DeformConv): the column tile holds at most this many
@@ -689,7 +691,7 @@ static nn_status conv_prepare(nn_ctx *c, nn_node *n) {
       p.band_par = par;
       p.col_floats = p.band_floats * (size_t)par;
       p.gemm_ws = nn_sgemm_workspace(p.Mg, p.band_px, p.K, 1) * (size_t)par;
-    } else if (!nn_dwconv2d_panel_ok(&p.dws) || N > CONV_DWPW_MAX_PIXELS) {
+    } else if (!nn_dwconv2d_panel_ok(&p.dws)) {
       p.dwpw = DWPW_PLANES;
       p.col_floats = nn_align_up((size_t)(p.C * N), 16);
     } else if (p.Mg <= nn_sgemm_rows_per_tile()) {
@@ -1264,8 +1266,9 @@ static void conv_wino_gemms(void *arg, int64_t x0, int64_t x1) {
 }
 
 /* Whole blocks per worker (conv_priv.wino_par > 1): block b = tiles
- * [conv_wino_block_t0(b), conv_wino_block_t0(b + 1)) through the three phases, serially, in the worker's own
- * V + M buffers and engine slot (conv_wino_gemms picks the slot). */
+ * [conv_wino_block_t0(b), conv_wino_block_t0(b + 1)) through the three
+ * phases, serially, in the worker's own V + M buffers and engine slot
+ * (conv_wino_gemms picks the slot). */
 typedef struct conv_wino_par_job {
   conv_wino_job base;     /* group, planes, bias, residual; t0 / nt / v / mm per block */
   float *bufs;            /* wino_par blocks of blk_floats */
