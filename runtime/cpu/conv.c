@@ -1151,8 +1151,15 @@ static inline __attribute__((always_inline)) void conv_wino_in_body(void *arg, i
  * every tile of a chunk in one pass over the 16 planes (contiguous in the
  * tile index, long loops that vectorize even on 7x7 maps), then bias and
  * activation on the way to Y, a tile row at a time. */
+#if defined(__x86_64__) || defined(__i386__)
+static SG256 int64_t conv_wino_out8(const float *v, int64_t xs, int64_t n, float bias,
+                                    float *o00, float *o01, float *o10, float *o11);
+#endif
+
+/* simd: the first pass's whole vectors through conv_wino_out8 (the AVX2
+ * clone only). */
 static inline __attribute__((always_inline)) void conv_wino_out_body(void *arg, int64_t m0,
-                                                                     int64_t m1) {
+                                                                     int64_t m1, bool simd) {
   const conv_wino_job *j = arg;
   const conv_priv *p = j->p;
   const nn_conv_geom *g = &p->g;
@@ -1167,7 +1174,14 @@ static inline __attribute__((always_inline)) void conv_wino_out_body(void *arg, 
       const int64_t n = j->nt - c0 < CONV_WINO_OUT_CHUNK ? j->nt - c0 : CONV_WINO_OUT_CHUNK;
       const float *restrict v = j->mm + m * j->nt + c0;
       float *restrict o00 = o[0], *restrict o01 = o[1], *restrict o10 = o[2], *restrict o11 = o[3];
-      for (int64_t t = 0; t < n; t++) {
+      int64_t t0 = 0;
+#if defined(__x86_64__) || defined(__i386__)
+      if (simd)
+        t0 = conv_wino_out8(v, xs, n, bias, o00, o01, o10, o11);
+#else
+      (void)simd;
+#endif
+      for (int64_t t = t0; t < n; t++) {
         float a00 = v[0 * xs + t] + v[4 * xs + t] + v[8 * xs + t];
         float a01 = v[1 * xs + t] + v[5 * xs + t] + v[9 * xs + t];
         float a02 = v[2 * xs + t] + v[6 * xs + t] + v[10 * xs + t];
@@ -1234,7 +1248,9 @@ static inline __attribute__((always_inline)) void conv_wino_out_body(void *arg, 
  * engine's dispatch (NN_CPU=portable keeps the baseline).  Same operations
  * in the same order (no FMA contraction in C11 mode): same results. */
 static void conv_wino_in(void *arg, int64_t c0, int64_t c1) { conv_wino_in_body(arg, c0, c1); }
-static void conv_wino_out(void *arg, int64_t m0, int64_t m1) { conv_wino_out_body(arg, m0, m1); }
+static void conv_wino_out(void *arg, int64_t m0, int64_t m1) {
+  conv_wino_out_body(arg, m0, m1, false);
+}
 #if defined(__x86_64__) || defined(__i386__)
 /* conv_wino_in_avx2: blocks of up to this many tiles (all of them: a
  * block's tiles are at most CONV_WINO_FLOATS / (16 * 32) = 512 plus the
@@ -1340,8 +1356,38 @@ static SG256 void conv_wino_in_avx2(void *arg, int64_t c0, int64_t c1) {
     }
   }
 }
+/* The output transform's first pass with AVX2 intrinsics, 8 tiles a
+ * vector: the 4 outputs of tiles [0, n) of channel plane v (planes xs
+ * apart) plus bias into o00 .. o11, in conv_wino_out_body's order of
+ * operations (the same results); the compiler's version of that loop kept
+ * its 16 plane pointers on the stack.  Returns the tiles done (a multiple
+ * of 8); the C loop does the rest. */
+static SG256 int64_t conv_wino_out8(const float *v, int64_t xs, int64_t n, float bias,
+                                    float *o00, float *o01, float *o10, float *o11) {
+  const __m256 b = _mm256_set1_ps(bias);
+  int64_t t = 0;
+  for (; t + 8 <= n; t += 8) {
+    const float *p0 = v + t, *p1 = p0 + 4 * xs, *p2 = p0 + 8 * xs, *p3 = p0 + 12 * xs;
+#define WO_L(p, k) _mm256_loadu_ps((p) + (k) * xs)
+    __m256 a00 = _mm256_add_ps(_mm256_add_ps(WO_L(p0, 0), WO_L(p1, 0)), WO_L(p2, 0));
+    __m256 a01 = _mm256_add_ps(_mm256_add_ps(WO_L(p0, 1), WO_L(p1, 1)), WO_L(p2, 1));
+    __m256 a02 = _mm256_add_ps(_mm256_add_ps(WO_L(p0, 2), WO_L(p1, 2)), WO_L(p2, 2));
+    __m256 a03 = _mm256_add_ps(_mm256_add_ps(WO_L(p0, 3), WO_L(p1, 3)), WO_L(p2, 3));
+    _mm256_storeu_ps(o00 + t, _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a00, a01), a02), b));
+    _mm256_storeu_ps(o01 + t, _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(a01, a02), a03), b));
+    __m256 a10 = _mm256_sub_ps(_mm256_sub_ps(WO_L(p1, 0), WO_L(p2, 0)), WO_L(p3, 0));
+    __m256 a11 = _mm256_sub_ps(_mm256_sub_ps(WO_L(p1, 1), WO_L(p2, 1)), WO_L(p3, 1));
+    __m256 a12 = _mm256_sub_ps(_mm256_sub_ps(WO_L(p1, 2), WO_L(p2, 2)), WO_L(p3, 2));
+    __m256 a13 = _mm256_sub_ps(_mm256_sub_ps(WO_L(p1, 3), WO_L(p2, 3)), WO_L(p3, 3));
+#undef WO_L
+    _mm256_storeu_ps(o10 + t, _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a10, a11), a12), b));
+    _mm256_storeu_ps(o11 + t, _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(a11, a12), a13), b));
+  }
+  return t;
+}
+
 __attribute__((target("avx2"))) static void conv_wino_out_avx2(void *arg, int64_t m0, int64_t m1) {
-  conv_wino_out_body(arg, m0, m1);
+  conv_wino_out_body(arg, m0, m1, true);
 }
 #define CONV_HAVE_AVX2_CLONES 1
 #else
