@@ -888,9 +888,11 @@ static float dw_one(const nn_dwconv_shape *s, const float *xc, const float *wc, 
 }
 
 /* Output pixels [j0, j0 + nb) of channels [k0, k0 + kc), channel k0 + kk
- * at dst + kk * ld, pixel j0 + q at panel q / nr (pstride apart), lane
- * q % nr: the packer's layout (ld = nr), or with nr >= nb one run of
- * pixels per channel (nn_dwconv2d_band). */
+ * at dst + kk * ld: with nr > 0, pixel j0 + q at panel q / nr (pstride
+ * apart), lane q % nr (the packer's layout, ld = nr; or with nr >= nb one
+ * run of pixels per channel); with nr == 0, whole rows (j0 and nb multiples
+ * of OW, nn_dwconv2d_panel_ok) through the plane kernel, its rows from
+ * j0 / OW at dst + kk * ld (nn_dwconv2d_band). */
 static void dw_panel_rows(const nn_dwconv_panel *pp, int64_t k0, int64_t kc, int64_t j0,
                           int64_t nb, int64_t nr, float *dst, int64_t ld, int64_t pstride) {
   const nn_dwconv_shape *s = &pp->s;
@@ -899,28 +901,31 @@ static void dw_panel_rows(const nn_dwconv_panel *pp, int64_t k0, int64_t kc, int
   j.s = s;
   dw_job_act(&j, &pp->epi);
   const float *bias = pp->epi.bias_kind == NN_SGEMM_BIAS_ROW ? pp->epi.bias : NULL;
+  const bool planes = nr == 0;
   const bool pow2 = nr > 0 && nr <= INT32_MAX && (nr & (nr - 1)) == 0;
-  const bool simd = pow2 && nn_dwconv2d_panel_ok(s);
+  const bool simd = (planes || pow2) && nn_dwconv2d_panel_ok(s);
   j.pnr = (int)nr;
   j.pnr_log2 = pow2 ? __builtin_ctzll((unsigned long long)nr) : 0;
   j.pj0 = j0;
   j.pstride = pstride;
+  j.yoh0 = planes ? j0 / s->OW : 0;
   const int64_t plane = s->IH * s->IW;
   for (int64_t kk = 0; kk < kc; kk++) {
     int64_t c = k0 + kk;
     const float *xc = pp->x + c * plane, *wc = pp->w + c * s->KH * s->KW;
     float b = bias ? bias[c] : 0.0f;
-    j.pan = dst + kk * ld;
+    float *d = dst + kk * ld;
+    j.pan = planes ? NULL : d;
 #if SG_X86
     if (simd) {
-      dw2_k3s1_range(&j, xc, wc, NULL, NULL, b, j0, j0 + nb);
+      dw2_k3s1_range(&j, xc, wc, planes ? d : NULL, NULL, b, j0, j0 + nb);
       continue;
     }
 #endif
     for (int64_t q = 0; q < nb; q++) {
       int64_t pix = j0 + q;
       float v = sg_act1(&j.act, dw_one(s, xc, wc, b, pix / s->OW, pix % s->OW));
-      j.pan[(q / nr) * pstride + q % nr] = v;
+      d[planes ? q : (q / nr) * pstride + q % nr] = v;
     }
   }
 }
@@ -928,24 +933,11 @@ static void dw_panel_rows(const nn_dwconv_panel *pp, int64_t k0, int64_t kc, int
 void nn_dwconv2d_band(const nn_dwconv_panel *pp, int64_t p0, int64_t np, float *dst,
                       int64_t ld) {
   const nn_dwconv_shape *s = &pp->s;
-#if SG_X86
-  if (nn_dwconv2d_panel_ok(s) && p0 % s->OW == 0 && np % s->OW == 0) {
-    /* whole rows: the plane kernel, its rows from p0 / OW at dst */
-    dw_job j;
-    memset(&j, 0, sizeof j);
-    j.s = s;
-    dw_job_act(&j, &pp->epi);
-    j.yoh0 = p0 / s->OW;
-    const float *bias = pp->epi.bias_kind == NN_SGEMM_BIAS_ROW ? pp->epi.bias : NULL;
-    for (int64_t c = 0; c < s->C; c++)
-      dw2_k3s1_range(&j, pp->x + c * s->IH * s->IW, pp->w + c * 9, dst + c * ld, NULL,
-                     bias ? bias[c] : 0.0f, p0, p0 + np);
-    return;
-  }
-#endif
-  int64_t nr = 1;
+  int64_t nr = 1;   /* one panel as wide as the range: a run of pixels per channel */
   while (nr < np)
     nr *= 2;
+  if (nn_dwconv2d_panel_ok(s) && p0 % s->OW == 0 && np % s->OW == 0)
+    nr = 0;         /* whole rows: the plane kernel */
   dw_panel_rows(pp, 0, s->C, p0, np, nr, dst, ld, 0);
 }
 
