@@ -37,7 +37,8 @@ it), in each of its modes:
     DW3x3 stride 2 -> Conv1x1 128->16             as planes (no vector path)
 
 and at 72x64 (more than 4096 pixels) the first two a band of rows at a time
-(the last band shorter).
+(the last band shorter); MobileNetV2's first block (DW3x3 -> Clip -> 1x1
+32->16 at 112x112) runs in bands too.
 
 A fourth model checks the normalization folds of pre-activation blocks
 (Caffe2's DenseNet-121 writes each of its 62 that way):
@@ -192,6 +193,25 @@ def build_separable(rng, hw):
                           [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 24, h, wd])],
                           [helper.make_tensor_value_info('y', TensorProto.FLOAT,
                                                          [1, 16, (h + 1) // 2, (wd + 1) // 2])],
+                          inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
+
+
+def build_inverted(rng):
+    """MobileNetV2's first block: DW3x3 32 -> Clip(0, 6) -> Conv1x1 32->16 at
+    112x112.  Its bands are 672 pixels and the last 448, which the GEMM splits
+    differently: the workspace sized for a full band must cover it."""
+    def w(name, arr):
+        return numpy_helper.from_array(arr.astype(np.float32), name)
+    inits = [w('dw_w', rng.standard_normal((32, 1, 3, 3)) * 0.3), w('dw_b', rng.standard_normal(32) * 0.1),
+             w('lo', np.array(0.0)), w('hi', np.array(6.0)),
+             w('pw_w', rng.standard_normal((16, 32, 1, 1)) * 0.2), w('pw_b', rng.standard_normal(16) * 0.1)]
+    nodes = [helper.make_node('Conv', ['x', 'dw_w', 'dw_b'], ['d'], pads=[1] * 4, group=32),
+             helper.make_node('Clip', ['d', 'lo', 'hi'], ['c']),
+             helper.make_node('Conv', ['c', 'pw_w', 'pw_b'], ['y'])]
+    g = helper.make_graph(nodes, 'inverted',
+                          [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 32, 112, 112])],
+                          [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 16, 112, 112])],
                           inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
 
@@ -367,6 +387,10 @@ def main():
             x = rng.standard_normal((1, 24) + hw).astype(np.float32)
             ok &= compare(nn_run, d, 'sep%d' % hw[0], build_separable(rng, hw), x, ALL, 8, 3,
                           'separable %dx%d' % hw)
+        # 3 nodes unfused, 1 fused (the Clip into the depthwise Conv, that
+        # into the 1x1 Conv), in bands with a last band the GEMM tiles apart
+        x = rng.standard_normal((1, 32, 112, 112)).astype(np.float32)
+        ok &= compare(nn_run, d, 'inv', build_inverted(rng), x, ALL, 3, 1, 'inverted 32x112x112')
         # pre-activation: 12 nodes unfused; fused: c1 (+n1 +Mul +Add +Relu
         # before it, +Add after it), n2 (+Sub +Clip), n3, Mul, Sigmoid = 5
         for c, hw in ((16, 9), (64, 14)):

@@ -453,6 +453,82 @@ static void test_gemm_api(void) {
     fprintf(stderr, "FAIL gemm api\n");
 }
 
+/* A workspace sized for M x N x K also serves every smaller product: the
+ * depthwise -> pointwise bands size it for a full band and run the last one
+ * short, and even tiles made a shorter N want a larger slot (MobileNetV2's
+ * 32 -> 16 at 112x112 ran bands of 672 pixels and a last one of 448, which
+ * the AVX-512 plan made one tile of 448 columns against 352 for the full
+ * band: the product was refused).  Every N' <= N and a few M' <= M, on each
+ * path, through the plain and packed-A entries, results checked. */
+static void test_gemm_ws_smaller(void) {
+  static const int64_t shapes[][3] = {{16, 672, 32}, {24, 1024, 24}, {130, 700, 40}, {7, 300, 300}};
+  for (int isa = 0; isa < NN_CPU_ISA_COUNT; isa++) {
+    if (!nn_cpu_isa_set((nn_cpu_isa)isa))
+      continue;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+      const int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
+      bool ok = true;
+      float *A = nn_malloc(sizeof(float) * (size_t)(M * K));
+      float *B = nn_malloc(sizeof(float) * (size_t)(K * N));
+      float *C = nn_malloc(sizeof(float) * (size_t)(M * N));
+      float *R = nn_malloc(sizeof(float) * (size_t)(M * N));
+      void *pa = nn_malloc(nn_sgemm_pack_a_size(M, K));
+      size_t wsb = nn_sgemm_workspace(M, N, K, 1);
+      void *ws = nn_malloc(wsb);
+      fill(A, M * K);
+      fill(B, K * N);
+      nn_sgemm_pack_a(0, M, K, A, K, pa);
+      const int64_t ms[] = {M, (M + 1) / 2, 1};
+      for (int mi = 0; mi < 3 && ok; mi++) {
+        const int64_t m = ms[mi];
+        for (int64_t n = 1; n <= N && ok; n++) {
+          /* B's first n columns, row stride N, as a band of planes is read */
+          nn_status st = nn_sgemm_compute(NULL, 0, 0, m, n, K, 1, A, K, B, N, 0, C, n, NULL, ws, wsb);
+          if (st != NN_OK) {
+            fprintf(stderr, "  plain M=%lld N=%lld: %s\n", (long long)m, (long long)n, nn_status_str(st));
+            ok = false;
+            break;
+          }
+          if (m == M) {   /* pa is packed for M rows */
+            st = nn_sgemm_compute_pa(NULL, 0, m, n, K, 1, pa, B, N, 0, R, n, NULL, ws, wsb);
+            if (st != NN_OK) {
+              fprintf(stderr, "  packed-A N=%lld: %s\n", (long long)n, nn_status_str(st));
+              ok = false;
+              break;
+            }
+          }
+          if (n % 97 == 1 || n == N) {   /* a sample of the results against the reference */
+            for (int64_t i = 0; i < m && ok; i++)
+              for (int64_t j = 0; j < n; j++) {
+                double ref = 0;
+                for (int64_t k = 0; k < K; k++)
+                  ref += (double)A[i * K + k] * B[k * N + j];
+                double tol = 1e-4 * (double)K;
+                if (fabs(C[i * n + j] - ref) > tol || (m == M && fabs(R[i * n + j] - ref) > tol)) {
+                  fprintf(stderr, "  M=%lld N=%lld C[%lld][%lld] = %g / %g, want %g\n", (long long)m,
+                          (long long)n, (long long)i, (long long)j, C[i * n + j],
+                          m == M ? R[i * n + j] : 0.0, ref);
+                  ok = false;
+                  break;
+                }
+              }
+          }
+        }
+      }
+      tally(ok);
+      if (!ok)
+        fprintf(stderr, "FAIL gemm workspace for %lldx%lldx%lld on %s: a smaller product refused or wrong\n",
+                (long long)M, (long long)N, (long long)K, nn_cpu_isa_name((nn_cpu_isa)isa));
+      nn_free(ws);
+      nn_free(pa);
+      nn_free(A);
+      nn_free(B);
+      nn_free(C);
+      nn_free(R);
+    }
+  }
+}
+
 /* NaN and infinities propagate through every activation like the unfused ops. */
 static void test_gemm_nan(void) {
   for (int isa = 0; isa < NN_CPU_ISA_COUNT; isa++) {
@@ -1433,6 +1509,7 @@ int main(int argc, char **argv) {
   }
   nn_cpu_isa top = nn_cpu_isa_get();
   test_gemm_api();
+  test_gemm_ws_smaller();
   test_gemm_nan();
   test_gemm_shapes();
   test_gemm_epilogues();

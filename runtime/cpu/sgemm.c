@@ -1400,12 +1400,20 @@ size_t nn_sgemm_workspace(int64_t M, int64_t N, int64_t K, int threads) {
     threads = 1;
   size_t best = 0;
   for (int i = 0; i < NN_CPU_ISA_COUNT; i++) {
-    /* the unsplit (1-thread) tile is the largest a slot ever needs */
+    const sg_kern *kn = sg_kern_for((nn_cpu_isa)i);
+    /* The unsplit (1-thread) tile is the largest a slot ever needs, and a
+     * size made here must also cover every smaller product (callers run the
+     * last band or tile of a planned size short): tiles are even, so a
+     * smaller N can make a larger tile (672 columns split 352 + 320 on
+     * AVX-512; 448 make one of 448).  A product of one whole row tile and
+     * one whole column block is the largest tile any M' <= M, N' <= N makes. */
+    const int64_t Mt = sg_min(sg_round_up(M, kn->mr), kn->mc);
+    const int64_t Nt = sg_min(sg_round_up(N, kn->nr), kn->nc);
     for (int b = SG_B_RAW; b <= SG_B_FN; b += SG_B_FN) {
-      sg_plan p;
-      sg_plan_make(sg_kern_for((nn_cpu_isa)i), M, N, K, 1, false, (sg_bsrc)b, &p);
-      if (p.slot_bytes > best)
-        best = p.slot_bytes;
+      sg_plan p, q;
+      sg_plan_make(kn, M, N, K, 1, false, (sg_bsrc)b, &p);
+      sg_plan_make(kn, Mt, Nt, K, 1, false, (sg_bsrc)b, &q);
+      best = sg_max(best, sg_max(p.slot_bytes, q.slot_bytes));
     }
   }
   if (best == 0)

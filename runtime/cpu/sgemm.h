@@ -119,7 +119,8 @@ typedef struct nn_sgemm_epi {
  * size computed at prepare stays valid.  0 when nothing needs packing
  * (M, N or K == 0).  Any alignment works; 64-byte alignment (the arena's) is
  * the fast one.  A smaller workspace is accepted as long as it holds one
- * slot: the product then runs on fewer workers. */
+ * slot: the product then runs on fewer workers.  The size also covers every
+ * smaller product (M' <= M, N' <= N), such as a short last band. */
 size_t nn_sgemm_workspace(int64_t M, int64_t N, int64_t K, int threads);
 
 /* Rows of C per tile on the path in use (64 portable, 120 AVX2, 112
