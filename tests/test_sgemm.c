@@ -14,6 +14,7 @@
  *   test-sgemm --bench    print GFLOP/s per path on model-like shapes
  *                         (information only, never pass/fail)
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 
 #include "cpu/dwconv.h"
 #include "cpu/sgemm.h"
+#include "cpu/vmath.h"
 #include "threadpool.h"
 
 static int g_passed, g_failed, g_skipped;
@@ -527,6 +529,102 @@ static void test_gemm_ws_smaller(void) {
       nn_free(R);
     }
   }
+}
+
+/* ---- vector transcendental functions (vmath.h) ---------------------------------------- */
+static double vm_ref(nn_vmath_fn f, double x) {
+  switch (f) {
+  case NN_VM_EXP: return exp(x);
+  case NN_VM_SIGMOID: return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+  case NN_VM_SILU: return x * (x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x)));
+  case NN_VM_TANH: return tanh(x);
+  case NN_VM_ERF: return erf(x);
+  case NN_VM_GELU: return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440));
+  default: return NAN;
+  }
+}
+
+/* Error allowed at x: relative to the reference plus an absolute floor
+ * (denormal-range results of exp and sigmoid, where the vector exp stops at
+ * float's smallest normal; GELU's 1 + erf cancels for negative x). */
+static double vm_tol(nn_vmath_fn f, double x, double ref) {
+  double rel = 4e-7 * fabs(ref);
+  switch (f) {
+  case NN_VM_EXP: case NN_VM_SIGMOID: return rel + 2e-38;
+  case NN_VM_SILU: return rel + 2e-38 * fabs(x);
+  case NN_VM_ERF: return rel + 5e-8;
+  case NN_VM_GELU: return rel + 1e-7 * fabs(x);
+  default: return rel + 1e-38;
+  }
+}
+
+static const char *vm_name[NN_VM_COUNT] = {"exp", "sigmoid", "silu", "tanh", "erf", "gelu"};
+
+/* Every function on every vector path: a dense grid over [-12, 12], wide
+ * random magnitudes, the pieces' seams, and the special values (NaN stays
+ * NaN, infinities give the limits), in place and at every tail length.  The
+ * portable path has no vector form (false: the caller's libm loop runs). */
+static void test_vmath(void) {
+  enum { GRID = 48001, RAND = 20000, SPECIAL = 22 };
+  const int64_t n = GRID + RAND + SPECIAL;
+  float *x = nn_malloc(sizeof(float) * (size_t)n), *y = nn_malloc(sizeof(float) * (size_t)n);
+  for (int64_t i = 0; i < GRID; i++)
+    x[i] = (float)(-12.0 + 24.0 * (double)i / (GRID - 1));
+  for (int64_t i = 0; i < RAND; i++)   /* sign * 2^[-30, 7) * [1, 2) */
+    x[GRID + i] = (rnd_u32() & 1 ? -1.0f : 1.0f) * ldexpf(1.0f + 0.5f * (rnd_float() + 1.0f),
+                                                       (int)(rnd_u32() % 37) - 30);
+  const float sp[SPECIAL] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-30f, -1e-30f, 1e-40f,
+                             0.625f, -0.625f, 0.9f, -0.9f, 3.95f, -3.95f, 88.0f, -87.0f,
+                             89.0f, -89.0f, 100.0f, -100.0f, 0.62499994f, 0.90000004f};
+  memcpy(x + GRID + RAND, sp, sizeof sp);
+  for (int isa = 0; isa < NN_CPU_ISA_COUNT; isa++) {
+    if (!nn_cpu_isa_set((nn_cpu_isa)isa))
+      continue;
+    for (int f = 0; f < NN_VM_COUNT; f++) {
+      bool ok = true;
+      if (!nn_vmath_f32((nn_vmath_fn)f, x, y, n)) {
+        if (isa != NN_CPU_PORTABLE) {
+          fprintf(stderr, "  %s has no vector %s\n", nn_cpu_isa_name((nn_cpu_isa)isa), vm_name[f]);
+          ok = false;
+        }
+        tally(ok);
+        continue;
+      }
+      double worst = 0;
+      for (int64_t i = 0; i < n && ok; i++) {
+        double ref = vm_ref((nn_vmath_fn)f, (double)x[i]);
+        if (fabs(ref) > FLT_MAX)   /* past float's range: infinity */
+          ref = copysign(INFINITY, ref);
+        bool good = isnan(ref) ? isnan(y[i])
+                    : isinf(ref) ? y[i] == ref
+                                 : fabs((double)y[i] - ref) <= vm_tol((nn_vmath_fn)f, x[i], ref);
+        if (!isnan(ref) && !isinf(ref) && fabs(ref) > 1e-30)
+          worst = fmax(worst, fabs((double)y[i] - ref) / vm_tol((nn_vmath_fn)f, x[i], ref));
+        if (!good) {
+          fprintf(stderr, "  %s %s(%.9g) = %.9g, want %.9g\n", nn_cpu_isa_name((nn_cpu_isa)isa),
+                  vm_name[f], (double)x[i], (double)y[i], ref);
+          ok = false;
+        }
+      }
+      /* every tail length, in place: the same values as the long run */
+      for (int len = 1; len <= 33 && ok; len++) {
+        float buf[33], want[33];
+        memcpy(buf, x + 1000 * len, sizeof(float) * (size_t)len);
+        nn_vmath_f32((nn_vmath_fn)f, buf, buf, len);
+        memcpy(want, y + 1000 * len, sizeof(float) * (size_t)len);
+        if (memcmp(buf, want, sizeof(float) * (size_t)len) != 0) {
+          fprintf(stderr, "  %s %s: %d elements in place differ from the long run\n",
+                  nn_cpu_isa_name((nn_cpu_isa)isa), vm_name[f], len);
+          ok = false;
+        }
+      }
+      printf("  vmath %-8s %-7s worst error / tolerance %.2f%s\n", nn_cpu_isa_name((nn_cpu_isa)isa),
+             vm_name[f], worst, ok ? "" : "  FAIL");
+      tally(ok);
+    }
+  }
+  nn_free(x);
+  nn_free(y);
 }
 
 /* NaN and infinities propagate through every activation like the unfused ops. */
@@ -1510,6 +1608,7 @@ int main(int argc, char **argv) {
   nn_cpu_isa top = nn_cpu_isa_get();
   test_gemm_api();
   test_gemm_ws_smaller();
+  test_vmath();
   test_gemm_nan();
   test_gemm_shapes();
   test_gemm_epilogues();

@@ -13,6 +13,7 @@
 
 #include "cpu/ew_conv.h"
 #include "cpu/ops.h"
+#include "cpu/vmath.h"
 #include "ops/unary.h"
 
 typedef enum un_kind {
@@ -88,11 +89,28 @@ typedef struct un_args {
 
 #define UT float
 #define UM(fn) fn##f
-#define UFN un_kernel_f32
+#define UFN un_kernel_f32_libm
 #include "cpu/ew_un_tmpl.h"
 #undef UT
 #undef UM
 #undef UFN
+
+/* float32: the transcendental activations on the vector path (vmath.h),
+ * the rest (and everything on the portable path) through libm. */
+static void un_kernel_f32(int kind, const un_args *p, const void *x, void *y, int64_t n) {
+  int f = -1;
+  switch (kind) {
+  case UN_EXP: f = NN_VM_EXP; break;
+  case UN_SIGMOID_K: f = NN_VM_SIGMOID; break;
+  case UN_TANH: f = NN_VM_TANH; break;
+  case UN_ERF: f = NN_VM_ERF; break;
+  case UN_GELU: f = NN_VM_GELU; break;
+  case UN_SWISH: f = p->u.alpha == 1.0f ? NN_VM_SILU : -1; break;
+  default: break;
+  }
+  if (f < 0 || !nn_vmath_f32((nn_vmath_fn)f, x, y, n))
+    un_kernel_f32_libm(kind, p, x, y, n);
+}
 
 #define UT double
 #define UM(fn) fn

@@ -1,0 +1,44 @@
+/* vmath.h - float32 transcendental functions over arrays, vectorized:
+ * exp, sigmoid, SiLU (x * sigmoid(x)), tanh, erf and the exact (erf) GELU,
+ * for the elementwise operators (unary.c) and the row passes of Softmax.
+ *
+ * glibc's scalar expf / erff / tanhf cost 4-10 ns an element behind the
+ * operators' branches: EfficientNet-B0's 49 Sigmoids took 68% of its time
+ * and a ViT's GELU Erf 28% (Zen 4), where ONNX Runtime's MLAS runs vector
+ * approximations.  These are approximations of the same kind, within a few
+ * float32 ulps:
+ *   exp      Cephes' range reduction and degree-6 polynomial, rel err ~1e-7
+ *   sigmoid  1 / (1 + exp(-x)), rel err ~2e-7
+ *   tanh     x + x^3 P(x^2) below 0.625, 1 - 2 / (exp(2|x|) + 1) above;
+ *            rel err < 2e-7
+ *   erf      x P(x^2) below 0.9, 1 - exp(-x^2 + Q(|x|)) up to 3.95, 1 above;
+ *            abs err < 1.5e-7, rel err < 2e-7 (P, Q least-squares fits made
+ *            for this file)
+ * NaN in gives NaN out; +-inf give the limits.
+ *
+ * Only the AVX2 and AVX-512 paths have a vector form: on the portable path
+ * (NN_CPU=portable, other CPUs) nn_vmath_f32 returns false and the caller
+ * runs its libm loop, so tests compare the two.
+ */
+#ifndef NN_CPU_VMATH_H
+#define NN_CPU_VMATH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum nn_vmath_fn {
+  NN_VM_EXP = 0,
+  NN_VM_SIGMOID,
+  NN_VM_SILU,   /* x * sigmoid(x) (ONNX Swish with alpha 1) */
+  NN_VM_TANH,
+  NN_VM_ERF,
+  NN_VM_GELU,   /* 0.5 x (1 + erf(x / sqrt(2))) */
+  NN_VM_COUNT
+} nn_vmath_fn;
+
+/* y[i] = f(x[i]) for 0 <= i < n on the dispatched path (nn_cpu_isa_get);
+ * y may be x.  Returns false, writing nothing, when the path has no vector
+ * form of f (the caller computes it). */
+bool nn_vmath_f32(nn_vmath_fn f, const float *x, float *y, int64_t n);
+
+#endif /* NN_CPU_VMATH_H */
