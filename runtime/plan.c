@@ -925,6 +925,25 @@ static bool op_is_fusable_producer(const nn_node *n) {
   return op_is(n, "Conv") || op_is(n, "Gemm") || op_is(n, "MatMul");
 }
 
+/* SiLU as exporters write it, Mul(x, Sigmoid(x)) (PyTorch's nn.SiLU: every
+ * activation of YOLOv5/v8 and EfficientNet): the Mul that completes the
+ * Sigmoid `sig`, when x is read by these two nodes only and the Sigmoid's
+ * output by the Mul only; NULL otherwise. */
+static nn_node *silu_mul(nn_graph *g, const nn_node *sig) {
+  const nn_value *x = sig->x[0], *s = sig->y[0];
+  if (!op_is(sig, "Sigmoid") || sig->n_out != 1 || x->n_uses != 2 || s->n_uses != 1 ||
+      s->is_graph_output)
+    return NULL;
+  for (int i = 0; i < g->n_nodes; i++) {
+    nn_node *m = &g->nodes[i];
+    if (m->removed || m->folded || m->fused || !op_is(m, "Mul") || m->n_in != 2 || !m->y[0])
+      continue;
+    if ((m->x[0] == x && m->x[1] == s) || (m->x[0] == s && m->x[1] == x))
+      return m;
+  }
+  return NULL;
+}
+
 static nn_status fuse_activations(nn_ctx *c, nn_graph *g, nn_error *err) {
   int *prod = plan_producers(g);
   if (!prod)
@@ -936,8 +955,10 @@ static nn_status fuse_activations(nn_ctx *c, nn_graph *g, nn_error *err) {
       continue;
     nn_value *x = act->x[0];
     int xi = vidx(g, x);
-    if (xi < 0 || x->known || x->is_graph_output || x->n_uses != 1 || x->dtype != NN_DTYPE_FLOAT ||
-        prod[xi] < 0)
+    /* one reader, or the two of a SiLU */
+    nn_node *silu = x->n_uses == 2 ? silu_mul(g, act) : NULL;
+    if (xi < 0 || x->known || x->is_graph_output || (x->n_uses != 1 && !silu) ||
+        x->dtype != NN_DTYPE_FLOAT || prod[xi] < 0)
       continue;
     nn_node *p = &g->nodes[prod[xi]];
     bool norm = (g->fusions & NN_FUSE_NORM_ACT) && op_is(p, "BatchNormalization") &&
@@ -945,9 +966,17 @@ static nn_status fuse_activations(nn_ctx *c, nn_graph *g, nn_error *err) {
     if (!(op_is_fusable_producer(p) || norm) || p->y[0] != x || p->act.kind != NN_ACT_NONE)
       continue;
     nn_act a;
-    if (!nn_act_from_node(act, &a) || (norm && a.kind != NN_ACT_RELU && a.kind != NN_ACT_CLIP))
+    if (silu)
+      a = (nn_act){.kind = NN_ACT_SILU};
+    else if (!nn_act_from_node(act, &a))
+      continue;
+    if (norm && a.kind != NN_ACT_RELU && a.kind != NN_ACT_CLIP)
       continue;
     p->act = a;
+    if (silu) {   /* the producer writes the Mul's output; the Sigmoid goes */
+      act->fused = true;
+      act = silu;
+    }
     st = absorb(c, g, prod, p, act, err);
   }
   nn_free(prod);

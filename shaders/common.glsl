@@ -33,6 +33,7 @@ float nn_act(float x, uint kind, float a, float b) {
   case NN_VK_ACT_LEAKY_RELU: return x < 0.0 ? a * x : x;
   case NN_VK_ACT_CLIP: return x < a ? a : (x > b ? b : x);
   case NN_VK_ACT_SIGMOID: return nn_sigmoid(x);
+  case NN_VK_ACT_SILU: return x * nn_sigmoid(x);
   case NN_VK_ACT_HARD_SIGMOID: return clamp(a * x + b, 0.0, 1.0);
   case NN_VK_ACT_HARD_SWISH: return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);
   case NN_VK_ACT_TANH: return tanh(clamp(x, -15.0, 15.0));

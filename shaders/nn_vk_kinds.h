@@ -55,7 +55,8 @@
 #define NN_VK_ACT_ACOSH 37
 #define NN_VK_ACT_ATANH 38
 #define NN_VK_ACT_GELU_TANH 39    /* tanh approximation */
-#define NN_VK_ACT_COUNT 40
+#define NN_VK_ACT_SILU NN_ACT_SILU    /* 40: fused Mul(x, Sigmoid(x)) */
+#define NN_VK_ACT_COUNT 41
 
 /* Binary element-wise operations (binary.comp). */
 #define NN_VK_BIN_ADD 0

@@ -309,6 +309,37 @@ def build_concat(rng, c, hw):
     return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
 
 
+def build_silu(rng, c, hw):
+    """SiLU as exporters write it, Mul(x, Sigmoid(x)), after a Conv (Mul's
+    operands in both orders), a depthwise Conv and a MatMul: each fuses into
+    its producer; after a 1x1 Conv whose output a third node reads it must
+    not."""
+    inits, nodes = [], []
+
+    def w(name, shape, scale=0.4):
+        inits.append(numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name))
+        return name
+
+    def silu(x, y, swap=False):
+        nodes.append(helper.make_node('Sigmoid', [x], [y + '_s']))
+        nodes.append(helper.make_node('Mul', [y + '_s', x] if swap else [x, y + '_s'], [y]))
+
+    nodes.append(helper.make_node('Conv', ['x', w('w1', (c, c, 3, 3)), w('b1', (c,), 0.1)], ['c1'], pads=[1] * 4))
+    silu('c1', 'a')
+    nodes.append(helper.make_node('Conv', ['a', w('w2', (c, 1, 3, 3)), w('b2', (c,), 0.1)], ['c2'],
+                                  pads=[1] * 4, group=c))
+    silu('c2', 'b', swap=True)
+    nodes.append(helper.make_node('Conv', ['b', w('w3', (c, c, 1, 1))], ['c3']))
+    silu('c3', 'm')
+    nodes.append(helper.make_node('Add', ['c3', 'm'], ['e']))
+    nodes.append(helper.make_node('MatMul', ['e', w('w4', (hw, hw))], ['c4']))
+    silu('c4', 'y')
+    g = helper.make_graph(nodes, 'silu',
+                          [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, c, hw, hw])],
+                          [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, c, hw, hw])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
+
+
 def run(nn_run, model, inp, outdir, fusion, threads=1, cpu=None):
     env = dict(os.environ)
     env.pop('NN_NO_FUSION', None)
@@ -391,6 +422,14 @@ def main():
         # into the 1x1 Conv), in bands with a last band the GEMM tiles apart
         x = rng.standard_normal((1, 32, 112, 112)).astype(np.float32)
         ok &= compare(nn_run, d, 'inv', build_inverted(rng), x, ALL, 3, 1, 'inverted 32x112x112')
+        # SiLU: 13 nodes unfused; fused: the 3x3 and the MatMul each with
+        # their Sigmoid and Mul, the 1x1 Conv with the depthwise Conv (its
+        # SiLU in the depthwise epilogue), Sigmoid, Mul, Add = 6; at 40x40 the
+        # depthwise kernel's vector path
+        for c, hw in ((8, 12), (16, 40)):
+            x = rng.standard_normal((1, c, hw, hw)).astype(np.float32) * 2
+            ok &= compare(nn_run, d, 'silu%d' % hw, build_silu(rng, c, hw), x, ALL, 13, 6,
+                          'silu %dx%dx%d' % (c, hw, hw))
         # pre-activation: 12 nodes unfused; fused: c1 (+n1 +Mul +Add +Relu
         # before it, +Add after it), n2 (+Sub +Clip), n3, Mul, Sigmoid = 5
         for c, hw in ((16, 9), (64, 14)):

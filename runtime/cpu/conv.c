@@ -69,28 +69,8 @@
 /* The node's fused activation (nn_node.act) as the engine's epilogue (bias
  * set per call). */
 static nn_status conv_act_parse(nn_ctx *c, const nn_node *n, nn_sgemm_epi *e) {
-  memset(e, 0, sizeof *e);
-  e->act = NN_SGEMM_ACT_NONE;
-  e->alpha = 0.01f;
-  e->lo = -INFINITY;
-  e->hi = INFINITY;
-  switch (n->act.kind) {
-  case NN_ACT_NONE: break;
-  case NN_ACT_RELU: e->act = NN_SGEMM_ACT_RELU; break;
-  case NN_ACT_CLIP:
-    e->act = NN_SGEMM_ACT_CLIP;
-    e->lo = n->act.a;
-    e->hi = n->act.b;
-    break;
-  case NN_ACT_LEAKY_RELU:
-    e->act = NN_SGEMM_ACT_LEAKY;
-    e->alpha = n->act.a;
-    break;
-  case NN_ACT_HARD_SWISH: e->act = NN_SGEMM_ACT_HSWISH; break;
-  case NN_ACT_SIGMOID: e->act = NN_SGEMM_ACT_SIGMOID; break;
-  default:
+  if (!nn_sgemm_epi_from_act(&n->act, e))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation %d is not supported", n->act.kind);
-  }
   return NN_OK;
 }
 

@@ -23,16 +23,11 @@
  * The node's nn_act (set by the planner's fusion, ops/activation.h): float32
  * applies it in the engine's epilogue, double with nn_act_apply_f64. */
 static nn_status gemm_act_get(nn_ctx *c, const nn_node *n, nn_act *act) {
+  nn_sgemm_epi e;
   *act = n->act;
-  switch (act->kind) {
-  case NN_ACT_NONE:
-  case NN_ACT_RELU:
-  case NN_ACT_CLIP:
-  case NN_ACT_LEAKY_RELU:
-  case NN_ACT_HARD_SWISH:
-  case NN_ACT_SIGMOID: return NN_OK;
-  default: return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation %d is not supported", act->kind);
-  }
+  if (!nn_sgemm_epi_from_act(act, &e))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation %d is not supported", act->kind);
+  return NN_OK;
 }
 
 /* ---- dtype helpers ------------------------------------------------------------ */
@@ -198,25 +193,7 @@ static void mm_batch_offsets(const mm_params *p, int64_t t, int64_t *oa, int64_t
 
 static nn_sgemm_epi gemm_epi(const nn_act *a) {
   nn_sgemm_epi e;
-  memset(&e, 0, sizeof e);
-  e.alpha = 0.01f;
-  e.lo = -INFINITY;
-  e.hi = INFINITY;
-  switch (a->kind) {
-  case NN_ACT_RELU: e.act = NN_SGEMM_ACT_RELU; break;
-  case NN_ACT_CLIP:
-    e.act = NN_SGEMM_ACT_CLIP;
-    e.lo = a->a;
-    e.hi = a->b;
-    break;
-  case NN_ACT_LEAKY_RELU:
-    e.act = NN_SGEMM_ACT_LEAKY;
-    e.alpha = a->a;
-    break;
-  case NN_ACT_HARD_SWISH: e.act = NN_SGEMM_ACT_HSWISH; break;
-  case NN_ACT_SIGMOID: e.act = NN_SGEMM_ACT_SIGMOID; break;
-  default: e.act = NN_SGEMM_ACT_NONE; break;
-  }
+  nn_sgemm_epi_from_act(a, &e);   /* the kind was checked at prepare (gemm_act_get) */
   return e;
 }
 

@@ -28,6 +28,7 @@
 #include "cpu/kernel_util.h"
 #include "cpu/sgemm.h"
 #include "cpu/sgemm_simd.h"
+#include "ops/act_kinds.h"
 #include "threadpool.h"
 #if SG_X86
 #include <cpuid.h>
@@ -1391,6 +1392,31 @@ static void sg_plan_make(const sg_kern *kn, int64_t M, int64_t N, int64_t K, int
     p->b_floats = (size_t)(sg_b_pstride(kn->nr, p->kc) * sg_ceil_div(p->nb, kn->nr));
   p->slot_bytes = nn_align_up(p->a_floats * sizeof(float), SG_LINE) +
                   nn_align_up(p->b_floats * sizeof(float), SG_LINE);
+}
+
+bool nn_sgemm_epi_from_act(const nn_act *a, nn_sgemm_epi *e) {
+  memset(e, 0, sizeof *e);
+  e->act = NN_SGEMM_ACT_NONE;
+  e->alpha = 0.01f;
+  e->lo = -INFINITY;
+  e->hi = INFINITY;
+  switch (a->kind) {
+  case NN_ACT_NONE: return true;
+  case NN_ACT_RELU: e->act = NN_SGEMM_ACT_RELU; return true;
+  case NN_ACT_CLIP:
+    e->act = NN_SGEMM_ACT_CLIP;
+    e->lo = a->a;
+    e->hi = a->b;
+    return true;
+  case NN_ACT_LEAKY_RELU:
+    e->act = NN_SGEMM_ACT_LEAKY;
+    e->alpha = a->a;
+    return true;
+  case NN_ACT_HARD_SWISH: e->act = NN_SGEMM_ACT_HSWISH; return true;
+  case NN_ACT_SIGMOID: e->act = NN_SGEMM_ACT_SIGMOID; return true;
+  case NN_ACT_SILU: e->act = NN_SGEMM_ACT_SILU; return true;
+  default: return false;
+  }
 }
 
 size_t nn_sgemm_workspace(int64_t M, int64_t N, int64_t K, int threads) {

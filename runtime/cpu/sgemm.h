@@ -87,6 +87,7 @@ typedef enum nn_sgemm_act {
   NN_SGEMM_ACT_LEAKY,    /* v < 0 ? alpha * v : v */
   NN_SGEMM_ACT_HSWISH,   /* v * clamp(v / 6 + 1/2, 0, 1) (ONNX HardSwish) */
   NN_SGEMM_ACT_SIGMOID,  /* 1 / (1 + exp(-v)); vector paths: |rel err| < 1e-6 */
+  NN_SGEMM_ACT_SILU,     /* v * sigmoid(v) */
 } nn_sgemm_act;
 
 typedef enum nn_sgemm_bias {
@@ -111,6 +112,11 @@ typedef struct nn_sgemm_epi {
   const float *res;      /* M x N residual, row stride ldres; NULL = none; borrowed */
   int64_t ldres;
 } nn_sgemm_epi;
+
+/* The epilogue applying a node's fused activation (nn_node.act, the codes
+ * of ops/act_kinds.h), no bias or residual.  False, with *e set to none,
+ * for a kind the CPU kernels do not apply. */
+bool nn_sgemm_epi_from_act(const nn_act *a, nn_sgemm_epi *e);
 
 /* ---- workspace ----------------------------------------------------------------
  * Bytes of scratch the compute entries need for an M x N x K product split

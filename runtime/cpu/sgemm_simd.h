@@ -96,6 +96,8 @@ static inline float sg_act1(const sg_act *a, float v) {
   }
   case NN_SGEMM_ACT_SIGMOID:
     return 1.0f / (1.0f + expf(-v));
+  case NN_SGEMM_ACT_SILU:
+    return v * (1.0f / (1.0f + expf(-v)));
   default:
     return v;
   }
@@ -128,6 +130,11 @@ static SG_ALWAYS_INLINE SG256 __m256 sg2_exp(__m256 x) {
   y = _mm256_fmadd_ps(y, z, _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
   __m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(fx), _mm256_set1_epi32(127));
   return _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(e, 23)));
+}
+
+static SG_ALWAYS_INLINE SG256 __m256 sg2_sigmoid(__m256 v) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  return _mm256_div_ps(one, _mm256_add_ps(one, sg2_exp(_mm256_sub_ps(_mm256_setzero_ps(), v))));
 }
 
 /* Lanes 0, 2, .. 14 (even) or 1, 3, .. 15 (odd) of the 16 floats lo:hi, in
@@ -168,10 +175,10 @@ static SG_ALWAYS_INLINE SG256 __m256 sg2_act(const sg_act *a, __m256 v) {
     t = _mm256_min_ps(_mm256_set1_ps(1.0f), t);
     return _mm256_mul_ps(v, t);
   }
-  case NN_SGEMM_ACT_SIGMOID: {
-    __m256 one = _mm256_set1_ps(1.0f);
-    return _mm256_div_ps(one, _mm256_add_ps(one, sg2_exp(_mm256_sub_ps(zero, v))));
-  }
+  case NN_SGEMM_ACT_SIGMOID:
+    return sg2_sigmoid(v);
+  case NN_SGEMM_ACT_SILU:
+    return _mm256_mul_ps(v, sg2_sigmoid(v));
   default:
     return v;
   }
@@ -194,6 +201,11 @@ static SG_ALWAYS_INLINE SG512 __m512 sg5_exp(__m512 x) {
   y = _mm512_fmadd_ps(y, z, _mm512_add_ps(x, _mm512_set1_ps(1.0f)));
   __m512i e = _mm512_add_epi32(_mm512_cvttps_epi32(fx), _mm512_set1_epi32(127));
   return _mm512_mul_ps(y, _mm512_castsi512_ps(_mm512_slli_epi32(e, 23)));
+}
+
+static SG_ALWAYS_INLINE SG512 __m512 sg5_sigmoid(__m512 v) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  return _mm512_div_ps(one, _mm512_add_ps(one, sg5_exp(_mm512_sub_ps(_mm512_setzero_ps(), v))));
 }
 
 /* As sg2_clamp, 16 lanes. */
@@ -222,10 +234,10 @@ static SG_ALWAYS_INLINE SG512 __m512 sg5_act(const sg_act *a, __m512 v) {
     t = _mm512_min_ps(_mm512_set1_ps(1.0f), t);
     return _mm512_mul_ps(v, t);
   }
-  case NN_SGEMM_ACT_SIGMOID: {
-    __m512 one = _mm512_set1_ps(1.0f);
-    return _mm512_div_ps(one, _mm512_add_ps(one, sg5_exp(_mm512_sub_ps(zero, v))));
-  }
+  case NN_SGEMM_ACT_SIGMOID:
+    return sg5_sigmoid(v);
+  case NN_SGEMM_ACT_SILU:
+    return _mm512_mul_ps(v, sg5_sigmoid(v));
   default:
     return v;
   }

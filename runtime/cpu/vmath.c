@@ -34,11 +34,6 @@ static const float vm_tanh_t[5] = {-3.333328664e-01f, 1.333151311e-01f, -5.37446
       acc = _mm256_fmadd_ps(acc, (t), _mm256_set1_ps((c)[k_]));          \
   } while (0)
 
-static SG_ALWAYS_INLINE SG256 __m256 vm2_sigmoid(__m256 v) {
-  const __m256 one = _mm256_set1_ps(1.0f);
-  return _mm256_div_ps(one, _mm256_add_ps(one, sg2_exp(_mm256_sub_ps(_mm256_setzero_ps(), v))));
-}
-
 static SG_ALWAYS_INLINE SG256 __m256 vm2_tanh(__m256 x) {
   const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
   __m256 ax = _mm256_andnot_ps(sign, x), t = _mm256_mul_ps(ax, ax), p;
@@ -65,8 +60,8 @@ static SG_ALWAYS_INLINE SG256 __m256 vm2_erf(__m256 x) {
 static SG_ALWAYS_INLINE SG256 __m256 vm2_apply(nn_vmath_fn f, __m256 v) {
   switch (f) {
   case NN_VM_EXP: return sg2_exp(v);
-  case NN_VM_SIGMOID: return vm2_sigmoid(v);
-  case NN_VM_SILU: return _mm256_mul_ps(v, vm2_sigmoid(v));
+  case NN_VM_SIGMOID: return sg2_sigmoid(v);
+  case NN_VM_SILU: return _mm256_mul_ps(v, sg2_sigmoid(v));
   case NN_VM_TANH: return vm2_tanh(v);
   case NN_VM_ERF: return vm2_erf(v);
   case NN_VM_GELU: {
@@ -106,11 +101,6 @@ VM_FN_LIST(VM2_DEF)
       acc = _mm512_fmadd_ps(acc, (t), _mm512_set1_ps((c)[k_]));          \
   } while (0)
 
-static SG_ALWAYS_INLINE SG512 __m512 vm5_sigmoid(__m512 v) {
-  const __m512 one = _mm512_set1_ps(1.0f);
-  return _mm512_div_ps(one, _mm512_add_ps(one, sg5_exp(_mm512_sub_ps(_mm512_setzero_ps(), v))));
-}
-
 static SG_ALWAYS_INLINE SG512 __m512 vm5_with_sign(__m512 r, __m512 x) {
   const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
   return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(r),
@@ -143,8 +133,8 @@ static SG_ALWAYS_INLINE SG512 __m512 vm5_erf(__m512 x) {
 static SG_ALWAYS_INLINE SG512 __m512 vm5_apply(nn_vmath_fn f, __m512 v) {
   switch (f) {
   case NN_VM_EXP: return sg5_exp(v);
-  case NN_VM_SIGMOID: return vm5_sigmoid(v);
-  case NN_VM_SILU: return _mm512_mul_ps(v, vm5_sigmoid(v));
+  case NN_VM_SIGMOID: return sg5_sigmoid(v);
+  case NN_VM_SILU: return _mm512_mul_ps(v, sg5_sigmoid(v));
   case NN_VM_TANH: return vm5_tanh(v);
   case NN_VM_ERF: return vm5_erf(v);
   case NN_VM_GELU: {

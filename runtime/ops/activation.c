@@ -76,13 +76,16 @@ void nn_act_apply_f64(const nn_act *a, double *y, int64_t n) {
     }
     break;
   case NN_ACT_SIGMOID:
+  case NN_ACT_SILU:
     for (int64_t i = 0; i < n; i++) {
-      if (y[i] >= 0.0) {
-        y[i] = 1.0 / (1.0 + exp(-y[i]));
+      double v = y[i], s;
+      if (v >= 0.0) {
+        s = 1.0 / (1.0 + exp(-v));
       } else {
-        double e = exp(y[i]);
-        y[i] = e / (1.0 + e);
+        double e = exp(v);
+        s = e / (1.0 + e);
       }
+      y[i] = a->kind == NN_ACT_SILU ? v * s : s;
     }
     break;
   default: break;
