@@ -172,18 +172,21 @@ out:
   return st;
 }
 
-/* Read an open regular file of (fstat) size fsize, refusing more than
- * max_bytes before allocating.  Closes fd. */
-static nn_status read_fd(int fd, int64_t fsize, const char *path, size_t max_bytes, void **data,
-                         size_t *size, nn_error *err) {
+nn_status nn_file_check_size(const char *path, int64_t fsize, size_t max_bytes, nn_error *err) {
+  char sb[SHORT_PATH];
+  if (fsize < 0 || (uint64_t)fsize > max_bytes)
+    return nn_error_set(err, NN_ERR_LIMIT, "'%s' is %lld bytes, more than the limit %zu",
+                        short_path(path, sb), (long long)fsize, max_bytes);
+  return NN_OK;
+}
+
+nn_status nn_file_read_fd(int fd, int64_t fsize, const char *path, size_t max_bytes, void **data,
+                          size_t *size, nn_error *err) {
   nn_status st = NN_OK;
   char sb[SHORT_PATH];
   unsigned char *buf = NULL;
-  if (fsize < 0 || (uint64_t)fsize > max_bytes) {
-    st = nn_error_set(err, NN_ERR_LIMIT, "'%s' is %lld bytes, more than the limit %zu",
-                      short_path(path, sb), (long long)fsize, max_bytes);
+  if ((st = nn_file_check_size(path, fsize, max_bytes, err)) != NN_OK)
     goto out;
-  }
   size_t want = (size_t)fsize, got = 0;
   buf = nn_malloc(want + 1);
   if (!buf) {
@@ -227,7 +230,7 @@ static nn_status read_common(const char *dir, const char *path, size_t max_bytes
   nn_status st = nn_file_open(path, dir, &fd, &fsize, NULL, err);
   if (st != NN_OK)
     return st;
-  return read_fd(fd, fsize, path, max_bytes, data, size, err);
+  return nn_file_read_fd(fd, fsize, path, max_bytes, data, size, err);
 }
 
 nn_status nn_file_read(const char *path, size_t max_bytes, void **data, size_t *size,

@@ -77,6 +77,13 @@ typedef struct nn_graph {
  * with nn_graph_free().  base_dir (may be NULL) anchors external data. */
 nn_status nn_graph_load(const void *data, size_t size, const char *base_dir,
                         const nn_limits *lim, nn_graph **out, nn_error *err);
+/* As nn_graph_load, from the regular file open on fd (nn_file_open; fsize
+ * its size, path names it in errors), reading the main graph's large
+ * initializers straight into their tensors (loader.c, "weights straight
+ * from the file"): the model's bytes and its weights are never all in
+ * memory at once.  Closes fd. */
+nn_status nn_graph_load_fd(int fd, int64_t fsize, const char *path, const char *base_dir,
+                           const nn_limits *lim, nn_graph **out, nn_error *err);
 void nn_graph_free(nn_graph *g);
 
 /* graph.c */

@@ -64,6 +64,13 @@ static inline bool nn_mul_overflow_size(size_t a, size_t b, size_t *r) {
  * inside_dir: the loader reports that as an invalid model). */
 nn_status nn_file_open(const char *path, const char *inside_dir, int *fd, int64_t *size,
                        bool *outside, nn_error *err);
+/* NN_ERR_LIMIT, naming the path, when a file of fsize bytes is over
+ * max_bytes (what nn_file_read refuses before allocating). */
+nn_status nn_file_check_size(const char *path, int64_t fsize, size_t max_bytes, nn_error *err);
+/* nn_file_read on a descriptor from nn_file_open (fsize its size), read from
+ * its current offset; closes fd.  *data is caller-owned, nn_file_free(). */
+nn_status nn_file_read_fd(int fd, int64_t fsize, const char *path, size_t max_bytes, void **data,
+                          size_t *size, nn_error *err);
 
 /* ---- errors (error.c) ------------------------------------------------------ */
 /* Format into err (may be NULL) and return st. */

@@ -430,13 +430,21 @@ out_clear:
 }
 
 /* ---- creation ------------------------------------------------------------------ */
-/* owned: when not NULL, *owned is the session's own copy of the model bytes
- * (nn_session_create read the file), freed as soon as the graph is loaded
- * and set to NULL: the graph keeps what it needs, and planning (weight
- * packing, folding) then runs without the file's bytes still resident (the
- * peak RSS of a 10.8 MB model, PP-OCRv4 rec, was 4 MB above its budget). */
-static nn_status session_create(const void *data, size_t size, const char *base_dir, const nn_options *opt,
-                                void **owned, nn_session **out, nn_error *err) {
+/* Where the model comes from: bytes in memory (data, size), or a file open
+ * on fd (fd >= 0; fsize its size, path its name), which the loader reads
+ * without ever holding the whole file next to the weights
+ * (nn_graph_load_fd).  The graph keeps what it needs, so planning (weight
+ * packing, folding) runs without the file's bytes resident. */
+typedef struct model_src {
+  const void *data;
+  size_t size;
+  int fd;
+  int64_t fsize;
+  const char *path;
+} model_src;
+
+static nn_status session_create(const model_src *src, const char *base_dir, const nn_options *opt,
+                                nn_session **out, nn_error *err) {
   nn_status st;
   nn_graph *g = NULL;
   nn_session *s = NULL;
@@ -449,22 +457,25 @@ static nn_status session_create(const void *data, size_t size, const char *base_
   limits_fill(&o.limits);
   if (o.threads < 1)
     o.threads = 1;
-  if (o.threads > 256)
-    return nn_error_set(err, NN_ERR_INVALID_ARG, "threads must be between 1 and 256, got %d", o.threads);
   nn_backend backend = o.backend;
   if (backend == NN_BACKEND_AUTO && !nn_backend_vulkan())
     backend = NN_BACKEND_CPU;
-  if (backend == NN_BACKEND_VULKAN && !nn_backend_vulkan())
-    return nn_error_set(err, NN_ERR_UNSUPPORTED, "this build has no Vulkan backend");
-  if (backend != NN_BACKEND_CPU && backend != NN_BACKEND_VULKAN && backend != NN_BACKEND_AUTO) {
-    return nn_error_set(err, NN_ERR_INVALID_ARG, "unknown backend %d", (int)o.backend);
+  if (o.threads > 256)
+    st = nn_error_set(err, NN_ERR_INVALID_ARG, "threads must be between 1 and 256, got %d", o.threads);
+  else if (backend == NN_BACKEND_VULKAN && !nn_backend_vulkan())
+    st = nn_error_set(err, NN_ERR_UNSUPPORTED, "this build has no Vulkan backend");
+  else if (backend != NN_BACKEND_CPU && backend != NN_BACKEND_VULKAN && backend != NN_BACKEND_AUTO)
+    st = nn_error_set(err, NN_ERR_INVALID_ARG, "unknown backend %d", (int)o.backend);
+  else
+    st = NN_OK;
+  if (st != NN_OK) {
+    if (src->fd >= 0)
+      close(src->fd);   /* the loader would have */
+    return st;
   }
 
-  st = nn_graph_load(data, size, base_dir, &o.limits, &g, err);
-  if (owned) {
-    nn_file_free(*owned);
-    *owned = NULL;
-  }
+  st = src->fd >= 0 ? nn_graph_load_fd(src->fd, src->fsize, src->path, base_dir, &o.limits, &g, err)
+                     : nn_graph_load(src->data, src->size, base_dir, &o.limits, &g, err);
   if (st != NN_OK)
     return st;
   st = nn_graph_finalize(g, &o.limits, nn_kernel_find, err);
@@ -623,14 +634,13 @@ nn_status nn_session_create_from_memory(const void *data, size_t size, const nn_
   *out = NULL;
   if (!data && size)
     return nn_error_set(err, NN_ERR_INVALID_ARG, "data is NULL");
-  return session_create(data, size, opt ? opt->base_dir : NULL, opt, NULL, out, err);
+  model_src src = {.data = data, .size = size, .fd = -1};
+  return session_create(&src, opt ? opt->base_dir : NULL, opt, out, err);
 }
 
 nn_status nn_session_create_from_file(const char *path, const nn_options *opt, nn_session **out,
                                       nn_error *err) {
   nn_status st;
-  void *buf = NULL;
-  size_t size = 0;
   char *dir = NULL;
   if (err) {
     err->status = NN_OK;
@@ -648,24 +658,28 @@ nn_status nn_session_create_from_file(const char *path, const nn_options *opt, n
   /* the guarded reader: a FIFO does not block, a device or a directory is
    * refused by name, the size limit holds before anything is allocated */
   nn_error ferr = {0};
-  st = nn_file_read(path, (size_t)o.limits.max_model_bytes, &buf, &size, &ferr); /* > 0: filled */
-  if (st != NN_OK)
+  model_src src = {.fd = -1, .path = path};
+  st = nn_file_open(path, NULL, &src.fd, &src.fsize, NULL, &ferr);
+  if (st == NN_OK)
+    st = nn_file_check_size(path, src.fsize, (size_t)o.limits.max_model_bytes, &ferr);
+  if (st != NN_OK) {
+    if (src.fd >= 0)
+      close(src.fd);
     return nn_error_set(err, st, "cannot read model: %s", ferr.msg);
+  }
   const char *slash = strrchr(path, '/');
   dir = slash ? nn_strndup(path, (size_t)(slash - path) + (slash == path ? 1 : 0)) : nn_strdup(".");
   if (!dir) {
-    st = nn_error_set(err, NN_ERR_NOMEM, "out of memory");
-    goto out_free_buf;
+    close(src.fd);
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
   }
-  st = session_create(buf, size, dir, &o, &buf, out, err);
+  st = session_create(&src, dir, &o, out, err);
   if ((st == NN_ERR_PARSE || st == NN_ERR_LIMIT) && err && strstr(err->msg, path) == NULL) {
     char tmp[sizeof err->msg];
     snprintf(tmp, sizeof tmp, "%.200s: %.300s", path, err->msg);
     memcpy(err->msg, tmp, sizeof tmp);
   }
   nn_free(dir);
-out_free_buf:
-  nn_file_free(buf);
   return st;
 }
 

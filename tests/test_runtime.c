@@ -501,6 +501,114 @@ static void test_external_data(void) {
   rmdir(dir);
 }
 
+/* ---- weights straight from the file (loader.c: nn_graph_load_fd) ---------------------- */
+enum { WF_N = 2000 };
+
+/* y = (x + w1) * w3 + w2: w1 a raw_data of WF_N floats (read out of the wire
+ * when loaded from a file), w2 a small raw_data, w3 float_data.  raw1_len
+ * bytes of w1 given (WF_N * 4 normally). */
+static uint8_t *wf_model(size_t raw1_len, size_t *len) {
+  static float w1[WF_N + 1], w3[WF_N], w2[1] = {0.5f};
+  for (int i = 0; i <= WF_N; i++)
+    w1[i] = (float)i * 0.25f;
+  for (int i = 0; i < WF_N; i++)
+    w3[i] = (float)(i % 7) - 3.0f;
+  mb m;
+  mb_init(&m, 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 1, (int64_t[]){WF_N});
+  OnnxSubset__TensorProto *t1 = mb_init_f32(&m, "w1", 1, (int64_t[]){WF_N}, NULL);
+  t1->has_raw_data = 1;
+  t1->raw_data.data = (uint8_t *)w1;
+  t1->raw_data.len = raw1_len;
+  OnnxSubset__TensorProto *t2 = mb_init_f32(&m, "w2", 1, (int64_t[]){1}, NULL);
+  t2->has_raw_data = 1;
+  t2->raw_data.data = (uint8_t *)w2;
+  t2->raw_data.len = sizeof w2;
+  mb_init_f32(&m, "w3", 1, (int64_t[]){WF_N}, w3);
+  mb_node(&m, "Add", "a", "x,w1", "s");
+  mb_node(&m, "Mul", "m", "s,w3", "p");
+  mb_node(&m, "Add", "b", "p,w2", "y");
+  mb_output(&m, "y");
+  uint8_t *buf = mb_pack(&m, len);
+  mb_free(&m);
+  return buf;
+}
+
+/* Runs a session on x[i] = i and copies y out; false when it fails. */
+static bool wf_run(nn_session *s, float *y) {
+  nn_tensor *x;
+  const nn_tensor *out;
+  if (nn_session_input_tensor(s, 0, &x) != NN_OK)
+    return false;
+  for (int i = 0; i < WF_N; i++)
+    ((float *)x->data)[i] = (float)i;
+  if (nn_session_run(s) != NN_OK || nn_session_output_tensor(s, 0, &out) != NN_OK)
+    return false;
+  memcpy(y, out->data, sizeof(float) * WF_N);
+  return true;
+}
+
+/* The file path reads w1 out of the wire: the same graph as from memory, the
+ * same errors for a bad size or a limit, the same result where the walk
+ * leaves the file to the decoder (a repeated graph field), and no leak. */
+static void test_weights_from_file(void) {
+  char dir[] = "/tmp/nn-wf-XXXXXX", path[256];
+  if (!mkdtemp(dir)) {
+    t_failed = 1;
+    return;
+  }
+  snprintf(path, sizeof path, "%s/model.onnx", dir);
+  static float yf[WF_N], ym[WF_N];
+  for (int k = 0; k < 4; k++) {
+    /* 0 plain, 1 w1 4 bytes longer than its shape, 2 a second (empty) graph
+     * field after the model (decoders merge it: the same model), 3 cut short */
+    size_t len;
+    uint8_t *buf = wf_model(k == 1 ? WF_N * 4 + 4 : WF_N * 4, &len);
+    size_t flen = k == 3 ? len / 2 : len;
+    uint8_t *fbuf = malloc(len + 2);
+    memcpy(fbuf, buf, len);
+    if (k == 2) {
+      fbuf[len] = 0x3a;   /* ModelProto.graph, length-delimited, 0 bytes */
+      fbuf[len + 1] = 0;
+      flen = len + 2;
+    }
+    write_file(path, fbuf, flen);
+    size_t base = live_bytes();
+    nn_session *sf = NULL, *sm = NULL;
+    nn_error ef, em;
+    nn_status stf = nn_session_create_from_file(path, NULL, &sf, &ef);
+    nn_status stm = create_mem(fbuf, flen, &sm, &em);
+    if (stf != stm || (k == 1 && !strstr(ef.msg, "raw_data has 8004 bytes")))
+      fprintf(stderr, "  case %d: from file %s (%s), from memory %s (%s)\n", k, nn_status_str(stf),
+              ef.msg, nn_status_str(stm), em.msg);
+    CHECK(stf == stm);
+    CHECK(k == 0 || k == 2 ? stf == NN_OK : stf != NN_OK);
+    if (k == 1)
+      CHECK(strstr(ef.msg, "raw_data has 8004 bytes") != NULL);
+    if (stf == NN_OK && stm == NN_OK) {
+      CHECK(wf_run(sf, yf) && wf_run(sm, ym));
+      CHECK(memcmp(yf, ym, sizeof yf) == 0);
+      CHECK(yf[WF_N - 1] == ((float)(WF_N - 1) * 1.25f) * (float)((WF_N - 1) % 7 - 3) + 0.5f);
+    }
+    nn_session_free(sf);
+    nn_session_free(sm);
+    CHECK(live_bytes() == base);
+    /* over the weights limit: refused from the file as from memory */
+    if (k == 0) {
+      nn_options o;
+      nn_options_init(&o);
+      o.limits.max_weights_bytes = WF_N * 4 - 1;
+      CHECK_ST(nn_session_create_from_file(path, &o, &sf, &ef), NN_ERR_LIMIT);
+      CHECK(strstr(ef.msg, "'w1'") != NULL);
+      CHECK(live_bytes() == base);
+    }
+    free(fbuf);
+    free(buf);
+  }
+  unlink(path);
+  rmdir(dir);
+}
+
 /* Memory rule 4: after the first run with given shapes, no heap allocation. */
 static void check_zero_alloc(const char *model_path, int runs, const int64_t *shape) {
   nn_session *s = NULL;
@@ -788,6 +896,7 @@ int main(int argc, char **argv) {
       {"bad_graphs", test_bad_graphs},
       {"hostile_dims", test_hostile_dims},
       {"external_data", test_external_data},
+      {"weights_from_file", test_weights_from_file},
       {"zero_alloc_steady_state", test_zero_alloc_steady_state},
       {"planner_ratio", test_planner_ratio},
       {"threadpool", test_threadpool},

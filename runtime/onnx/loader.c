@@ -356,9 +356,14 @@ static nn_status string_tensor_from_proto(const TensorProto *tp, int64_t numel, 
 
 /* weights_left: bytes this tensor may still take (-1: no budget).  Every size
  * and range is validated before the data is allocated, so a tensor that
- * claims 4 GiB and holds 10 bytes costs nothing. */
+ * claims 4 GiB and holds 10 bytes costs nothing.  adopt: when it points to a
+ * buffer (nn_aligned_alloc, adopt_len bytes), that is the tensor's raw_data,
+ * read out of the wire before decoding (load_detach): on success the tensor
+ * takes it and *adopt becomes NULL. */
 static nn_status tensor_from_proto(const TensorProto *tp, const char *base_dir, const nn_limits *lim,
-                                   int64_t weights_left, nn_tensor *out, nn_error *err) {
+                                   int64_t weights_left, unsigned char **adopt, size_t adopt_len,
+                                   nn_tensor *out, nn_error *err) {
+  const bool adopted = adopt && *adopt;
   const char *tname = tp->name ? tp->name : "";
   memset(out, 0, sizeof *out);
   nn_dtype dt = (nn_dtype)tp->data_type;
@@ -422,10 +427,16 @@ static nn_status tensor_from_proto(const TensorProto *tp, const char *base_dir, 
     st = open_external(base_dir, location, offset, length, tname, &ext, err);
     if (st != NN_OK)
       return st;
-  } else if (tp->has_raw_data) {
-    if (tp->raw_data.len != nbytes)
+  } else if (adopted || tp->has_raw_data) {
+    size_t have = adopted ? adopt_len : tp->raw_data.len;
+    if (have != nbytes)
       return nn_error_set(err, NN_ERR_INVALID_MODEL, "tensor '%s': raw_data has %zu bytes, its shape needs %zu",
-                          tname, tp->raw_data.len, nbytes);
+                          tname, have, nbytes);
+    if (adopted) {
+      out->data = *adopt;
+      *adopt = NULL;
+      return NN_OK;
+    }
   } else {
     /* typed fields: ONNX stores small types widened in int32_data, and
      * float16/bfloat16 as their bit patterns in int32_data */
@@ -486,7 +497,7 @@ static nn_status tensor_from_proto(const TensorProto *tp, const char *base_dir, 
 nn_status nn_tensor_from_proto(const void *proto, const char *base_dir, const nn_limits *lim,
                                nn_tensor *out, nn_error *err) {
   return tensor_from_proto(proto, base_dir, lim,
-                           lim && lim->max_weights_bytes ? lim->max_weights_bytes : -1, out, err);
+                           lim && lim->max_weights_bytes ? lim->max_weights_bytes : -1, NULL, 0, out, err);
 }
 
 nn_status nn_tensor_decode(const void *buf, size_t size, nn_tensor *out, char **name,
@@ -618,8 +629,17 @@ typedef struct load_scope {
   size_t *nodes_total;       /* nodes of the whole model, every graph */
 } load_scope;
 
+/* The main graph's initializers' raw_data read out of the wire before
+ * decoding (load_detach): raw[i] (nn_aligned_alloc, len[i] bytes) for
+ * initializer i, NULL where it stayed in the wire.  The tensor adopts it. */
+typedef struct load_detached {
+  size_t n;
+  unsigned char **raw;
+  uint64_t *len;
+} load_detached;
+
 static nn_status load_graph(nn_graph *g, const GraphProto *gp, load_scope *parent, const nn_limits *lim,
-                            size_t *nodes_total, nn_error *err);
+                            load_detached *det, size_t *nodes_total, nn_error *err);
 
 /* The slot of the current node's input carrying parent value pidx. */
 static int scope_implicit_slot(load_scope *sc, int pidx) {
@@ -660,7 +680,7 @@ static nn_status subgraph_load(nn_attr *a, const GraphProto *gp, const char *nod
   sub->ir_version = sc->g->ir_version;
   if (sc->g->base_dir && !(sub->base_dir = nn_strdup(sc->g->base_dir)))
     return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
-  nn_status st = load_graph(sub, gp, sc, lim, sc->nodes_total, err);
+  nn_status st = load_graph(sub, gp, sc, lim, NULL, sc->nodes_total, err);
   if (st != NN_OK)
     return st;
   /* what the subgraph reads and nobody in it defines comes from outside */
@@ -844,7 +864,7 @@ static bool value_info_is_boxed(const ValueInfoProto *vi) {
 }
 
 static nn_status load_graph(nn_graph *g, const GraphProto *gp, load_scope *parent, const nn_limits *lim,
-                            size_t *nodes_total, nn_error *err) {
+                            load_detached *det, size_t *nodes_total, nn_error *err) {
   nn_status st = NN_OK;
   name_map map = {0};
   int *order = NULL;
@@ -879,7 +899,9 @@ static nn_status load_graph(nn_graph *g, const GraphProto *gp, load_scope *paren
       goto out;
     }
     nn_tensor t;
-    st = tensor_from_proto(tp, g->base_dir, lim, max_weights - (int64_t)g->weights_bytes, &t, err);
+    unsigned char **adopt = det && i < det->n ? &det->raw[i] : NULL;
+    st = tensor_from_proto(tp, g->base_dir, lim, max_weights - (int64_t)g->weights_bytes, adopt,
+                           adopt ? det->len[i] : 0, &t, err);
     if (st != NN_OK)
       goto out;
     nn_value *v = &g->values[idx];
@@ -1112,8 +1134,8 @@ out:
   return st;
 }
 
-nn_status nn_graph_load(const void *data, size_t size, const char *base_dir, const nn_limits *lim,
-                        nn_graph **out, nn_error *err) {
+static nn_status graph_load(const void *data, size_t size, const char *base_dir, const nn_limits *lim,
+                            load_detached *det, nn_graph **out, nn_error *err) {
   nn_status st;
   *out = NULL;
   int64_t max_model = lim && lim->max_model_bytes ? lim->max_model_bytes : NN_LIMIT_MODEL_BYTES;
@@ -1185,7 +1207,7 @@ nn_status nn_graph_load(const void *data, size_t size, const char *base_dir, con
     }
   }
   size_t nodes_total = 0;
-  st = load_graph(g, mp->graph, NULL, lim, &nodes_total, err);
+  st = load_graph(g, mp->graph, NULL, lim, det, &nodes_total, err);
   if (st != NN_OK)
     goto out_free_graph;
   onnx_subset__model_proto__free_unpacked(mp, &pb_allocator);
@@ -1196,5 +1218,308 @@ out_free_graph:
   nn_graph_free(g);
 out_free_proto:
   onnx_subset__model_proto__free_unpacked(mp, &pb_allocator);
+  return st;
+}
+
+nn_status nn_graph_load(const void *data, size_t size, const char *base_dir, const nn_limits *lim,
+                        nn_graph **out, nn_error *err) {
+  return graph_load(data, size, base_dir, lim, NULL, out, err);
+}
+
+/* ---- weights straight from the file -----------------------------------------
+ * protobuf-c copies every bytes field it decodes, so a model read whole held
+ * its weights three times at once: the file's bytes, the decoded raw_data and
+ * the aligned tensors (a ResNet-18 of 47 MB peaked at 140 MB while loading,
+ * 55 MB over weights + arena + 16 MiB).  From a file the wire is read twice
+ * instead, through a 64 KiB window.  The first pass reads tags and lengths
+ * only: which initializers of the main graph (ModelProto.graph 7 ->
+ * GraphProto.initializer 5) carry a raw_data (TensorProto 9) of
+ * LOAD_DETACH_MIN bytes or more, and what every enclosing length becomes
+ * without them.  The second copies every other byte into the buffer
+ * protobuf-c decodes and reads those payloads straight into their aligned
+ * tensors.  The peak is the weights once plus the rest of the file.  Wire
+ * this does not need to understand (a second graph field, a tensor with two
+ * raw_data, a group) is read whole as before, where the decoder judges it. */
+#define LOAD_DETACH_MIN 4096
+#define LOAD_WINDOW ((size_t)64 << 10)
+
+typedef struct wire_rd {
+  int fd;
+  uint64_t size;       /* file size */
+  uint64_t pos;        /* next byte to consume */
+  uint64_t win_pos;    /* file offset of win[0] */
+  size_t win_len;
+  bool io_error;
+  unsigned char *win;
+} wire_rd;
+
+static bool rd_pread(wire_rd *r, void *dst, size_t n, uint64_t off) {
+  unsigned char *d = dst;
+  while (n > 0) {
+    ssize_t got = pread(r->fd, d, n, (off_t)off);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0) {   /* an error, or the file shrank since it was measured */
+      r->io_error = true;
+      return false;
+    }
+    d += got, off += (uint64_t)got, n -= (size_t)got;
+  }
+  return true;
+}
+
+static bool rd_byte(wire_rd *r, uint8_t *b) {
+  if (r->pos >= r->size)
+    return false;
+  if (r->pos < r->win_pos || r->pos >= r->win_pos + r->win_len) {
+    size_t n = r->size - r->pos < LOAD_WINDOW ? (size_t)(r->size - r->pos) : LOAD_WINDOW;
+    if (!rd_pread(r, r->win, n, r->pos))
+      return false;
+    r->win_pos = r->pos;
+    r->win_len = n;
+  }
+  *b = r->win[r->pos++ - r->win_pos];
+  return true;
+}
+
+static bool rd_varint(wire_rd *r, uint64_t *v) {
+  uint64_t x = 0;
+  for (int i = 0; i < 10; i++) {
+    uint8_t b;
+    if (!rd_byte(r, &b))
+      return false;
+    x |= (uint64_t)(b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) {
+      *v = x;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* n bytes at the read position into dst (NULL: skipped). */
+static bool rd_take(wire_rd *r, unsigned char *dst, uint64_t n) {
+  if (n > r->size - r->pos)
+    return false;
+  if (dst) {
+    uint64_t p = r->pos, done = 0;
+    if (p >= r->win_pos && p < r->win_pos + r->win_len) {   /* what the window holds */
+      done = r->win_pos + r->win_len - p < n ? r->win_pos + r->win_len - p : n;
+      memcpy(dst, r->win + (p - r->win_pos), (size_t)done);
+    }
+    if (done < n && !rd_pread(r, dst + done, (size_t)(n - done), p + done))
+      return false;
+  }
+  r->pos += n;
+  return true;
+}
+
+static int varint_size(uint64_t v) {
+  int n = 1;
+  while (v >= 0x80)
+    v >>= 7, n++;
+  return n;
+}
+
+static unsigned char *put_varint(unsigned char *o, uint64_t v) {
+  while (v >= 0x80) {
+    *o++ = (unsigned char)(v | 0x80);
+    v >>= 7;
+  }
+  *o++ = (unsigned char)v;
+  return o;
+}
+
+typedef struct detach_plan {
+  wire_rd rd;
+  size_t n_init, cap;        /* initializers of the main graph seen */
+  uint64_t *new_len;         /* each one's length without its raw_data */
+  uint64_t *raw_len;         /* its detached raw_data's length, 0 none */
+  uint64_t graph_len, model_len, detached, max_detach;
+  unsigned char *out, *o;    /* pass 2: the bytes protobuf-c decodes */
+  unsigned char **raw;       /* pass 2: the payloads, per initializer */
+} detach_plan;
+
+enum { DETACH_OK, DETACH_FALLBACK, DETACH_NOMEM };
+
+/* One field's key at the read position: field number, wire type, and for
+ * length-delimited ones the length; the field's bytes so far in *hdr. */
+static bool rd_field(wire_rd *r, uint64_t *field, int *wt, uint64_t *len, uint64_t *hdr) {
+  uint64_t start = r->pos, key;
+  if (!rd_varint(r, &key) || r->pos - start > 5 || (key >> 3) == 0)
+    return false;
+  *field = key >> 3;
+  *wt = (int)(key & 7);
+  *len = 0;
+  switch (*wt) {
+  case 0: { uint64_t v; if (!rd_varint(r, &v)) return false; break; }
+  case 1: *len = 8; break;
+  case 5: *len = 4; break;
+  case 2: if (!rd_varint(r, len) || *len > r->size - r->pos) return false; break;
+  default: return false;
+  }
+  *hdr = r->pos - start;
+  return true;
+}
+
+/* The fields of a message from the read position up to `end`: level 0 the
+ * model, 1 the main graph, 2 one of its initializers (index k).  Pass 1
+ * (p->out == NULL) measures, pass 2 writes.  Returns the message's new
+ * length through *new_len. */
+static int detach_walk(detach_plan *p, int level, uint64_t end, size_t k, uint64_t *new_len) {
+  wire_rd *r = &p->rd;
+  const uint64_t start = r->pos;
+  uint64_t removed = 0;
+  bool seen_graph = false, seen_raw = false;
+  while (r->pos < end) {
+    uint64_t fstart = r->pos, field, len, hdr;
+    int wt;
+    if (!rd_field(r, &field, &wt, &len, &hdr) || len > end - r->pos)
+      return DETACH_FALLBACK;
+    bool sub = wt == 2 && ((level == 0 && field == 7) || (level == 1 && field == 5));
+    if (sub) {
+      if (level == 0 && seen_graph)
+        return DETACH_FALLBACK;   /* decoders merge repeated messages: read whole */
+      seen_graph = true;
+      size_t idx = level == 1 ? p->n_init : 0;
+      if (level == 1 && !p->out) {   /* pass 1: room for this initializer */
+        if (p->n_init == p->cap) {
+          size_t cap = p->cap ? 2 * p->cap : 64;
+          uint64_t *a = nn_realloc(p->new_len, cap * sizeof *a);
+          if (a)
+            p->new_len = a;
+          uint64_t *b = a ? nn_realloc(p->raw_len, cap * sizeof *b) : NULL;
+          if (!b)
+            return DETACH_NOMEM;
+          p->raw_len = b;
+          p->cap = cap;
+        }
+        p->raw_len[idx] = 0;
+      }
+      if (level == 1)
+        p->n_init++;
+      uint64_t inner = 0, pos_after = r->pos + len;
+      if (p->out) {   /* the new length was measured in pass 1 */
+        uint64_t nl = level == 0 ? p->graph_len : p->new_len[idx];
+        p->o = put_varint(put_varint(p->o, (field << 3) | 2), nl);
+      }
+      int st = detach_walk(p, level + 1, pos_after, idx, &inner);
+      if (st != DETACH_OK)
+        return st;
+      if (!p->out) {
+        if (level == 0)
+          p->graph_len = inner;
+        else
+          p->new_len[idx] = inner;
+      }
+      removed += hdr + len - (uint64_t)varint_size((field << 3) | 2) - (uint64_t)varint_size(inner) - inner;
+      continue;
+    }
+    if (level == 2 && field == 9 && wt == 2) {
+      if (seen_raw)
+        return DETACH_FALLBACK;   /* the last one would win: read whole */
+      seen_raw = true;
+      bool detach = p->out ? p->raw_len[k] > 0
+                           : len >= LOAD_DETACH_MIN && len <= p->max_detach - p->detached;
+      if (detach) {
+        if (!p->out) {
+          p->raw_len[k] = len;
+          p->detached += len;
+          if (!rd_take(r, NULL, len))
+            return DETACH_FALLBACK;
+        } else {
+          p->raw[k] = nn_aligned_alloc((size_t)len);
+          if (!p->raw[k])
+            return DETACH_NOMEM;
+          if (!rd_take(r, p->raw[k], len))
+            return DETACH_FALLBACK;
+        }
+        removed += hdr + len;
+        continue;
+      }
+    }
+    /* any other field: skipped in pass 1, copied as it is in pass 2 */
+    if (p->out) {
+      r->pos = fstart;
+      if (!rd_take(r, p->o, hdr + len))
+        return DETACH_FALLBACK;
+      p->o += hdr + len;
+    } else if (!rd_take(r, NULL, len)) {
+      return DETACH_FALLBACK;
+    }
+  }
+  if (r->pos != end)
+    return DETACH_FALLBACK;
+  *new_len = (end - start) - removed;
+  return DETACH_OK;
+}
+
+static void detach_free(detach_plan *p) {
+  if (p->raw)
+    for (size_t i = 0; i < p->n_init; i++)
+      nn_aligned_free(p->raw[i]);
+  nn_free(p->raw);
+  nn_free(p->new_len);
+  nn_free(p->raw_len);
+  nn_free(p->out);
+  nn_free(p->rd.win);
+}
+
+nn_status nn_graph_load_fd(int fd, int64_t fsize, const char *path, const char *base_dir,
+                           const nn_limits *lim, nn_graph **out, nn_error *err) {
+  *out = NULL;
+  int64_t max_model = lim && lim->max_model_bytes ? lim->max_model_bytes : NN_LIMIT_MODEL_BYTES;
+  nn_status st = nn_file_check_size(path, fsize, (size_t)max_model, err);
+  if (st != NN_OK) {
+    close(fd);
+    return st;
+  }
+  int64_t max_w = lim && lim->max_weights_bytes ? lim->max_weights_bytes : NN_LIMIT_WEIGHTS_BYTES;
+  detach_plan p = {.rd = {.fd = fd, .size = (uint64_t)fsize}, .max_detach = (uint64_t)max_w};
+  p.rd.win = nn_malloc(LOAD_WINDOW);
+  int ds = p.rd.win ? DETACH_OK : DETACH_NOMEM;
+  uint64_t model_len = 0;
+  if (ds == DETACH_OK)
+    ds = detach_walk(&p, 0, p.rd.size, 0, &model_len);
+  if (ds == DETACH_OK && p.detached > 0) {
+    p.model_len = model_len;
+    p.out = nn_malloc((size_t)model_len + 1);
+    p.raw = nn_calloc(p.n_init + 1, sizeof *p.raw);
+    size_t n_init = p.n_init;
+    if (!p.out || !p.raw) {
+      ds = DETACH_NOMEM;
+    } else {
+      p.o = p.out;
+      p.rd.pos = 0;
+      p.n_init = 0;
+      uint64_t again = 0;
+      ds = detach_walk(&p, 0, p.rd.size, 0, &again);
+      if (ds == DETACH_OK && (p.n_init != n_init || (uint64_t)(p.o - p.out) != model_len))
+        ds = DETACH_FALLBACK;   /* the file changed between the passes */
+    }
+  }
+  if (ds == DETACH_NOMEM || p.rd.io_error) {
+    st = ds == DETACH_NOMEM ? nn_error_set(err, NN_ERR_NOMEM, "out of memory reading the model")
+                            : nn_error_set(err, NN_ERR_IO, "error reading '%s' (did it change "
+                                           "while it was read?)", path);
+    close(fd);
+  } else if (ds == DETACH_OK && p.detached > 0) {
+    close(fd);
+    load_detached det = {p.n_init, p.raw, p.raw_len};
+    st = graph_load(p.out, (size_t)model_len, base_dir, lim, &det, out, err);
+  } else {   /* nothing to detach, or wire the walk leaves to the decoder */
+    void *buf = NULL;
+    size_t size = 0;
+    st = lseek(fd, 0, SEEK_SET) == 0
+             ? nn_file_read_fd(fd, fsize, path, (size_t)max_model, &buf, &size, err)
+             : (close(fd), nn_error_set(err, NN_ERR_IO, "cannot read '%s': %s", path, strerror(errno)));
+    if (st == NN_OK) {
+      nn_free(p.rd.win);   /* before the graph's tensors come */
+      p.rd.win = NULL;
+      st = graph_load(buf, size, base_dir, lim, NULL, out, err);
+      nn_file_free(buf);
+    }
+  }
+  detach_free(&p);
   return st;
 }

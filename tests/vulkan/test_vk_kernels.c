@@ -48,6 +48,7 @@ static double ref_act(double x, int kind, double a, double b) {
   case NN_VK_ACT_LEAKY_RELU: return x < 0 ? a * x : x;
   case NN_VK_ACT_CLIP: return x < a ? a : x > b ? b : x;
   case NN_VK_ACT_SIGMOID: return 1 / (1 + exp(-x));
+  case NN_VK_ACT_SILU: return x / (1 + exp(-x));
   case NN_VK_ACT_HARD_SIGMOID: return fmax(0, fmin(1, a * x + b));
   case NN_VK_ACT_HARD_SWISH: return x * fmax(0, fmin(1, x / 6 + 0.5));
   case NN_VK_ACT_TANH: return tanh(x);
