@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "graph.h"
+#include "include/nn_file.h"
 #include "nn_limits.h"
 #include "onnx/loader.h"
 #include "onnx-subset.pb-c.h"
@@ -1335,8 +1336,9 @@ typedef struct detach_plan {
   size_t n_init, cap;        /* initializers of the main graph seen */
   uint64_t *new_len;         /* each one's length without its raw_data */
   uint64_t *raw_len;         /* its detached raw_data's length, 0 none */
-  uint64_t graph_len, model_len, detached, max_detach;
+  uint64_t graph_len, detached, max_detach;
   unsigned char *out, *o;    /* pass 2: the bytes protobuf-c decodes */
+  uint64_t out_cap;          /* out's size: the measured length and room for a prefix */
   unsigned char **raw;       /* pass 2: the payloads, per initializer */
 } detach_plan;
 
@@ -1400,7 +1402,11 @@ static int detach_walk(detach_plan *p, int level, uint64_t end, size_t k, uint64
         p->n_init++;
       uint64_t inner = 0, pos_after = r->pos + len;
       if (p->out) {   /* the new length was measured in pass 1 */
+        if (level == 1 && idx >= p->cap)
+          return DETACH_FALLBACK;   /* more initializers than pass 1 saw */
         uint64_t nl = level == 0 ? p->graph_len : p->new_len[idx];
+        if ((uint64_t)(p->o - p->out) + 20 > p->out_cap)
+          return DETACH_FALLBACK;   /* no room for a key and a length */
         p->o = put_varint(put_varint(p->o, (field << 3) | 2), nl);
       }
       int st = detach_walk(p, level + 1, pos_after, idx, &inner);
@@ -1428,6 +1434,8 @@ static int detach_walk(detach_plan *p, int level, uint64_t end, size_t k, uint64
           if (!rd_take(r, NULL, len))
             return DETACH_FALLBACK;
         } else {
+          if (len != p->raw_len[k])
+            return DETACH_FALLBACK;   /* the file changed since pass 1 */
           p->raw[k] = nn_aligned_alloc((size_t)len);
           if (!p->raw[k])
             return DETACH_NOMEM;
@@ -1438,8 +1446,11 @@ static int detach_walk(detach_plan *p, int level, uint64_t end, size_t k, uint64
         continue;
       }
     }
-    /* any other field: skipped in pass 1, copied as it is in pass 2 */
+    /* any other field: skipped in pass 1, copied as it is in pass 2 (within
+     * the length pass 1 measured, should the file have changed since) */
     if (p->out) {
+      if (hdr + len > p->out_cap - (uint64_t)(p->o - p->out))
+        return DETACH_FALLBACK;
       r->pos = fstart;
       if (!rd_take(r, p->o, hdr + len))
         return DETACH_FALLBACK;
@@ -1482,8 +1493,8 @@ nn_status nn_graph_load_fd(int fd, int64_t fsize, const char *path, const char *
   if (ds == DETACH_OK)
     ds = detach_walk(&p, 0, p.rd.size, 0, &model_len);
   if (ds == DETACH_OK && p.detached > 0) {
-    p.model_len = model_len;
-    p.out = nn_malloc((size_t)model_len + 1);
+    p.out_cap = model_len + 32;
+    p.out = nn_malloc((size_t)p.out_cap);
     p.raw = nn_calloc(p.n_init + 1, sizeof *p.raw);
     size_t n_init = p.n_init;
     if (!p.out || !p.raw) {
