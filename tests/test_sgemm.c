@@ -939,7 +939,9 @@ static void test_dwconv(void) {
             nn_dwconv_shape s;
             memset(&s, 0, sizeof s);
             s.batch = 1 + v % 2;
-            s.C = 1 + rnd_range(0, 5);
+            /* more than 8 channels too: the small-map kernel's whole and
+             * partial blocks of 8 */
+            s.C = v % 4 == 1 ? 9 + rnd_range(0, 16) : 1 + rnd_range(0, 5);
             s.mult = v % 5 == 4 ? 2 : 1;
             s.IH = sizes[si][0], s.IW = sizes[si][1];
             s.KH = s.KW = k;
