@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Stand-ins for the architectures video inference runs most, with random
+weights, for tools/bench and nn-run --check: the shapes, operators and
+export patterns of real models (PyTorch's SiLU as Sigmoid * Mul,
+BatchNormalization nodes, Clip(0, 6), SE blocks, depthwise 3x3 and 5x5,
+LayerNormalization and Erf GELU, ConvTranspose, Resize, Split/Concat), sized
+like the originals, so a weakness no model in ../shared shows comes out:
+
+    mobilenetv2  224x224, inverted residuals, Relu6 as Clip
+    resnet18     224x224, BatchNormalization kept as nodes
+    yolov8n      640x640, C2f blocks, SPPF, SiLU, nearest Resize, 3 heads
+    effnet_b0    224x224, depthwise 3x3/5x5, squeeze-excitation, SiLU
+    vit_tiny     197 tokens x 192, 6 encoder layers (opset 17)
+    unet         256x256, MaxPool down, ConvTranspose up, skip Concats
+
+    tools/arch-models.py OUT_DIR [NAME ...]
+
+Each lands in OUT_DIR/NAME as model.onnx and test_data_set_0/input_0.pb
+(the layout tools/bench reads); node tools/ort/ort-run.js --make-case turns
+one into a case with ONNX Runtime's outputs.  Needs python3-onnx and numpy
+(/usr/bin/python3 on Debian).  Random weights: for speed and agreement with
+ONNX Runtime, not for accuracy.
+"""
+import sys, os, numpy as np, onnx
+from onnx import helper as h, TensorProto as T, numpy_helper as nh
+rng = np.random.default_rng(0)
+
+class G:
+    def __init__(s, name):
+        s.nodes=[]; s.inits=[]; s.n=0; s.name=name
+    def t(s, p='t'):
+        s.n+=1; return f'{p}{s.n}'
+    def w(s, arr):
+        nm=s.t('w'); s.inits.append(nh.from_array(arr.astype(np.float32), nm)); return nm
+    def i64(s, arr):
+        nm=s.t('c'); s.inits.append(nh.from_array(np.array(arr,dtype=np.int64), nm)); return nm
+    def op(s, typ, ins, nout=1, **kw):
+        outs=[s.t() for _ in range(nout)]
+        s.nodes.append(h.make_node(typ, ins, outs, **kw)); return outs[0] if nout==1 else outs
+    def conv(s, x, cin, cout, k, st=1, g=1, bias=True, pad=None, dil=1):
+        p = (k//2)*dil if pad is None else pad
+        w = s.w(rng.standard_normal((cout, cin//g, k, k))*np.sqrt(2.0/(cin//g*k*k))*0.7)
+        ins=[x,w]
+        if bias: ins.append(s.w(rng.standard_normal(cout)*0.05))
+        return s.op('Conv', ins, kernel_shape=[k,k], strides=[st,st], pads=[p]*4, group=g, dilations=[dil,dil])
+    def bn(s, x, c):
+        return s.op('BatchNormalization', [x, s.w(1+0.1*rng.standard_normal(c)), s.w(0.1*rng.standard_normal(c)),
+                    s.w(0.1*rng.standard_normal(c)), s.w(1+0.1*np.abs(rng.standard_normal(c)))], epsilon=1e-5)
+    def relu6(s, x):
+        return s.op('Clip', [x, s.w(np.array(0.0)), s.w(np.array(6.0))])
+    def silu(s, x):
+        return s.op('Mul', [x, s.op('Sigmoid', [x])])
+    def save(s, inp, shape, outs, path, opset=13):
+        g = h.make_graph(s.nodes, s.name, [h.make_tensor_value_info(inp, T.FLOAT, shape)],
+                         [h.make_tensor_value_info(o, T.FLOAT, None) for o in outs], s.inits)
+        m = h.make_model(g, opset_imports=[h.make_opsetid('', opset)]); m.ir_version = 8
+        os.makedirs(path+'/test_data_set_0', exist_ok=True)
+        onnx.save(m, path+'/model.onnx')
+        x = rng.standard_normal(shape).astype(np.float32)
+        open(path+'/test_data_set_0/input_0.pb','wb').write(nh.from_array(x, inp).SerializeToString())
+
+def mobilenetv2(path):
+    g=G('mbv2'); x=g.relu6(g.conv('x',3,32,3,2)); c=32
+    for t,co,n,st in [(1,16,1,1),(6,24,2,2),(6,32,3,2),(6,64,4,2),(6,96,3,1),(6,160,3,2),(6,320,1,1)]:
+        for i in range(n):
+            s_ = st if i==0 else 1; hid=c*t; y=x
+            if t!=1: y=g.relu6(g.conv(y,c,hid,1))
+            y=g.relu6(g.conv(y,hid,hid,3,s_,g=hid))
+            y=g.conv(y,hid,co,1)
+            if s_==1 and c==co: y=g.op('Add',[x,y])
+            x=y; c=co
+    x=g.relu6(g.conv(x,c,1280,1)); x=g.op('GlobalAveragePool',[x]); x=g.op('Flatten',[x])
+    x=g.op('Gemm',[x,g.w(rng.standard_normal((1000,1280))*0.03),g.w(np.zeros(1000))],transB=1)
+    g.save('x',[1,3,224,224],[x],path)
+
+def resnet18(path):
+    g=G('r18'); x=g.op('Relu',[g.bn(g.conv('x',3,64,7,2,bias=False),64)])
+    x=g.op('MaxPool',[x],kernel_shape=[3,3],strides=[2,2],pads=[1,1,1,1]); c=64
+    for co,st in [(64,1),(64,1),(128,2),(128,1),(256,2),(256,1),(512,2),(512,1)]:
+        y=g.op('Relu',[g.bn(g.conv(x,c,co,3,st,bias=False),co)]); y=g.bn(g.conv(y,co,co,3,1,bias=False),co)
+        sc=x if (st==1 and c==co) else g.bn(g.conv(x,c,co,1,st,bias=False),co)
+        x=g.op('Relu',[g.op('Add',[y,sc])]); c=co
+    x=g.op('Flatten',[g.op('GlobalAveragePool',[x])])
+    x=g.op('Gemm',[x,g.w(rng.standard_normal((1000,512))*0.03),g.w(np.zeros(1000))],transB=1)
+    g.save('x',[1,3,224,224],[x],path)
+
+def yolov8n(path, S=640):
+    g=G('y8')
+    def cbs(x,ci,co,k=1,s=1): return g.silu(g.conv(x,ci,co,k,s))
+    def c2f(x,ci,co,n,short):
+        y=cbs(x,ci,co,1); a,b=g.op('Split',[y,g.i64([co//2,co//2])],nout=2,axis=1); outs=[a,b]; cur=b
+        for _ in range(n):
+            z=cbs(cbs(cur,co//2,co//2,3),co//2,co//2,3)
+            cur=g.op('Add',[cur,z]) if short else z; outs.append(cur)
+        return cbs(g.op('Concat',outs,axis=1),(2+n)*co//2,co,1)
+    x=cbs('x',3,16,3,2); x=cbs(x,16,32,3,2); x=c2f(x,32,32,1,True)
+    x=cbs(x,32,64,3,2); p3=c2f(x,64,64,2,True)
+    x=cbs(p3,64,128,3,2); p4=c2f(x,128,128,2,True)
+    x=cbs(p4,128,256,3,2); x=c2f(x,256,256,1,True)
+    y=cbs(x,256,128,1); m1=g.op('MaxPool',[y],kernel_shape=[5,5],pads=[2]*4); m2=g.op('MaxPool',[m1],kernel_shape=[5,5],pads=[2]*4)
+    m3=g.op('MaxPool',[m2],kernel_shape=[5,5],pads=[2]*4); p5=cbs(g.op('Concat',[y,m1,m2,m3],axis=1),512,256,1)
+    sc=g.w(np.array([1,1,2,2]))
+    u=g.op('Resize',[p5,'',sc],mode='nearest'); h4=c2f(g.op('Concat',[u,p4],axis=1),384,128,1,False)
+    u=g.op('Resize',[h4,'',sc],mode='nearest'); h3=c2f(g.op('Concat',[u,p3],axis=1),192,64,1,False)
+    d=cbs(h3,64,64,3,2); h4b=c2f(g.op('Concat',[d,h4],axis=1),192,128,1,False)
+    d=cbs(h4b,128,128,3,2); h5=c2f(g.op('Concat',[d,p5],axis=1),384,256,1,False)
+    outs=[]
+    for f,c in [(h3,64),(h4b,128),(h5,256)]:
+        bx=g.conv(cbs(cbs(f,c,64,3),64,64,3),64,64,1); cl=g.conv(cbs(cbs(f,c,80,3),80,80,3),80,80,1)
+        o=g.op('Concat',[bx,cl],axis=1); outs.append(g.op('Reshape',[o,g.i64([1,144,-1])]))
+    out=g.op('Concat',outs,axis=2)
+    g.save('x',[1,3,S,S],[out],path)
+
+def effnet_b0(path):
+    g=G('eb0'); x=g.silu(g.conv('x',3,32,3,2)); c=32
+    for t,k,st,co,n in [(1,3,1,16,1),(6,3,2,24,2),(6,5,2,40,2),(6,3,2,80,3),(6,5,1,112,3),(6,5,2,192,4),(6,3,1,320,1)]:
+        for i in range(n):
+            s_=st if i==0 else 1; hid=c*t; y=x
+            if t!=1: y=g.silu(g.conv(y,c,hid,1))
+            y=g.silu(g.conv(y,hid,hid,k,s_,g=hid))
+            se=max(1,c//4); z=g.op('GlobalAveragePool',[y]); z=g.silu(g.conv(z,hid,se,1)); z=g.op('Sigmoid',[g.conv(z,se,hid,1)])
+            y=g.op('Mul',[y,z]); y=g.conv(y,hid,co,1)
+            if s_==1 and c==co: y=g.op('Add',[x,y])
+            x=y; c=co
+    x=g.silu(g.conv(x,c,1280,1)); x=g.op('Flatten',[g.op('GlobalAveragePool',[x])])
+    x=g.op('Gemm',[x,g.w(rng.standard_normal((1000,1280))*0.03),g.w(np.zeros(1000))],transB=1)
+    g.save('x',[1,3,224,224],[x],path)
+
+def vit_tiny(path, L=6, D=192, N=197, heads=3):
+    g=G('vit'); x='x'; dh=D//heads
+    def ln(x):
+        return g.op('LayerNormalization',[x,g.w(1+0.1*rng.standard_normal(D)),g.w(0.1*rng.standard_normal(D))],axis=-1,epsilon=1e-6)
+    def lin(x,i,o): return g.op('Add',[g.op('MatMul',[x,g.w(rng.standard_normal((i,o))/np.sqrt(i))]),g.w(0.02*rng.standard_normal(o))])
+    def gelu(x):
+        e=g.op('Erf',[g.op('Div',[x,g.w(np.array(1.4142135))])]); return g.op('Mul',[g.op('Mul',[x,g.op('Add',[e,g.w(np.array(1.0))])]),g.w(np.array(0.5))])
+    for l in range(L):
+        y=ln(x); qkv=lin(y,D,3*D); qkv=g.op('Reshape',[qkv,g.i64([1,N,3,heads,dh])]); qkv=g.op('Transpose',[qkv],perm=[2,0,3,1,4])
+        q,k,v=[g.op('Squeeze',[s_,g.i64([0])]) for s_ in g.op('Split',[qkv,g.i64([1,1,1])],nout=3,axis=0)]
+        a=g.op('Softmax',[g.op('Mul',[g.op('MatMul',[q,g.op('Transpose',[k],perm=[0,1,3,2])]),g.w(np.array(dh**-0.5))])],axis=-1)
+        o=g.op('Reshape',[g.op('Transpose',[g.op('MatMul',[a,v])],perm=[0,2,1,3]),g.i64([1,N,D])])
+        x=g.op('Add',[x,lin(o,D,D)])
+        x=g.op('Add',[x,lin(gelu(lin(ln(x),D,4*D)),4*D,D)])
+    g.save('x',[1,N,D],[ln(x)],path,opset=17)
+
+def unet(path, S=256):
+    g=G('unet'); x='x'; c=3; skips=[]
+    def blk(x,ci,co): return g.op('Relu',[g.conv(g.op('Relu',[g.conv(x,ci,co,3)]),co,co,3)])
+    for co in [16,32,64,128]:
+        x=blk(x,c,co); skips.append((x,co)); x=g.op('MaxPool',[x],kernel_shape=[2,2],strides=[2,2]); c=co
+    x=blk(x,c,256); c=256
+    for (sk,co) in reversed(skips):
+        w=g.w(rng.standard_normal((c,co,2,2))*np.sqrt(1.0/c)); x=g.op('ConvTranspose',[x,w,g.w(np.zeros(co))],kernel_shape=[2,2],strides=[2,2])
+        x=blk(g.op('Concat',[x,sk],axis=1),2*co,co); c=co
+    x=g.op('Sigmoid',[g.conv(x,c,1,1)])
+    g.save('x',[1,3,S,S],[x],path)
+
+ARCHS = [('mobilenetv2', mobilenetv2), ('resnet18', resnet18), ('yolov8n', yolov8n),
+         ('effnet_b0', effnet_b0), ('vit_tiny', vit_tiny), ('unet', unet)]
+
+if __name__ == '__main__':
+    if len(sys.argv) < 2 or sys.argv[1].startswith('-'):
+        sys.exit(__doc__)
+    out, names = sys.argv[1], sys.argv[2:]
+    unknown = [n for n in names if n not in dict(ARCHS)]
+    if unknown:
+        sys.exit('unknown model(s): %s (have: %s)' % (', '.join(unknown), ', '.join(n for n, _ in ARCHS)))
+    for name, f in ARCHS:
+        if not names or name in names:
+            f(os.path.join(out, name))
+            print('made', os.path.join(out, name))
