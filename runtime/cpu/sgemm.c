@@ -1336,6 +1336,9 @@ static void sg_plan_make(const sg_kern *kn, int64_t M, int64_t N, int64_t K, int
   int64_t useful = macs / SG_MIN_MACS_PER_THREAD;
   if (t > useful)
     t = useful < 1 ? 1 : useful;
+  /* which cut costs less traffic (below) */
+  const int64_t cost_n = M * (a_packed ? 1 : 2), cost_m = N * (b_packed ? 1 : 2);
+  const bool prefer_n = cost_n <= cost_m;
   if (t > 1) {
     /* two tiles per participant: each takes its own block of tiles first and
      * steals from the other's (nn_block), so a busy core is still balanced,
@@ -1347,8 +1350,6 @@ static void sg_plan_make(const sg_kern *kn, int64_t M, int64_t N, int64_t K, int
      * Cutting columns whenever A was pre-packed read ResNet-50's 7x7 layers'
      * 9 MiB of weights twice, from DRAM: 2 threads ran them 1.08x faster
      * than one (Zen 5) */
-    int64_t cost_n = M * (a_packed ? 1 : 2), cost_m = N * (b_packed ? 1 : 2);
-    bool prefer_n = cost_n <= cost_m;
     while (p->ntm * p->ntn < 2 * t) {
       int64_t pm = p->mb / kn->mr, pn = p->narrow ? 0 : p->nb / kn->nr;
       if (prefer_n && pn >= 2)
@@ -1371,10 +1372,16 @@ static void sg_plan_make(const sg_kern *kn, int64_t M, int64_t N, int64_t K, int
    * 5% faster on 2 threads, SqueezeNet 2.5% (Zen 5). */
   p->P = sg_ceil_div(M, kn->mr);
   p->Q = p->narrow ? 1 : sg_ceil_div(N, kn->nr);
+  /* rounded up on the side that is cheaper to cut, as above: rounding the
+   * row tiles first split a 24-row product with its B made per block by a
+   * depthwise packer (MobileNetV2's 144 -> 24 at 56x56, 7 column blocks)
+   * into 2 x 7 tiles, each block's depthwise computed twice: 2 threads ran
+   * it no faster than one */
   if (t > 1 && (p->ntm * p->ntn) % t != 0) {
-    if (sg_round_up(p->ntm, t) <= p->P)
+    const bool m_ok = sg_round_up(p->ntm, t) <= p->P, n_ok = sg_round_up(p->ntn, t) <= p->Q;
+    if (m_ok && !(prefer_n && n_ok))
       p->ntm = sg_round_up(p->ntm, t);
-    else if (sg_round_up(p->ntn, t) <= p->Q)
+    else if (n_ok)
       p->ntn = sg_round_up(p->ntn, t);
   }
   p->ntm = sg_min(p->ntm, p->P);
