@@ -11,7 +11,7 @@
  *     chains overlap; narrow maps (<= 16 columns) block 4 output rows instead;
  *   - applies bias and activation before the single store.
  * On AVX-512, 3x3 stride 2 picks its taps' columns out of plain vector
- * loads with permutes instead (dw5_rows_k3s2).  Maps of at most 16x16
+ * loads with permutes instead (dw5_rows_k3s2).  Maps of at most 28x28
  * outputs go 8 channels a vector instead (dw2_cv_block).
  * The portable path accumulates rows of y tap by tap (contiguous inner loop
  * for stride 1, which compilers vectorize).
@@ -859,14 +859,18 @@ static void dw_range(void *arg, int64_t t0, int64_t t1) {
 
 /* ---- small maps, 8 channels a vector -------------------------------------------
  * On maps of at most DW_CV_MAX_OUT columns and rows (MobileNetV2's and
- * EfficientNet's 14x14 and 7x7 layers, 384-960 channels) every kernel above
- * works a plane at a time and its per-plane set-up outweighs the few hundred
- * multiply-adds: 960 planes of 7x7 took ~500 cycles each (Zen 4).  Here 8
+ * EfficientNet's 28x28, 14x14 and 7x7 layers, 144-1152 channels) every
+ * kernel above works a plane at a time and its per-plane set-up outweighs
+ * the few hundred multiply-adds: 960 planes of 7x7 took ~500 cycles each
+ * (Zen 4).  Here 8
  * channels go through together, one per lane: their input planes are
  * transposed (8x8 blocks) into a zero-padded tile of pixel vectors, each
  * output pixel is KH*KW FMAs of tile vectors by the taps' weight vectors,
- * and the output pixels are transposed back into the 8 planes. */
-#define DW_CV_MAX_OUT 16
+ * and the output pixels are transposed back into the 8 planes.  Against the
+ * plane kernels (Zen 4, 1 thread): 960 x 7x7 3x3 0.136 -> 0.033 ms, 576 x
+ * 14x14 0.176 -> 0.062, 672 x 14x14 5x5 0.25 -> 0.15, 192 x 28x28 0.25 ->
+ * 0.078, 240 x 28x28 5x5 0.38 -> 0.18. */
+#define DW_CV_MAX_OUT 28
 #define DW_CV_TILE 8192   /* floats of the padded input tile: 1024 pixels */
 
 static bool dw_cv_ok(const nn_dwconv_shape *s, const float *res) {
@@ -879,23 +883,29 @@ static bool dw_cv_ok(const nn_dwconv_shape *s, const float *res) {
   return th * tw * 8 <= DW_CV_TILE;
 }
 
-/* 8x8 transpose of r[0..7] in place. */
+/* 8x8 transpose of r[0..7] in place (unrolled: as loops, GCC kept the
+ * vectors on the stack). */
 static SG_ALWAYS_INLINE SG256 void dw2_tr8(__m256 r[8]) {
-  __m256 t[8], u[8];
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 8; i += 4) {
-    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int i = 0; i < 4; i++) {
-    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
-    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
-  }
+  __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+  __m256 u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+  __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+  __m256 u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+  __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
+  __m256 u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+  __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
+  __m256 u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
 static SG_ALWAYS_INLINE SG256 __m256i dw2_first_lanes(int64_t n) {
@@ -911,12 +921,19 @@ static SG_ALWAYS_INLINE SG256 void dw2_cv_taps(const int K, const int S, const d
                                                __m256 bias, int nc, float *outv) {
   const nn_dwconv_shape *s = j->s;
   const int64_t OH = s->OH, OW = s->OW;
-  __m256 wv[25];
-  for (int t = 0; t < K * K; t++) {
-    float tmp[8] = {0};
-    for (int c = 0; c < nc; c++)
-      tmp[c] = w[c * K * K + t];
-    wv[t] = _mm256_loadu_ps(tmp);
+  /* the taps' weights, a lane per channel: 8 taps of the 8 channels a
+   * transpose */
+  __m256 wv[32];
+  for (int t0 = 0; t0 < K * K; t0 += 8) {
+    const __m256i m = dw2_first_lanes(K * K - t0);
+    __m256 r[8];
+SG_UNROLL(8)
+    for (int c = 0; c < 8; c++)
+      r[c] = c < nc ? _mm256_maskload_ps(w + c * K * K + t0, m) : _mm256_setzero_ps();
+    dw2_tr8(r);
+SG_UNROLL(8)
+    for (int q = 0; q < 8; q++)
+      wv[t0 + q] = r[q];
   }
   for (int64_t oh = 0; oh < OH; oh++) {
     const float *tr = tile + oh * S * tw * 8;
@@ -966,13 +983,20 @@ static SG256 void dw2_cv_block(const dw_job *j, const float *x, const float *w, 
       const int64_t n = dw_min(8, q1 - iw);
       const __m256i m = dw2_first_lanes(n);
       __m256 r[8];
+SG_UNROLL(8)
       for (int c = 0; c < 8; c++) {
         const float *src = x + c * in_sz + ih * IW + iw;
         r[c] = c >= nc ? _mm256_setzero_ps() : n == 8 ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, m);
       }
       dw2_tr8(r);
-      for (int64_t p = 0; p < n; p++)
-        _mm256_store_ps(trow + (iw + p) * 8, r[p]);
+      if (n == 8) {
+SG_UNROLL(8)
+        for (int p = 0; p < 8; p++)
+          _mm256_store_ps(trow + (iw + p) * 8, r[p]);
+      } else {
+        for (int64_t p = 0; p < n; p++)
+          _mm256_store_ps(trow + (iw + p) * 8, r[p]);
+      }
     }
   }
   /* the bias, a lane per channel */
@@ -993,6 +1017,7 @@ static SG256 void dw2_cv_block(const dw_job *j, const float *x, const float *w, 
   for (int64_t p = 0; p < out_sz; p += 8) {
     const int64_t n = dw_min(8, out_sz - p);
     __m256 r[8];
+SG_UNROLL(8)
     for (int q = 0; q < 8; q++)
       r[q] = q < n ? _mm256_load_ps(outv + (p + q) * 8) : _mm256_setzero_ps();
     dw2_tr8(r);
