@@ -883,31 +883,6 @@ static bool dw_cv_ok(const nn_dwconv_shape *s, const float *res) {
   return th * tw * 8 <= DW_CV_TILE;
 }
 
-/* 8x8 transpose of r[0..7] in place (unrolled: as loops, GCC kept the
- * vectors on the stack). */
-static SG_ALWAYS_INLINE SG256 void dw2_tr8(__m256 r[8]) {
-  __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
-  __m256 u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
-  __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
-  __m256 u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
-  __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
-  __m256 u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
-  __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
-  __m256 u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
-  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
-
 static SG_ALWAYS_INLINE SG256 __m256i dw2_first_lanes(int64_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n < 8 ? n : 8)),
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -930,7 +905,7 @@ static SG_ALWAYS_INLINE SG256 void dw2_cv_taps(const int K, const int S, const d
 SG_UNROLL(8)
     for (int c = 0; c < 8; c++)
       r[c] = c < nc ? _mm256_maskload_ps(w + c * K * K + t0, m) : _mm256_setzero_ps();
-    dw2_tr8(r);
+    sg_tr8(r);
 SG_UNROLL(8)
     for (int q = 0; q < 8; q++)
       wv[t0 + q] = r[q];
@@ -988,7 +963,7 @@ SG_UNROLL(8)
         const float *src = x + c * in_sz + ih * IW + iw;
         r[c] = c >= nc ? _mm256_setzero_ps() : n == 8 ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, m);
       }
-      dw2_tr8(r);
+      sg_tr8(r);
       if (n == 8) {
 SG_UNROLL(8)
         for (int p = 0; p < 8; p++)
@@ -1020,7 +995,7 @@ SG_UNROLL(8)
 SG_UNROLL(8)
     for (int q = 0; q < 8; q++)
       r[q] = q < n ? _mm256_load_ps(outv + (p + q) * 8) : _mm256_setzero_ps();
-    dw2_tr8(r);
+    sg_tr8(r);
     /* no masked stores: on Zen 4 one costs ~10 plain ones */
     for (int c = 0; c < nc; c++) {
       float *dst = y + c * out_sz + p;

@@ -1,7 +1,7 @@
 /* sgemm_simd.h - private to the CPU kernels (sgemm.c, dwconv.c, conv.c's
  * Winograd output, the direct convolutions, pool.c): the fused activations
  * in scalar, AVX2 and AVX-512 form, so every epilogue agrees, and the
- * stride-2 kernels' column masks and lane indices.
+ * stride-2 kernels' column masks and lane indices, and the 8x8 transpose.
  *
  * The vector helpers carry target attributes: they may only be inlined into
  * functions compiled for the same (or a wider) target, and must only run
@@ -147,6 +147,32 @@ static SG_ALWAYS_INLINE SG256 __m256 sg2_even_lanes(__m256 lo, __m256 hi) {
 static SG_ALWAYS_INLINE SG256 __m256 sg2_odd_lanes(__m256 lo, __m256 hi) {
   __m256 t = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+/* In-register transpose of an 8 x 8 block: r[j] becomes column j (the A
+ * packer's panels, the small-map depthwise kernel's pixel vectors).  Written
+ * out: as loops GCC kept the vectors on the stack. */
+static SG_ALWAYS_INLINE SG256 void sg_tr8(__m256 r[8]) {
+  __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+  __m256 s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+  __m256 s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+  __m256 s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+  __m256 s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
+  __m256 s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+  __m256 s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
+  __m256 s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
 }
 
 /* sg_clamp kind >= 0 applied (max first: a NaN passes, as in sg2_act). */
