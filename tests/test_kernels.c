@@ -5,8 +5,9 @@
  * asymmetric pads, fused activations (a Relu / Clip node after the Conv,
  * fused by the planner), ConvTranspose with groups and strides, MatMul and
  * Gemm with constant (pre-packed) and variable right operands, one row
- * (transposed product) and many, every form of Gemm's C.  Each model runs at
- * 1 and 2 threads and, on x86, on every SIMD path the CPU has (NN_CPU).
+ * (transposed product) and many, every form of Gemm's C, and the row
+ * normalizations' vector statistics.  Each model runs at 1 and 2 threads
+ * and, on x86, on every SIMD path the CPU has (NN_CPU).
  * The light conformance cases hold constant weights, so they cannot catch a
  * misplaced weight; these tests use random ones.
  */
@@ -603,6 +604,63 @@ static const conv_case replan_cases[] = {
   {"re-plan 1x1 grouped", 2, 1, 8, 12, 2, {0}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, "Relu", false, {0}},
 };
 
+/* ---- row normalizations ----------------------------------------------------------
+ * LayerNormalization (rows of an odd length longer than a statistics block,
+ * so the vector lanes, the scalar tail and several block totals all count)
+ * and InstanceNormalization, on values offset from zero (the variance must
+ * come from centred squares), in place or not as the planner decides;
+ * against double statistics. */
+static bool run_norm_case(bool layer) {
+  const int64_t rows = 3, len = 1299;           /* layer: [rows, len] */
+  const int64_t xd4[4] = {1, 3, 37, 35}, cd[1] = {3};
+  int64_t n = layer ? rows * len : 3 * 37 * 35, rl = layer ? len : 37 * 35;
+  float *x = rnd_vec(n), *sc = rnd_vec(layer ? len : 3), *bi = rnd_vec(layer ? len : 3);
+  for (int64_t i = 0; i < n; i++)
+    x[i] = 8.0f + 2.0f * x[i] + (float)(i / rl);   /* each row its own mean */
+  double *want = malloc(sizeof(double) * (size_t)n);
+  for (int64_t r = 0; r < n / rl; r++) {
+    const float *xr = x + r * rl;
+    double m = 0, v = 0;
+    for (int64_t i = 0; i < rl; i++)
+      m += xr[i];
+    m /= (double)rl;
+    for (int64_t i = 0; i < rl; i++)
+      v += (xr[i] - m) * (xr[i] - m);
+    double inv = 1.0 / sqrt(v / (double)rl + 1e-5);
+    for (int64_t i = 0; i < rl; i++) {
+      int64_t pi = layer ? i : r;
+      want[r * rl + i] = (xr[i] - m) * inv * sc[pi] + bi[pi];
+    }
+  }
+  mb m;
+  mb_init(&m, 17);
+  if (layer) {
+    const int64_t xd[2] = {rows, len};
+    mb_input(&m, "x", NN_DTYPE_FLOAT, 2, xd);
+    mb_init_f32(&m, "s", 1, &len, sc);
+    mb_init_f32(&m, "b", 1, &len, bi);
+  } else {
+    mb_input(&m, "x", NN_DTYPE_FLOAT, 4, xd4);
+    mb_init_f32(&m, "s", 1, cd, sc);
+    mb_init_f32(&m, "b", 1, cd, bi);
+  }
+  /* an Abs first (x > 0: the identity): its output is the planner's to
+   * place, so the normalization may run in place over it */
+  mb_node(&m, "Abs", "abs", "x", "h");
+  OnnxSubset__NodeProto *nd = mb_node(&m, layer ? "LayerNormalization" : "InstanceNormalization",
+                                      "norm", "h,s,b", "y");
+  attr_float(&m, nd, "epsilon", 1e-5f);
+  mb_output(&m, "y");
+  bool ok = run_threads(&m, layer ? "LayerNormalization" : "InstanceNormalization", 1, &x, want,
+                        n, 2e-6);
+  mb_free(&m);
+  free(x);
+  free(sc);
+  free(bi);
+  free(want);
+  return ok;
+}
+
 int main(void) {
   const char *isa = getenv("NN_CPU");
   printf("NN_CPU=%s\n", isa ? isa : "(best)");
@@ -619,6 +677,11 @@ int main(void) {
   for (size_t i = 0; i < sizeof replan_cases / sizeof replan_cases[0]; i++) {
     bool ok = run_replan_case(&replan_cases[i]);
     printf("%s %s\n", ok ? "ok  " : "FAIL", replan_cases[i].name);
+    ok ? g_passed++ : g_failed++;
+  }
+  for (int layer = 0; layer < 2; layer++) {
+    bool ok = run_norm_case(layer);
+    printf("%s %s\n", ok ? "ok  " : "FAIL", layer ? "layernorm_long_rows" : "instancenorm");
     ok ? g_passed++ : g_failed++;
   }
   printf("%d passed, %d failed, 0 skipped\n", g_passed, g_failed);
