@@ -627,6 +627,83 @@ static void test_vmath(void) {
   nn_free(y);
 }
 
+/* Softmax rows (nn_vmath_softmax_row_f32) against double: every length to
+ * 40 (the tails), an attention row, rows past the sum's flush interval, a
+ * wide range of logits, in place; a NaN or +inf anywhere makes every output
+ * NaN (what the scalar loop and the IEEE rules give). */
+static void test_vmath_softmax(void) {
+  static const int64_t lens[] = {197, 1023, 1024, 1025, 5000};
+  float *x = nn_malloc(sizeof(float) * 5000), *y = nn_malloc(sizeof(float) * 5000);
+  for (int isa = 0; isa < NN_CPU_ISA_COUNT; isa++) {
+    if (!nn_cpu_isa_set((nn_cpu_isa)isa))
+      continue;
+    bool ok = true, vec = true;
+    double worst = 0;
+    for (int li = 0; li < 40 + 5 && ok && vec; li++) {
+      int64_t n = li < 40 ? li + 1 : lens[li - 40];
+      for (int64_t i = 0; i < n; i++)
+        x[i] = 20.0f * rnd_float() + (i == n / 3 ? 30.0f : 0.0f);
+      double mx = -INFINITY, sum = 0;
+      for (int64_t i = 0; i < n; i++)
+        mx = fmax(mx, x[i]);
+      for (int64_t i = 0; i < n; i++)
+        sum += exp((double)x[i] - mx);
+      for (int pass = 0; pass < 2 && ok; pass++) {   /* out of place, then in place */
+        float *dst = pass ? x : y;
+        float *src = nn_malloc(sizeof(float) * (size_t)n);
+        memcpy(src, x, sizeof(float) * (size_t)n);
+        if (!nn_vmath_softmax_row_f32(x, dst, n)) {
+          vec = false;
+          nn_free(src);
+          break;
+        }
+        for (int64_t i = 0; i < n && ok; i++) {
+          double ref = exp((double)src[i] - mx) / sum;
+          /* x - max is rounded to float first: half an ulp of it is an
+           * absolute error in exp's argument, a relative one in its value */
+          double rel = 4e-7 + 6e-8 * fabs((double)src[i] - mx);
+          double err = fabs((double)dst[i] - ref) / (rel * ref + 1e-38);
+          worst = fmax(worst, err);
+          if (!(err <= 1.0)) {
+            fprintf(stderr, "  %s softmax row of %lld: y[%lld] = %.9g, want %.9g\n",
+                    nn_cpu_isa_name((nn_cpu_isa)isa), (long long)n, (long long)i,
+                    (double)dst[i], ref);
+            ok = false;
+          }
+        }
+        memcpy(x, src, sizeof(float) * (size_t)n);
+        nn_free(src);
+      }
+    }
+    /* a NaN or +inf at each position of a 37-row */
+    const float bad[2] = {NAN, INFINITY};
+    for (int b = 0; b < 2 && ok && vec; b++)
+      for (int at = 0; at < 37 && ok; at++) {
+        for (int i = 0; i < 37; i++)
+          x[i] = rnd_float();
+        x[at] = bad[b];
+        nn_vmath_softmax_row_f32(x, y, 37);
+        for (int i = 0; i < 37; i++)
+          if (!isnan(y[i])) {
+            fprintf(stderr, "  %s softmax row with %s at %d: y[%d] = %g, want NaN\n",
+                    nn_cpu_isa_name((nn_cpu_isa)isa), b ? "inf" : "NaN", at, i, (double)y[i]);
+            ok = false;
+            break;
+          }
+      }
+    if (!vec && isa != NN_CPU_PORTABLE) {
+      fprintf(stderr, "  %s has no vector softmax row\n", nn_cpu_isa_name((nn_cpu_isa)isa));
+      ok = false;
+    }
+    if (vec)
+      printf("  vmath %-8s softmax worst error / tolerance %.2f%s\n",
+             nn_cpu_isa_name((nn_cpu_isa)isa), worst, ok ? "" : "  FAIL");
+    tally(ok);
+  }
+  nn_free(x);
+  nn_free(y);
+}
+
 /* NaN and infinities propagate through every activation like the unfused ops. */
 static void test_gemm_nan(void) {
   for (int isa = 0; isa < NN_CPU_ISA_COUNT; isa++) {
@@ -1611,6 +1688,7 @@ int main(int argc, char **argv) {
   test_gemm_api();
   test_gemm_ws_smaller();
   test_vmath();
+  test_vmath_softmax();
   test_gemm_nan();
   test_gemm_shapes();
   test_gemm_epilogues();

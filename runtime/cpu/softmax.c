@@ -128,47 +128,6 @@ SM_IMPL(sm_f64, double, double, SM_PLAIN, SM_PLAIN, exp, log, 1)
 SM_IMPL(sm_f16, uint16_t, double, SM_F16_LOAD, SM_F16_STORE, exp, log, 0)
 SM_IMPL(sm_bf16, uint16_t, double, SM_BF16_LOAD, SM_BF16_STORE, exp, log, 0)
 
-/* A float32 row (inner == 1) of Softmax on the vector exp (vmath.h):
- * attention rows of 197 spent 14% of a ViT's time in expf.  exp(x - max)
- * goes into y (which may be x), its sum in 16 float lanes (each a short sum
- * of terms <= 1) added up in double.  False on the portable path. */
-static bool sm_row_f32_vec(const float *x, float *y, int64_t n) {
-  /* the maximum in 16 lanes (the compiler's vector max); a NaN need not be
-   * picked: x - max, its exp and the sum are NaN then, and so is every
-   * output, as with the maximum NaN */
-  float lanes[16];
-  for (int k = 0; k < 16; k++)
-    lanes[k] = -INFINITY;
-  int64_t j = 0;
-  for (; j + 16 <= n; j += 16)
-    for (int k = 0; k < 16; k++)
-      lanes[k] = x[j + k] > lanes[k] ? x[j + k] : lanes[k];
-  float m = -INFINITY;
-  for (; j < n; j++)
-    m = x[j] > m ? x[j] : m;
-  for (int k = 0; k < 16; k++)
-    m = lanes[k] > m ? lanes[k] : m;
-  for (j = 0; j < n; j++)
-    y[j] = x[j] - m;
-  if (!nn_vmath_f32(NN_VM_EXP, y, y, n))
-    return false;
-  for (int k = 0; k < 16; k++)
-    lanes[k] = 0.0f;
-  j = 0;
-  for (; j + 16 <= n; j += 16)
-    for (int k = 0; k < 16; k++)
-      lanes[k] += y[j + k];
-  double s = 0.0;
-  for (; j < n; j++)
-    s += (double)y[j];
-  for (int k = 0; k < 16; k++)
-    s += (double)lanes[k];
-  const float r = (float)(1.0 / s);
-  for (j = 0; j < n; j++)
-    y[j] *= r;
-  return true;
-}
-
 /* Hardmax: 1 at the first maximum along the axis (first NaN if any), 0 elsewhere. */
 static void sm_hardmax(const nn_value *x, nn_value *y, const sm_params *p) {
   size_t es = nn_dtype_size(x->dtype);
@@ -212,8 +171,10 @@ static void sm_rows(void *arg, int64_t begin, int64_t end) {
     int64_t off = o * p->g.n;
     switch (j->dt) {
     case NN_DTYPE_FLOAT:
+      /* rows on the vector exp (vmath.h): attention rows of 197 spent 14%
+       * of a ViT's time in expf */
       if (p->kind != SM_SOFTMAX ||
-          !sm_row_f32_vec((const float *)j->x + off, (float *)j->y + off, p->g.n))
+          !nn_vmath_softmax_row_f32((const float *)j->x + off, (float *)j->y + off, p->g.n))
         sm_f32(p->kind, (const float *)j->x + off, (float *)j->y + off, p->g.n, 1, NULL, NULL);
       break;
     case NN_DTYPE_DOUBLE:

@@ -158,6 +158,96 @@ static SG_ALWAYS_INLINE SG512 __m512 vm5_apply(nn_vmath_fn f, __m512 v) {
   }
 VM_FN_LIST(VM5_DEF)
 
+/* ---- Softmax rows ----------------------------------------------------------
+ * Three passes over a row that sits in L1 (an attention row of 197 floats):
+ * the maximum, y = exp(x - max) with its sum in the same pass, y *= 1/sum.
+ * The sum's lanes are flushed into a double every VM_SM_FLUSH elements (each
+ * term is <= 1, so a lane's float sum stays exact to a few ulps).  A NaN
+ * anywhere makes the maximum or the sum NaN, and every output NaN. */
+#define VM_SM_FLUSH 1024
+
+static SG256 void vm2_softmax_row(const float *x, float *y, int64_t n) {
+  __m256 mv = _mm256_set1_ps(-INFINITY);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)   /* max_ps returns its second operand on NaN: x's */
+    mv = _mm256_max_ps(mv, _mm256_loadu_ps(x + i));
+  float buf[8];
+  _mm256_storeu_ps(buf, mv);
+  float m = -INFINITY;
+  for (int k = 0; k < 8; k++)
+    m = buf[k] > m || buf[k] != buf[k] ? buf[k] : m;
+  for (; i < n; i++)
+    m = x[i] > m || x[i] != x[i] ? x[i] : m;
+  const __m256 m8 = _mm256_set1_ps(m);
+  double s = 0.0;
+  __m256 acc = _mm256_setzero_ps();
+  for (i = 0; i + 8 <= n; i += 8) {
+    __m256 e = sg2_exp(_mm256_sub_ps(_mm256_loadu_ps(x + i), m8));
+    _mm256_storeu_ps(y + i, e);
+    acc = _mm256_add_ps(acc, e);
+    if ((i + 8) % VM_SM_FLUSH == 0) {
+      _mm256_storeu_ps(buf, acc);
+      for (int k = 0; k < 8; k++)
+        s += (double)buf[k];
+      acc = _mm256_setzero_ps();
+    }
+  }
+  if (i < n) {
+    for (int k = 0; k < 8; k++)
+      buf[k] = i + k < n ? x[i + k] - m : -INFINITY;   /* exp(-inf) = 0 adds nothing */
+    __m256 e = sg2_exp(_mm256_loadu_ps(buf));
+    acc = _mm256_add_ps(acc, e);
+    _mm256_storeu_ps(buf, e);
+    for (int64_t k = i; k < n; k++)
+      y[k] = buf[k - i];
+  }
+  _mm256_storeu_ps(buf, acc);
+  for (int k = 0; k < 8; k++)
+    s += (double)buf[k];
+  const __m256 r = _mm256_set1_ps((float)(1.0 / s));
+  for (i = 0; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), r));
+  for (; i < n; i++)
+    y[i] *= (float)(1.0 / s);
+}
+
+static SG512 void vm5_softmax_row(const float *x, float *y, int64_t n) {
+  __m512 mv = _mm512_set1_ps(-INFINITY);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    mv = _mm512_max_ps(mv, _mm512_loadu_ps(x + i));
+  __mmask16 tail = (__mmask16)((1u << (n - i)) - 1u);
+  if (tail)
+    mv = _mm512_mask_max_ps(mv, tail, mv, _mm512_maskz_loadu_ps(tail, x + i));
+  /* a NaN lost by max_ps (which returns its second operand on NaN) is
+   * caught here: any NaN in the row makes the row sum NaN below */
+  float m = _mm512_reduce_max_ps(mv);
+  const __m512 m16 = _mm512_set1_ps(m);
+  double s = 0.0;
+  __m512 acc = _mm512_setzero_ps();
+  for (i = 0; i + 16 <= n; i += 16) {
+    __m512 e = sg5_exp(_mm512_sub_ps(_mm512_loadu_ps(x + i), m16));
+    _mm512_storeu_ps(y + i, e);
+    acc = _mm512_add_ps(acc, e);
+    if ((i + 16) % VM_SM_FLUSH == 0) {
+      s += (double)_mm512_reduce_add_ps(acc);
+      acc = _mm512_setzero_ps();
+    }
+  }
+  if (tail) {
+    __m512 e = sg5_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + i), m16));
+    e = _mm512_maskz_mov_ps(tail, e);
+    _mm512_mask_storeu_ps(y + i, tail, e);
+    acc = _mm512_add_ps(acc, e);
+  }
+  s += (double)_mm512_reduce_add_ps(acc);
+  const __m512 r = _mm512_set1_ps((float)(1.0 / s));
+  for (i = 0; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(y + i), r));
+  if (tail)
+    _mm512_mask_storeu_ps(y + i, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, y + i), r));
+}
+
 typedef void (*vm_run_fn)(const float *x, float *y, int64_t n);
 #define VM2_ENTRY(name, code) [code] = vm2_run_##name,
 #define VM5_ENTRY(name, code) [code] = vm5_run_##name,
@@ -176,7 +266,21 @@ bool nn_vmath_f32(nn_vmath_fn f, const float *x, float *y, int64_t n) {
   return true;
 }
 
+bool nn_vmath_softmax_row_f32(const float *x, float *y, int64_t n) {
+  nn_cpu_isa isa = nn_cpu_isa_get();
+  if (isa < NN_CPU_AVX2)
+    return false;
+  if (n > 0)
+    (isa >= NN_CPU_AVX512 ? vm5_softmax_row : vm2_softmax_row)(x, y, n);
+  return true;
+}
+
 #else /* no x86 vector path */
+
+bool nn_vmath_softmax_row_f32(const float *x, float *y, int64_t n) {
+  (void)x, (void)y, (void)n;
+  return false;
+}
 
 bool nn_vmath_f32(nn_vmath_fn f, const float *x, float *y, int64_t n) {
   (void)f, (void)x, (void)y, (void)n;

@@ -1,6 +1,6 @@
 /* vmath.h - float32 transcendental functions over arrays, vectorized:
  * exp, sigmoid, SiLU (x * sigmoid(x)), tanh, erf and the exact (erf) GELU,
- * for the elementwise operators (unary.c) and the row passes of Softmax.
+ * for the elementwise operators (unary.c), and whole Softmax rows.
  *
  * glibc's scalar expf / erff / tanhf cost 4-10 ns an element behind the
  * operators' branches: EfficientNet-B0's 49 Sigmoids took 68% of its time
@@ -40,5 +40,11 @@ typedef enum nn_vmath_fn {
  * y may be x.  Returns false, writing nothing, when the path has no vector
  * form of f (the caller computes it). */
 bool nn_vmath_f32(nn_vmath_fn f, const float *x, float *y, int64_t n);
+
+/* One Softmax row: y[i] = exp(x[i] - max x) / sum_j exp(x[j] - max x),
+ * 0 <= i < n, on the dispatched path; y may be x.  A NaN in x makes every
+ * output NaN.  Returns false, writing nothing, on a path without a vector
+ * form (the caller computes it). */
+bool nn_vmath_softmax_row_f32(const float *x, float *y, int64_t n);
 
 #endif /* NN_CPU_VMATH_H */
