@@ -24,6 +24,10 @@ typedef struct nn_opset {
 #define NN_FUSE_CONCAT 16u   /* Concat (one outer row) with its inputs planned inside
                                 its output: their producers write it in place
                                 (nn_value.alias_off), and the Concat copies nothing */
+#define NN_FUSE_MATMUL_ADD 32u /* Add(MatMul(a, b), c) -> MatMul with c in its epilogue:
+                                a constant c along the last axis as its bias (x[2]),
+                                or a tensor of the output's shape as its residual
+                                (res_slot 3) */
 
 /* The outcome of planning for concrete input shapes. */
 typedef struct nn_plan {

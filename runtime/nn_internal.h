@@ -255,7 +255,7 @@ typedef struct nn_node {
   int res_slot;                /* > 0: input x[res_slot] is a residual a plan-time pass
                                   fused into the epilogue, y = act(op(x) + residual)
                                   (the shortcut Add of a ResNet / MobileNet block;
-                                  Conv only, slot 3); 0 = none */
+                                  Conv and MatMul, slot 3); 0 = none */
   bool removed;                /* dropped by a graph pass */
   const struct nn_op_def *box_op; /* the op for boxed inputs (Identity of a
                                   sequence), resolved at finalize; NULL = none */

@@ -809,6 +809,74 @@ static nn_status fuse_residuals(nn_ctx *c, nn_graph *g, nn_error *err) {
   return st;
 }
 
+/* ---- MatMul + Add fusion ------------------------------------------------------ */
+/* Transformer layers write a linear layer as MatMul then Add(bias), and the
+ * block's shortcut as another Add: Add(MatMul(a, b), c), the Add alone
+ * reading the product, becomes the MatMul's epilogue (NN_FUSE_MATMUL_ADD).
+ * A float32 constant c that varies along the last axis only (shape [N],
+ * [1, N], [1, 1, N] ...) is its column bias, input 2; a c of the output's
+ * shape, ready before the MatMul runs, is its residual, input 3
+ * (MM_RES_SLOT, res_slot as for a Conv: its last use moves to the MatMul,
+ * so the output is never placed over it).  A bias first, then a residual:
+ * ViT's Add(x, Add(MatMul(h, W), b)) fuses both, in topological order. */
+#define MM_BIAS_SLOT 2
+#define MM_RES_SLOT 3
+
+/* c is a float32 constant of N values along the last axis of y. */
+static bool mm_col_bias(const nn_value *c, const nn_value *y) {
+  if (!value_is_const_f32(c) || c->rank < 1 || c->rank > y->rank || y->rank < 1 ||
+      c->dims[c->rank - 1] != y->dims[y->rank - 1] || c->numel != y->dims[y->rank - 1])
+    return false;
+  return true;
+}
+
+static nn_status fuse_matmul_adds(nn_ctx *c, nn_graph *g, nn_error *err) {
+  int *prod = plan_producers(g);
+  if (!prod)
+    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
+  nn_status st = NN_OK;
+  for (int i = 0; i < g->n_nodes && st == NN_OK; i++) {
+    nn_node *add = &g->nodes[i];
+    if (!op_is(add, "Add") || add->removed || add->folded || add->fused || add->n_in != 2 ||
+        !add->x[0] || !add->x[1] || !add->y[0] || add->y[0]->dtype != NN_DTYPE_FLOAT)
+      continue;
+    for (int side = 0; side < 2; side++) {
+      nn_value *x = add->x[side], *r = add->x[1 - side];
+      int xi = vidx(g, x), ri = vidx(g, r);
+      if (xi < 0 || ri < 0 || x == r || x->known || x->is_graph_output || x->n_uses != 1 ||
+          prod[xi] < 0 || x->dtype != NN_DTYPE_FLOAT || r->dtype != NN_DTYPE_FLOAT ||
+          !res_same_shape(x, add->y[0]))
+        continue;
+      int mi = prod[xi];
+      nn_node *mm = &g->nodes[mi];
+      if (!op_is(mm, "MatMul") || mm->y[0] != x || mm->act.kind != NN_ACT_NONE ||
+          mm->res_slot != 0 || !mm->x[0] || mm->x[0]->dtype != NN_DTYPE_FLOAT)
+        continue;
+      if (mm->n_in == 2 && mm_col_bias(r, x)) {
+        mm->x[MM_BIAS_SLOT] = r;
+        mm->n_in = MM_BIAS_SLOT + 1;
+      } else if (res_same_shape(r, x) && prod[ri] < mi) {
+        for (int k = mm->n_in; k < MM_RES_SLOT; k++)
+          mm->x[k] = NULL;   /* no bias */
+        mm->x[MM_RES_SLOT] = r;
+        mm->n_in = MM_RES_SLOT + 1;
+        mm->res_slot = MM_RES_SLOT;
+      } else {
+        continue;
+      }
+      mm->y[0] = add->y[0];
+      add->fused = true;
+      int yi = vidx(g, add->y[0]);
+      if (yi >= 0)
+        prod[yi] = mi;
+      st = prepare_node(c, mm, err);
+      break;
+    }
+  }
+  nn_free(prod);
+  return st;
+}
+
 /* ---- depthwise -> pointwise fusion ------------------------------------------ */
 /* A depthwise Conv (one input channel per group, multiplier 1) whose output
  * only a 1x1, stride-1, unpadded Conv reads (MobileNet, BlazeFace, PP-LCNet
@@ -944,6 +1012,99 @@ static nn_node *silu_mul(nn_graph *g, const nn_node *sig) {
   return NULL;
 }
 
+/* ---- GELU as exporters write it -------------------------------------------- */
+/* PyTorch's nn.GELU (exact form) before opset 20 is five nodes:
+ *   d = Div(x, sqrt 2) (or Mul(x, 1/sqrt 2)), e = Erf(d), a = Add(e, 1),
+ *   then 0.5 * x * a as Mul(Mul(x, a), 0.5), Mul(Mul(x, 0.5), a) or
+ *   Mul(x, Mul(a, 0.5)), operands in either order.
+ * gelu_match takes the first node (the Div / Mul reading x) and, when x is
+ * read by that node and one Mul of the tail only and every intermediate by
+ * its successor only, returns the last Mul, stores the other four in mid[]
+ * and x in *xp; NULL otherwise.  Constants must be float32 scalars within 1e-6 of
+ * their exact values (an export writes them rounded to float). */
+static bool const_scalar_near(const nn_value *v, double want) {
+  return v && value_is_const_f32(v) && v->numel == 1 &&
+         fabs((double)*(const float *)v->data - want) <= 1e-6 * fabs(want);
+}
+
+/* The one live node reading v, when v has one use and is no graph output. */
+static nn_node *sole_reader(nn_graph *g, const nn_value *v, const char *op) {
+  if (!v || v->n_uses != 1 || v->is_graph_output)
+    return NULL;
+  for (int i = 0; i < g->n_nodes; i++) {
+    nn_node *n = &g->nodes[i];
+    if (n->removed || n->folded || n->fused)
+      continue;
+    for (int k = 0; k < n->n_in; k++)
+      if (n->x[k] == v)
+        return op_is(n, op) && n->n_out == 1 && n->y[0] ? n : NULL;
+  }
+  return NULL;
+}
+
+/* The operand of the two-input node n that is not `known` (NULL when
+ * neither input is it). */
+static nn_value *other_input(const nn_node *n, const nn_value *known) {
+  if (n->n_in != 2)
+    return NULL;
+  return n->x[0] == known ? n->x[1] : n->x[1] == known ? n->x[0] : NULL;
+}
+
+static nn_node *gelu_match(nn_graph *g, nn_node *d, nn_node *mid[4], nn_value **xp) {
+  if (d->n_in != 2 || d->n_out != 1 || !d->y[0] || !d->x[0] || !d->x[1])
+    return NULL;
+  nn_value *x;
+  if (op_is(d, "Div") && const_scalar_near(d->x[1], 1.41421356237309505))
+    x = d->x[0];
+  else if (op_is(d, "Mul") && const_scalar_near(d->x[1], 0.70710678118654752))
+    x = d->x[0];
+  else if (op_is(d, "Mul") && const_scalar_near(d->x[0], 0.70710678118654752))
+    x = d->x[1];
+  else
+    return NULL;
+  if (x->n_uses != 2)
+    return NULL;
+  nn_node *e = sole_reader(g, d->y[0], "Erf");
+  nn_node *a = e ? sole_reader(g, e->y[0], "Add") : NULL;
+  if (!a || !const_scalar_near(other_input(a, e->y[0]), 1.0) || a->y[0]->is_graph_output)
+    return NULL;
+  /* the tail: the Mul reading a, and the Mul reading that */
+  nn_node *m1 = sole_reader(g, a->y[0], "Mul"), *m2 = NULL;
+  if (!m1)
+    return NULL;
+  nn_value *o = other_input(m1, a->y[0]);
+  if (o == x) {                                   /* Mul(Mul(x, a), 0.5) */
+    m2 = sole_reader(g, m1->y[0], "Mul");
+    if (!m2 || !const_scalar_near(other_input(m2, m1->y[0]), 0.5))
+      return NULL;
+  } else if (const_scalar_near(o, 0.5)) {         /* Mul(x, Mul(a, 0.5)) */
+    m2 = sole_reader(g, m1->y[0], "Mul");
+    if (!m2 || other_input(m2, m1->y[0]) != x)
+      return NULL;
+  } else if (o) {                                 /* Mul(Mul(x, 0.5), a) */
+    nn_node *h = NULL;
+    for (int i = 0; i < g->n_nodes && !h; i++) {
+      nn_node *n = &g->nodes[i];
+      if (n != d && !n->removed && !n->folded && !n->fused && n->n_out == 1 &&
+          n->y[0] == o && op_is(n, "Mul") && other_input(n, x) &&
+          const_scalar_near(other_input(n, x), 0.5))
+        h = n;
+    }
+    if (!h || o->n_uses != 1 || o->is_graph_output)
+      return NULL;
+    m2 = m1;
+    m1 = h;
+  }
+  if (!m2 || m1->n_out != 1 || m2->n_out != 1 || !m2->y[0])
+    return NULL;
+  mid[0] = d;
+  mid[1] = e;
+  mid[2] = a;
+  mid[3] = m1;
+  *xp = x;
+  return m2;
+}
+
 static nn_status fuse_activations(nn_ctx *c, nn_graph *g, nn_error *err) {
   int *prod = plan_producers(g);
   if (!prod)
@@ -954,10 +1115,12 @@ static nn_status fuse_activations(nn_ctx *c, nn_graph *g, nn_error *err) {
     if (act->removed || act->folded || act->fused || act->n_in < 1 || !act->x[0] || !act->y[0])
       continue;
     nn_value *x = act->x[0];
+    /* one reader, or the two of a GELU (whose first node may read x as its
+     * second operand) or a SiLU */
+    nn_node *gmid[4] = {NULL}, *gelu = gelu_match(g, act, gmid, &x);
+    nn_node *silu = !gelu && x->n_uses == 2 ? silu_mul(g, act) : NULL;
     int xi = vidx(g, x);
-    /* one reader, or the two of a SiLU */
-    nn_node *silu = x->n_uses == 2 ? silu_mul(g, act) : NULL;
-    if (xi < 0 || x->known || x->is_graph_output || (x->n_uses != 1 && !silu) ||
+    if (xi < 0 || x->known || x->is_graph_output || (x->n_uses != 1 && !silu && !gelu) ||
         x->dtype != NN_DTYPE_FLOAT || prod[xi] < 0)
       continue;
     nn_node *p = &g->nodes[prod[xi]];
@@ -968,6 +1131,8 @@ static nn_status fuse_activations(nn_ctx *c, nn_graph *g, nn_error *err) {
     nn_act a;
     if (silu)
       a = (nn_act){.kind = NN_ACT_SILU};
+    else if (gelu)
+      a = (nn_act){.kind = NN_ACT_GELU};
     else if (!nn_act_from_node(act, &a))
       continue;
     if (norm && a.kind != NN_ACT_RELU && a.kind != NN_ACT_CLIP)
@@ -976,6 +1141,10 @@ static nn_status fuse_activations(nn_ctx *c, nn_graph *g, nn_error *err) {
     if (silu) {   /* the producer writes the Mul's output; the Sigmoid goes */
       act->fused = true;
       act = silu;
+    } else if (gelu) {   /* ... the last Mul's; the other four go */
+      for (int k = 0; k < 4; k++)
+        gmid[k]->fused = true;
+      act = gelu;
     }
     st = absorb(c, g, prod, p, act, err);
   }
@@ -1272,6 +1441,11 @@ nn_status nn_plan_build(nn_graph *g, nn_plan *plan, const nn_limits *lim, nn_ctx
   if (!nn_knobs().no_fusion) {
     if (g->fusions & NN_FUSE_RESIDUAL) {
       st = fuse_residuals(ctx, g, err);
+      if (st != NN_OK)
+        return st;
+    }
+    if (g->fusions & NN_FUSE_MATMUL_ADD) {
+      st = fuse_matmul_adds(ctx, g, err);
       if (st != NN_OK)
         return st;
     }

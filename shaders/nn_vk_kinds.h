@@ -36,7 +36,7 @@
 #define NN_VK_ACT_FLOOR 18
 #define NN_VK_ACT_CEIL 19
 #define NN_VK_ACT_ERF 20
-#define NN_VK_ACT_GELU 21         /* exact (erf) form */
+#define NN_VK_ACT_GELU NN_ACT_GELU  /* 21: exact (erf) form; fusable */
 #define NN_VK_ACT_SIN 22
 #define NN_VK_ACT_COS 23
 #define NN_VK_ACT_TAN 24

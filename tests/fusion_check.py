@@ -67,6 +67,11 @@ Concat's output, on 1 and 2 threads:
     c1 = Concat(a, b, d); e = Sigmoid(a); c2 = Concat(c1, e, e)
     y = Concat(Relu(c2), a)           (1, 39, hw, hw)
 
+A seventh model checks a transformer's linear layers: MatMul with its bias
+Add, its shortcut Add and GELU (five nodes, three orders) in its epilogue,
+and what must not fuse (a bias along rows, a GELU with a wrong constant);
+a batched MatMul with a constant residual (see build_transformer).
+
 Exits 77 without onnx/numpy.
 """
 import os
@@ -340,6 +345,66 @@ def build_silu(rng, c, hw):
     return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
 
 
+def build_transformer(rng, t, d):
+    """A transformer's linear layers as exporters write them: MatMul then
+    Add(bias), the block's shortcut Add, and GELU as its five nodes in the
+    three orders of the tail (Div or Mul by 1/sqrt 2 first):
+
+        m1 = MatMul(x, W1) + b1[4d]; GELU (Div; Mul(Mul(h, a), 0.5))   all into m1
+        m2 = b2[1,1,d] + MatMul(., W2); Add(x, .)                      bias and residual
+        m3 = MatMul(., W3); GELU (Mul 0.7071; Mul(Mul(h, 0.5), a))     into m3
+        m4 = MatMul(., W4) + b4[d]; GELU (Div; Mul(h, Mul(a, 0.5)))    into m4
+        m5 = MatMul(., W5); Add(., c[t,1])          a bias along rows: not fused
+        m6 = MatMul(., W6); GELU with 0.49 for 0.5  not fused
+        m7 = MatMul(r, Transpose(r)) of r [2, t, d/2]; Add(., mask[2,t,t])
+                                                    batched, a constant residual
+
+    Output [2, t, t]."""
+    inits, nodes = [], []
+
+    def w(name, shape, scale=0.3):
+        inits.append(numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name))
+        return name
+
+    def const(name, v):
+        inits.append(numpy_helper.from_array(np.array(v, dtype=np.float32), name))
+        return name
+
+    def node(op, ins, out, **kw):
+        nodes.append(helper.make_node(op, ins, [out], **kw))
+        return out
+
+    def gelu(h, y, form, half=0.5):
+        if form == 1:
+            s = node('Mul', [const(y + '_r', 0.70710678), h], y + '_d')
+        else:
+            s = node('Div', [h, const(y + '_r', 1.4142135)], y + '_d')
+        e = node('Erf', [s], y + '_e')
+        a = node('Add', [const(y + '_1', 1.0), e] if form == 1 else [e, const(y + '_1', 1.0)], y + '_a')
+        if form == 0:
+            return node('Mul', [node('Mul', [h, a], y + '_m'), const(y + '_h', half)], y)
+        if form == 1:
+            return node('Mul', [node('Mul', [const(y + '_h', half), h], y + '_m'), a], y)
+        return node('Mul', [h, node('Mul', [a, const(y + '_h', half)], y + '_m')], y)
+
+    h = node('Add', [node('MatMul', ['x', w('w1', (d, 4 * d))], 'm1'), w('b1', (4 * d,), 0.1)], 'a1')
+    g = gelu(h, 'g1', 0)
+    h = node('Add', [w('b2', (1, 1, d), 0.1), node('MatMul', [g, w('w2', (4 * d, d))], 'm2')], 'a2')
+    r = node('Add', ['x', h], 'r1')
+    g = gelu(node('MatMul', [r, w('w3', (d, d))], 'm3'), 'g2', 1)
+    g = gelu(node('Add', [node('MatMul', [g, w('w4', (d, d))], 'm4'), w('b4', (d,), 0.1)], 'a4'), 'g3', 2)
+    h = node('Add', [node('MatMul', [g, w('w5', (d, d))], 'm5'), w('b5', (t, 1), 0.1)], 'a5')
+    g = gelu(node('MatMul', [h, w('w6', (d, d))], 'm6'), 'g4', 0, half=0.49)
+    inits.append(numpy_helper.from_array(np.array([2, t, d // 2], dtype=np.int64), 'shp'))
+    q = node('Reshape', [g, 'shp'], 'q')
+    k = node('Transpose', [q], 'k', perm=[0, 2, 1])
+    node('Add', [node('MatMul', [q, k], 'm7'), w('mask', (2, t, t), 0.5)], 'y')
+    gr = helper.make_graph(nodes, 'transformer',
+                           [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, t, d])],
+                           [helper.make_tensor_value_info('y', TensorProto.FLOAT, [2, t, t])], inits)
+    return helper.make_model(gr, opset_imports=[helper.make_opsetid('', 13)])
+
+
 def run(nn_run, model, inp, outdir, fusion, threads=1, cpu=None):
     env = dict(os.environ)
     env.pop('NN_NO_FUSION', None)
@@ -430,6 +495,13 @@ def main():
             x = rng.standard_normal((1, c, hw, hw)).astype(np.float32) * 2
             ok &= compare(nn_run, d, 'silu%d' % hw, build_silu(rng, c, hw), x, ALL, 13, 6,
                           'silu %dx%dx%d' % (c, hw, hw))
+        # transformer layers: 35 nodes unfused; fused: m1 .. m6, the Add
+        # after m5, the GELU with a wrong constant (5), Reshape, Transpose,
+        # m7 = 15.  One token: the single-row products.
+        for t in (7, 1):
+            x = rng.standard_normal((1, t, 16)).astype(np.float32)
+            ok &= compare(nn_run, d, 'tf%d' % t, build_transformer(rng, t, 16), x, ALL, 35, 15,
+                          'transformer %d tokens' % t)
         # pre-activation: 12 nodes unfused; fused: c1 (+n1 +Mul +Add +Relu
         # before it, +Add after it), n2 (+Sub +Clip), n3, Mul, Sigmoid = 5
         for c, hw in ((16, 9), (64, 14)):

@@ -54,7 +54,7 @@ static void fill(float *p, int64_t n) {
 
 /* ---- reference ------------------------------------------------------------------- */
 static const char *act_name(nn_sgemm_act a) {
-  static const char *n[] = {"none", "relu", "clip", "leaky", "hswish", "sigmoid"};
+  static const char *n[] = {"none", "relu", "clip", "leaky", "hswish", "sigmoid", "silu", "gelu"};
   return n[a];
 }
 
@@ -71,13 +71,20 @@ static double ref_act(const nn_sgemm_epi *e, double v) {
     return v * t;
   }
   case NN_SGEMM_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
+  case NN_SGEMM_ACT_SILU: return v / (1.0 + exp(-v));
+  case NN_SGEMM_ACT_GELU: return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440));
   default: return v;
   }
 }
 
+/* The activations, NONE to the last (the conv and depthwise cases cycle
+ * through them). */
+#define SG_TEST_ACTS (NN_SGEMM_ACT_GELU + 1)
+
 /* Largest slope of the activation: how much an error before it can grow. */
 static double act_gain(const nn_sgemm_epi *e) {
-  return e && e->act == NN_SGEMM_ACT_HSWISH ? 1.5 : 1.0;
+  return e && (e->act == NN_SGEMM_ACT_HSWISH || e->act == NN_SGEMM_ACT_SILU ||
+               e->act == NN_SGEMM_ACT_GELU) ? 1.5 : 1.0;
 }
 
 typedef struct gemm_case {
@@ -257,14 +264,15 @@ static void pick_epi(gemm_case *g, int v, float *bias_buf) {
     g->epi.res = g_res;
     g->epi.ldres = g->N + 1;
   }
-  static const nn_sgemm_act acts[] = {NN_SGEMM_ACT_NONE,  NN_SGEMM_ACT_RELU,
-                                      NN_SGEMM_ACT_CLIP,  NN_SGEMM_ACT_LEAKY,
-                                      NN_SGEMM_ACT_HSWISH, NN_SGEMM_ACT_SIGMOID};
-  g->epi.act = acts[v % 6];
+  static const nn_sgemm_act acts[] = {NN_SGEMM_ACT_NONE,   NN_SGEMM_ACT_RELU,
+                                      NN_SGEMM_ACT_CLIP,   NN_SGEMM_ACT_LEAKY,
+                                      NN_SGEMM_ACT_HSWISH, NN_SGEMM_ACT_SIGMOID,
+                                      NN_SGEMM_ACT_SILU,   NN_SGEMM_ACT_GELU};
+  g->epi.act = acts[v % 8];
   g->epi.alpha = 0.1f;
   g->epi.lo = 0.0f;
   g->epi.hi = 0.75f;   /* Relu6 scaled to the data's range, so both bounds bite */
-  g->epi.bias_kind = (nn_sgemm_bias)((v / 6) % 3);
+  g->epi.bias_kind = (nn_sgemm_bias)((v / 8) % 3);
   if (g->epi.bias_kind != NN_SGEMM_BIAS_NONE) {
     fill(bias_buf, g->M > g->N ? g->M : g->N);
     g->epi.bias = bias_buf;
@@ -721,7 +729,7 @@ static void test_gemm_nan(void) {
     B[5] = -INFINITY;                 /* column 5 is -inf */
     size_t wsb = nn_sgemm_workspace(M, N, K, 1);
     void *ws = nn_malloc(wsb);
-    for (int a = 1; a < 6; a++) {
+    for (int a = 1; a <= NN_SGEMM_ACT_GELU; a++) {
       nn_sgemm_epi e = {(nn_sgemm_act)a, 0.1f, 0.0f, 6.0f, NN_SGEMM_BIAS_NONE, NULL};
       CHECK(nn_sgemm_compute(NULL, 0, 0, M, N, K, 1, A, K, B, N, 0, C, N, &e, ws, wsb) == NN_OK);
       for (int i = 0; i < M; i++) {
@@ -844,7 +852,7 @@ static void test_conv_im2col(void) {
     int before = g_failed, n = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
       for (int th = 0; th < 2; th++) {
-        nn_sgemm_epi e = {(nn_sgemm_act)((i + th) % 6), 0.1f, 0.0f, 0.75f,
+        nn_sgemm_epi e = {(nn_sgemm_act)((i + th) % SG_TEST_ACTS), 0.1f, 0.0f, 0.75f,
                           (i + th) % 3 ? NN_SGEMM_BIAS_ROW : NN_SGEMM_BIAS_NONE, NULL};
         for (int raw = 0; raw < 2; raw++) {
           tally(run_conv_case(cases[i].C, cases[i].IH, cases[i].IW, cases[i].M, cases[i].KH,
@@ -1038,7 +1046,7 @@ static void test_dwconv(void) {
               v++;
               continue;
             }
-            nn_sgemm_epi e = {(nn_sgemm_act)(v % 6), 0.1f, 0.0f, 0.75f,
+            nn_sgemm_epi e = {(nn_sgemm_act)(v % SG_TEST_ACTS), 0.1f, 0.0f, 0.75f,
                               v % 4 ? NN_SGEMM_BIAS_ROW : NN_SGEMM_BIAS_NONE, NULL};
             tally(run_dw_case(&s, v % 9 == 8 ? NULL : &e, v % 3 == 2, v % 2 ? g_ctx2 : NULL));
             cases++;

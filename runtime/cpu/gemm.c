@@ -10,7 +10,9 @@
  * node's workspace, multiplied by the engine and narrowed back.
  *
  * MatMul and Gemm may carry a fused activation, set by the planner's fusion
- * pass in nn_node.act (ops/activation.h). */
+ * pass in nn_node.act (ops/activation.h); a float32 MatMul also the Adds
+ * after it (NN_FUSE_MATMUL_ADD): a bias along the last axis in input 2, a
+ * residual of the output's shape in input 3 (nn_node.res_slot). */
 #include <math.h>
 #include <string.h>
 
@@ -225,6 +227,10 @@ static nn_status matmul_prepare(nn_ctx *c, nn_node *n) {
   if (p->act.kind != NN_ACT_NONE && !nn_dtype_is_float(a->dtype))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation on %s is not supported",
                    nn_dtype_name(a->dtype));
+  /* an Add the planner fused (NN_FUSE_MATMUL_ADD): float32 only */
+  if (n->n_in > 2 && a->dtype != NN_DTYPE_FLOAT)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "a fused bias or residual on %s is not supported",
+                   nn_dtype_name(a->dtype));
   size_t ws = 0;
   if (a->dtype == NN_DTYPE_FLOAT) {
     int64_t rows = p->fold ? p->nb * p->M : p->M;
@@ -287,12 +293,15 @@ static nn_status matmul_one(nn_ctx *c, const mm_job *j, int64_t t, void *ws, siz
   int64_t rows = p->fold ? p->nb * p->M : p->M;
   const float *a = j->a + oa * p->M * p->K;
   float *y = j->y + t * p->M * p->N;
+  nn_sgemm_epi e = j->epi;
+  if (e.res)
+    e.res += t * p->M * p->N;   /* the residual has the output's layout */
   if (p->pack_bytes)
     return nn_sgemm_compute_pb(c, 0, rows, p->N, p->K, 1.0f, a, p->K,
                                (const char *)p + MM_HEAD + ob * p->pack_bytes, 0.0f, y, p->N,
-                               &j->epi, ws, ws_bytes);
+                               &e, ws, ws_bytes);
   return nn_sgemm_compute(c, 0, 0, rows, p->N, p->K, 1.0f, a, p->K, j->b + ob * p->K * p->N,
-                          p->N, 0.0f, y, p->N, &j->epi, ws, ws_bytes);
+                          p->N, 0.0f, y, p->N, &e, ws, ws_bytes);
 }
 
 static void matmul_worker_range(void *arg, int64_t begin, int64_t end) {
@@ -315,6 +324,16 @@ static nn_status matmul_run(nn_ctx *c, nn_node *n) {
   switch (a->dtype) {
   case NN_DTYPE_FLOAT: {
     mm_job j = {p, a->data, b->data, y->data, gemm_epi(&p->act), n->ws, 0, NN_OK};
+    /* a bias along the last axis and a residual the planner fused
+     * (NN_FUSE_MATMUL_ADD) */
+    if (n->n_in > 2 && n->x[2]) {
+      j.epi.bias = n->x[2]->data;
+      j.epi.bias_kind = NN_SGEMM_BIAS_COL;
+    }
+    if (n->res_slot > 0 && n->res_slot < n->n_in && n->x[n->res_slot]) {
+      j.epi.res = n->x[n->res_slot]->data;
+      j.epi.ldres = N;
+    }
     if (p->per_worker) {
       j.slot = n->ws_bytes / (size_t)nn_parallel_width(c);
       nn_parallel_for(c, p->nb, 1, matmul_worker_range, &j);
@@ -405,6 +424,10 @@ static nn_status gemm_prepare(nn_ctx *c, nn_node *n) {
     return st;
   if (p->act.kind != NN_ACT_NONE && !nn_dtype_is_float(a->dtype))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation on %s is not supported",
+                   nn_dtype_name(a->dtype));
+  /* an Add the planner fused (NN_FUSE_MATMUL_ADD): float32 only */
+  if (n->n_in > 2 && a->dtype != NN_DTYPE_FLOAT)
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "a fused bias or residual on %s is not supported",
                    nn_dtype_name(a->dtype));
   size_t ws = 0;
   if (a->dtype == NN_DTYPE_FLOAT) {

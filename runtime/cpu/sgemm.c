@@ -1398,6 +1398,7 @@ bool nn_sgemm_epi_from_act(const nn_act *a, nn_sgemm_epi *e) {
   case NN_ACT_HARD_SWISH: e->act = NN_SGEMM_ACT_HSWISH; return true;
   case NN_ACT_SIGMOID: e->act = NN_SGEMM_ACT_SIGMOID; return true;
   case NN_ACT_SILU: e->act = NN_SGEMM_ACT_SILU; return true;
+  case NN_ACT_GELU: e->act = NN_SGEMM_ACT_GELU; return true;
   default: return false;
   }
 }

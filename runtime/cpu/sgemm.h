@@ -88,6 +88,7 @@ typedef enum nn_sgemm_act {
   NN_SGEMM_ACT_HSWISH,   /* v * clamp(v / 6 + 1/2, 0, 1) (ONNX HardSwish) */
   NN_SGEMM_ACT_SIGMOID,  /* 1 / (1 + exp(-v)); vector paths: |rel err| < 1e-6 */
   NN_SGEMM_ACT_SILU,     /* v * sigmoid(v) */
+  NN_SGEMM_ACT_GELU,     /* 0.5 v (1 + erf(v / sqrt(2))); vector paths: vmath.h's erf */
 } nn_sgemm_act;
 
 typedef enum nn_sgemm_bias {

@@ -98,6 +98,8 @@ static inline float sg_act1(const sg_act *a, float v) {
     return 1.0f / (1.0f + expf(-v));
   case NN_SGEMM_ACT_SILU:
     return v * (1.0f / (1.0f + expf(-v)));
+  case NN_SGEMM_ACT_GELU:
+    return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
   default:
     return v;
   }
@@ -135,6 +137,43 @@ static SG_ALWAYS_INLINE SG256 __m256 sg2_exp(__m256 x) {
 static SG_ALWAYS_INLINE SG256 __m256 sg2_sigmoid(__m256 v) {
   const __m256 one = _mm256_set1_ps(1.0f);
   return _mm256_div_ps(one, _mm256_add_ps(one, sg2_exp(_mm256_sub_ps(_mm256_setzero_ps(), v))));
+}
+
+/* erf in two pieces: |x| <= 0.9: x P(x^2); 0.9 < |x| < 3.95:
+ * 1 - exp(-x^2 + Q(|x|)), Q fitted to log(erfc(x)) + x^2 (fits made for
+ * vmath.c; abs err < 1.5e-7, rel err < 2e-7); 1 from 3.95, where erf rounds
+ * to 1 in float32.  Coefficients lowest degree first.  NaN passes: every
+ * comparison is false for it and the last piece computed from it is NaN.
+ * vmath.c's erf and GELU and the epilogue's GELU are this one function. */
+#define SG_ERF_SPLIT 0.9f
+#define SG_ERF_ONE 3.95f
+#define SG_ERF_P(F, t)                                                                     \
+  F(F(F(F(F(set1(-6.123181083e-04f), t, set1(5.019108299e-03f)), t,                       \
+          set1(-2.678450011e-02f)), t, set1(1.128232777e-01f)), t, set1(-3.761254847e-01f)), \
+    t, set1(1.128379107e+00f))
+#define SG_ERF_Q(F, t)                                                                     \
+  F(F(F(F(F(F(F(F(set1(1.624216566e-06f), t, set1(-4.577458094e-05f)), t,                 \
+                  set1(5.941769341e-04f)), t, set1(-4.746139050e-03f)), t,                 \
+              set1(2.637960017e-02f)), t, set1(-1.100010723e-01f)), t,                     \
+          set1(3.680836558e-01f)), t, set1(-1.130176783e+00f)), t, set1(3.052383545e-04f))
+
+static SG_ALWAYS_INLINE SG256 __m256 sg2_erf(__m256 x) {
+#define set1 _mm256_set1_ps
+  const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+  __m256 ax = _mm256_andnot_ps(sign, x), t = _mm256_mul_ps(ax, ax);
+  __m256 small = _mm256_mul_ps(ax, SG_ERF_P(_mm256_fmadd_ps, t));
+  __m256 big = _mm256_sub_ps(one, sg2_exp(_mm256_sub_ps(SG_ERF_Q(_mm256_fmadd_ps, ax), t)));
+  big = _mm256_blendv_ps(big, one, _mm256_cmp_ps(ax, set1(SG_ERF_ONE), _CMP_GE_OQ));
+  __m256 r = _mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, set1(SG_ERF_SPLIT), _CMP_LE_OQ));
+  return _mm256_or_ps(r, _mm256_and_ps(sign, x));
+#undef set1
+}
+
+/* 0.5 v (1 + erf(v / sqrt(2))) */
+static SG_ALWAYS_INLINE SG256 __m256 sg2_gelu(__m256 v) {
+  __m256 e = sg2_erf(_mm256_mul_ps(v, _mm256_set1_ps(0.70710678118654752f)));
+  return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v),
+                       _mm256_add_ps(_mm256_set1_ps(1.0f), e));
 }
 
 /* Lanes 0, 2, .. 14 (even) or 1, 3, .. 15 (odd) of the 16 floats lo:hi, in
@@ -205,6 +244,8 @@ static SG_ALWAYS_INLINE SG256 __m256 sg2_act(const sg_act *a, __m256 v) {
     return sg2_sigmoid(v);
   case NN_SGEMM_ACT_SILU:
     return _mm256_mul_ps(v, sg2_sigmoid(v));
+  case NN_SGEMM_ACT_GELU:
+    return sg2_gelu(v);
   default:
     return v;
   }
@@ -232,6 +273,31 @@ static SG_ALWAYS_INLINE SG512 __m512 sg5_exp(__m512 x) {
 static SG_ALWAYS_INLINE SG512 __m512 sg5_sigmoid(__m512 v) {
   const __m512 one = _mm512_set1_ps(1.0f);
   return _mm512_div_ps(one, _mm512_add_ps(one, sg5_exp(_mm512_sub_ps(_mm512_setzero_ps(), v))));
+}
+
+static SG_ALWAYS_INLINE SG512 __m512 sg5_with_sign(__m512 r, __m512 x) {
+  const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
+  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(r),
+                                             _mm512_and_si512(sign, _mm512_castps_si512(x))));
+}
+
+/* As sg2_erf, 16 lanes. */
+static SG_ALWAYS_INLINE SG512 __m512 sg5_erf(__m512 x) {
+#define set1 _mm512_set1_ps
+  const __m512 one = _mm512_set1_ps(1.0f);
+  __m512 ax = _mm512_abs_ps(x), t = _mm512_mul_ps(ax, ax);
+  __m512 small = _mm512_mul_ps(ax, SG_ERF_P(_mm512_fmadd_ps, t));
+  __m512 r = _mm512_sub_ps(one, sg5_exp(_mm512_sub_ps(SG_ERF_Q(_mm512_fmadd_ps, ax), t)));
+  r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(ax, set1(SG_ERF_ONE), _CMP_GE_OQ), one);
+  r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(ax, set1(SG_ERF_SPLIT), _CMP_LE_OQ), small);
+  return sg5_with_sign(r, x);
+#undef set1
+}
+
+static SG_ALWAYS_INLINE SG512 __m512 sg5_gelu(__m512 v) {
+  __m512 e = sg5_erf(_mm512_mul_ps(v, _mm512_set1_ps(0.70710678118654752f)));
+  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v),
+                       _mm512_add_ps(_mm512_set1_ps(1.0f), e));
 }
 
 /* As sg2_clamp, 16 lanes. */
@@ -264,6 +330,8 @@ static SG_ALWAYS_INLINE SG512 __m512 sg5_act(const sg_act *a, __m512 v) {
     return sg5_sigmoid(v);
   case NN_SGEMM_ACT_SILU:
     return _mm512_mul_ps(v, sg5_sigmoid(v));
+  case NN_SGEMM_ACT_GELU:
+    return sg5_gelu(v);
   default:
     return v;
   }

@@ -1,22 +1,13 @@
 /* vmath.c - vectorized float32 exp, sigmoid, SiLU, tanh, erf, GELU
- * (vmath.h).  The exp core is sgemm_simd.h's (the GEMM epilogue's sigmoid
- * uses the same), so a fused and an unfused sigmoid agree bit for bit. */
+ * (vmath.h).  The exp and erf cores are sgemm_simd.h's (the GEMM epilogue's
+ * sigmoid and GELU use the same), so a fused and an unfused activation
+ * agree bit for bit. */
 #include "cpu/vmath.h"
 
 #include "cpu/sgemm_simd.h"
 
 #if SG_X86
 
-/* erf's two pieces: |x| <= 0.9: x * P(x^2); 0.9 < |x| < 3.95:
- * 1 - exp(-x^2 + Q(|x|)), Q fitted to log(erfc(x)) + x^2.  Coefficients
- * lowest degree first. */
-#define VM_ERF_SPLIT 0.9f
-#define VM_ERF_ONE 3.95f   /* erf rounds to 1 in float32 from 3.92 */
-static const float vm_erf_p[6] = {1.128379107e+00f, -3.761254847e-01f, 1.128232777e-01f,
-                                  -2.678450011e-02f, 5.019108299e-03f, -6.123181083e-04f};
-static const float vm_erf_q[9] = {3.052383545e-04f, -1.130176783e+00f, 3.680836558e-01f,
-                                  -1.100010723e-01f, 2.637960017e-02f, -4.746139050e-03f,
-                                  5.941769341e-04f, -4.577458094e-05f, 1.624216566e-06f};
 /* tanh below 0.625: x + x * x^2 * T(x^2) */
 #define VM_TANH_SPLIT 0.625f
 static const float vm_tanh_t[5] = {-3.333328664e-01f, 1.333151311e-01f, -5.374464020e-02f,
@@ -45,30 +36,14 @@ static SG_ALWAYS_INLINE SG256 __m256 vm2_tanh(__m256 x) {
   return _mm256_or_ps(r, _mm256_and_ps(sign, x));
 }
 
-static SG_ALWAYS_INLINE SG256 __m256 vm2_erf(__m256 x) {
-  const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
-  __m256 ax = _mm256_andnot_ps(sign, x), t = _mm256_mul_ps(ax, ax), p, q;
-  VM2_POLY(p, vm_erf_p, 6, t);
-  __m256 small = _mm256_mul_ps(ax, p);
-  VM2_POLY(q, vm_erf_q, 9, ax);
-  __m256 big = _mm256_sub_ps(one, sg2_exp(_mm256_sub_ps(q, t)));
-  big = _mm256_blendv_ps(big, one, _mm256_cmp_ps(ax, _mm256_set1_ps(VM_ERF_ONE), _CMP_GE_OQ));
-  __m256 r = _mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, _mm256_set1_ps(VM_ERF_SPLIT), _CMP_LE_OQ));
-  return _mm256_or_ps(r, _mm256_and_ps(sign, x));
-}
-
 static SG_ALWAYS_INLINE SG256 __m256 vm2_apply(nn_vmath_fn f, __m256 v) {
   switch (f) {
   case NN_VM_EXP: return sg2_exp(v);
   case NN_VM_SIGMOID: return sg2_sigmoid(v);
   case NN_VM_SILU: return _mm256_mul_ps(v, sg2_sigmoid(v));
   case NN_VM_TANH: return vm2_tanh(v);
-  case NN_VM_ERF: return vm2_erf(v);
-  case NN_VM_GELU: {
-    __m256 e = vm2_erf(_mm256_mul_ps(v, _mm256_set1_ps(0.70710678118654752f)));
-    return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v),
-                         _mm256_add_ps(_mm256_set1_ps(1.0f), e));
-  }
+  case NN_VM_ERF: return sg2_erf(v);
+  case NN_VM_GELU: return sg2_gelu(v);
   default: return v;
   }
 }
@@ -101,12 +76,6 @@ VM_FN_LIST(VM2_DEF)
       acc = _mm512_fmadd_ps(acc, (t), _mm512_set1_ps((c)[k_]));          \
   } while (0)
 
-static SG_ALWAYS_INLINE SG512 __m512 vm5_with_sign(__m512 r, __m512 x) {
-  const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
-  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(r),
-                                             _mm512_and_si512(sign, _mm512_castps_si512(x))));
-}
-
 static SG_ALWAYS_INLINE SG512 __m512 vm5_tanh(__m512 x) {
   const __m512 one = _mm512_set1_ps(1.0f);
   __m512 ax = _mm512_abs_ps(x), t = _mm512_mul_ps(ax, ax), p;
@@ -115,19 +84,7 @@ static SG_ALWAYS_INLINE SG512 __m512 vm5_tanh(__m512 x) {
   __m512 e = sg5_exp(_mm512_add_ps(ax, ax));
   __m512 r = _mm512_sub_ps(one, _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(e, one)));
   r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(ax, _mm512_set1_ps(VM_TANH_SPLIT), _CMP_LT_OQ), small);
-  return vm5_with_sign(r, x);
-}
-
-static SG_ALWAYS_INLINE SG512 __m512 vm5_erf(__m512 x) {
-  const __m512 one = _mm512_set1_ps(1.0f);
-  __m512 ax = _mm512_abs_ps(x), t = _mm512_mul_ps(ax, ax), p, q;
-  VM5_POLY(p, vm_erf_p, 6, t);
-  __m512 small = _mm512_mul_ps(ax, p);
-  VM5_POLY(q, vm_erf_q, 9, ax);
-  __m512 r = _mm512_sub_ps(one, sg5_exp(_mm512_sub_ps(q, t)));
-  r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(ax, _mm512_set1_ps(VM_ERF_ONE), _CMP_GE_OQ), one);
-  r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(ax, _mm512_set1_ps(VM_ERF_SPLIT), _CMP_LE_OQ), small);
-  return vm5_with_sign(r, x);
+  return sg5_with_sign(r, x);
 }
 
 static SG_ALWAYS_INLINE SG512 __m512 vm5_apply(nn_vmath_fn f, __m512 v) {
@@ -136,12 +93,8 @@ static SG_ALWAYS_INLINE SG512 __m512 vm5_apply(nn_vmath_fn f, __m512 v) {
   case NN_VM_SIGMOID: return sg5_sigmoid(v);
   case NN_VM_SILU: return _mm512_mul_ps(v, sg5_sigmoid(v));
   case NN_VM_TANH: return vm5_tanh(v);
-  case NN_VM_ERF: return vm5_erf(v);
-  case NN_VM_GELU: {
-    __m512 e = vm5_erf(_mm512_mul_ps(v, _mm512_set1_ps(0.70710678118654752f)));
-    return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v),
-                         _mm512_add_ps(_mm512_set1_ps(1.0f), e));
-  }
+  case NN_VM_ERF: return sg5_erf(v);
+  case NN_VM_GELU: return sg5_gelu(v);
   default: return v;
   }
 }

@@ -5,8 +5,8 @@
  * the CPU kernels and the compute shaders that apply it read one number for
  * one meaning.  The Vulkan unary kernel numbers its other activations
  * (NN_VK_ACT_* in shaders/nn_vk_kinds.h) around these: code 5 is its
- * HardSigmoid, which no kernel fuses, and SiLU takes
- * the code after theirs. */
+ * HardSigmoid, which no kernel fuses, GELU keeps the code it had there,
+ * and SiLU takes the code after theirs. */
 #ifndef NN_OPS_ACT_KINDS_H
 #define NN_OPS_ACT_KINDS_H
 
@@ -16,6 +16,8 @@
 #define NN_ACT_CLIP 3       /* v < a ? a : v > b ? b : v; a = min, b = max */
 #define NN_ACT_SIGMOID 4    /* 1 / (1 + exp(-v)) */
 #define NN_ACT_HARD_SWISH 6 /* v * clamp(v / 6 + 1/2, 0, 1) */
+#define NN_ACT_GELU 21      /* 0.5 v (1 + erf(v / sqrt(2))): Gelu, or the five nodes
+                               exporters write for it, fused as one */
 #define NN_ACT_SILU 40      /* v * sigmoid(v): Mul(x, Sigmoid(x)), fused as one */
 
 #endif /* NN_OPS_ACT_KINDS_H */

@@ -11,7 +11,7 @@ static const struct {
   int kind;
 } act_ops[] = {
   {"Relu", NN_ACT_RELU},       {"LeakyRelu", NN_ACT_LEAKY_RELU}, {"Clip", NN_ACT_CLIP},
-  {"Sigmoid", NN_ACT_SIGMOID}, {"HardSwish", NN_ACT_HARD_SWISH},
+  {"Sigmoid", NN_ACT_SIGMOID}, {"HardSwish", NN_ACT_HARD_SWISH}, {"Gelu", NN_ACT_GELU},
 };
 
 /* Scalar float value of an optional constant input: true and *out set (left
@@ -36,6 +36,10 @@ bool nn_act_from_node(const nn_node *act, nn_act *out) {
   nn_act r = {kind, 0, 0};
   switch (kind) {
   case NN_ACT_NONE: return false;
+  case NN_ACT_GELU:   /* the exact form only: the tanh one is another function */
+    if (strcmp(nn_attr_string(act, "approximate", "none"), "none") != 0)
+      return false;
+    break;
   case NN_ACT_LEAKY_RELU: r.a = nn_attr_float(act, "alpha", 0.01f); break;
   case NN_ACT_CLIP:
     r.a = -INFINITY;
@@ -87,6 +91,10 @@ void nn_act_apply_f64(const nn_act *a, double *y, int64_t n) {
       }
       y[i] = a->kind == NN_ACT_SILU ? v * s : s;
     }
+    break;
+  case NN_ACT_GELU:
+    for (int64_t i = 0; i < n; i++)
+      y[i] = 0.5 * y[i] * (1.0 + erf(y[i] * 0.70710678118654752440));
     break;
   default: break;
   }

@@ -15,6 +15,7 @@ bool nn_vk_fused_act(const nn_node *n, nn_vk_act *a) {
   case NN_ACT_CLIP:
   case NN_ACT_SIGMOID:
   case NN_ACT_SILU:
+  case NN_ACT_GELU:
   case NN_ACT_HARD_SWISH: return true;
   default: return false;
   }
