@@ -46,6 +46,8 @@ typedef struct dw_job {
   int pnr, pnr_log2;
   int64_t yoh0;          /* 3x3 stride 1 into planes: the output row at yc (a band's first) */
   sg_clamp clamp;        /* act as a clamp where it is one (AVX2 3x3 kernels) */
+  sg_act post;           /* a costly activation dw_range applies to each block of
+                            rows the vector kernels wrote (act is then none) */
 } dw_job;
 
 static void dw_job_act(dw_job *j, const nn_sgemm_epi *epi) {
@@ -819,6 +821,59 @@ static SG512 void dw5_rows_k3s2(const dw_job *j, const float *xc, const float *w
 }
 #endif
 
+/* The activation over the n floats at v, in place, its kind switched on
+ * once: in a kernel's stores a costly one (a sigmoid's exp and divide) was
+ * a switch per vector that reloaded its constants (SiLU's exp took a fifth
+ * of the small-map kernel); 16 lanes on AVX-512.  Any alignment, any n. */
+#define DW_ACT_CASES(X)                                                                   \
+  X(NN_SGEMM_ACT_RELU) X(NN_SGEMM_ACT_CLIP) X(NN_SGEMM_ACT_LEAKY) X(NN_SGEMM_ACT_HSWISH) \
+  X(NN_SGEMM_ACT_SIGMOID) X(NN_SGEMM_ACT_SILU) X(NN_SGEMM_ACT_GELU)
+
+static SG512 void dw5_act_run(const sg_act *a, float *v, int64_t n) {
+  sg_act k = *a;
+  int64_t i = 0;
+  const __mmask16 tail = (__mmask16)((1u << (n % 16)) - 1u);
+  switch (a->act) {
+#define DW5_ACT_CASE(KIND)                                                           \
+  case KIND:                                                                         \
+    k.act = KIND;                                                                    \
+    for (i = 0; i + 16 <= n; i += 16)                                                \
+      _mm512_storeu_ps(v + i, sg5_act(&k, _mm512_loadu_ps(v + i)));                  \
+    if (tail)                                                                        \
+      _mm512_mask_storeu_ps(v + i, tail, sg5_act(&k, _mm512_maskz_loadu_ps(tail, v + i))); \
+    break;
+    DW_ACT_CASES(DW5_ACT_CASE)
+#undef DW5_ACT_CASE
+  default: break;
+  }
+}
+
+static SG256 void dw2_act_run(const sg_act *a, float *v, int64_t n) {
+  sg_act k = *a;
+  int64_t i = 0;
+  switch (a->act) {
+#define DW2_ACT_CASE(KIND)                                                  \
+  case KIND:                                                                \
+    k.act = KIND;                                                           \
+    for (i = 0; i + 8 <= n; i += 8)                                         \
+      _mm256_storeu_ps(v + i, sg2_act(&k, _mm256_loadu_ps(v + i)));         \
+    if (i < n) {                                                            \
+      float buf[8] = {0};                                                   \
+      memcpy(buf, v + i, sizeof(float) * (size_t)(n - i));                  \
+      _mm256_storeu_ps(buf, sg2_act(&k, _mm256_loadu_ps(buf)));             \
+      memcpy(v + i, buf, sizeof(float) * (size_t)(n - i));                  \
+    }                                                                       \
+    break;
+    DW_ACT_CASES(DW2_ACT_CASE)
+#undef DW2_ACT_CASE
+  default: break;
+  }
+}
+
+static void dw_act_run(const sg_act *a, float *v, int64_t n) {
+  (nn_cpu_isa_get() >= NN_CPU_AVX512 ? dw5_act_run : dw2_act_run)(a, v, n);
+}
+
 static void dw_range(void *arg, int64_t t0, int64_t t1) {
   const dw_job *j = arg;
   const nn_dwconv_shape *s = j->s;
@@ -835,25 +890,22 @@ static void dw_range(void *arg, int64_t t0, int64_t t1) {
 #if SG_X86
     if (j->k3s1) {
       dw2_rows_k3s1(j, xc, wc, yc, rc, bias, oh0, oh1);
-      continue;
-    }
-    if (j->k3s2) {
+    } else if (j->k3s2) {
       dw5_rows_k3s2(j, xc, wc, yc, rc, bias, oh0, oh1);
-      continue;
-    }
-    if (j->k3s2a) {
+    } else if (j->k3s2a) {
       dw2_rows_k3s2(j, xc, wc, yc, rc, bias, oh0, oh1);
-      continue;
-    }
-    if (j->simd) {
+    } else if (j->simd) {
       if (s->KW == 3)
         (s->SW == 1 ? dw2_rows_3_1 : dw2_rows_3_2)(j, xc, wc, yc, rc, bias, oh0, oh1);
       else
         (s->SW == 1 ? dw2_rows_5_1 : dw2_rows_5_2)(j, xc, wc, yc, rc, bias, oh0, oh1);
-      continue;
-    }
+    } else
 #endif
-    dw_rows_portable(j, xc, wc, yc, rc, bias, oh0, oh1);
+      dw_rows_portable(j, xc, wc, yc, rc, bias, oh0, oh1);
+#if SG_X86
+    if (j->post.act != NN_SGEMM_ACT_NONE)   /* the rows are still in L1 */
+      dw_act_run(&j->post, yc + oh0 * s->OW, (oh1 - oh0) * s->OW);
+#endif
   }
 }
 
@@ -881,48 +933,6 @@ static bool dw_cv_ok(const nn_dwconv_shape *s, const float *res) {
   /* the tile: every input pixel a tap reads, padding included */
   int64_t th = (s->OH - 1) * s->SH + s->KH, tw = (s->OW - 1) * s->SW + s->KW;
   return th * tw * 8 <= DW_CV_TILE;
-}
-
-/* The activation over n floats of v (32-byte aligned, n a multiple of 8),
- * in place, its kind switched on once: in a kernel's stores it was a switch
- * per vector that reloaded its constants (SiLU's exp took a fifth of the
- * small-map kernel).  16 lanes on AVX-512. */
-#define DW_ACT_CASES(X)                                                                   \
-  X(NN_SGEMM_ACT_RELU) X(NN_SGEMM_ACT_CLIP) X(NN_SGEMM_ACT_LEAKY) X(NN_SGEMM_ACT_HSWISH) \
-  X(NN_SGEMM_ACT_SIGMOID) X(NN_SGEMM_ACT_SILU) X(NN_SGEMM_ACT_GELU)
-
-static SG512 void dw5_act_run(const sg_act *a, float *v, int64_t n) {
-  sg_act k = *a;
-  int64_t i = 0;
-  switch (a->act) {
-#define DW5_ACT_CASE(KIND)                                                  \
-  case KIND:                                                                \
-    k.act = KIND;                                                           \
-    for (i = 0; i + 16 <= n; i += 16)                                       \
-      _mm512_storeu_ps(v + i, sg5_act(&k, _mm512_loadu_ps(v + i)));         \
-    if (i < n)                                                              \
-      _mm256_store_ps(v + i, _mm512_castps512_ps256(sg5_act(               \
-                                 &k, _mm512_castps256_ps512(_mm256_load_ps(v + i))))); \
-    break;
-    DW_ACT_CASES(DW5_ACT_CASE)
-#undef DW5_ACT_CASE
-  default: break;
-  }
-}
-
-static SG256 void dw2_act_run(const sg_act *a, float *v, int64_t n) {
-  sg_act k = *a;
-  switch (a->act) {
-#define DW2_ACT_CASE(KIND)                                                  \
-  case KIND:                                                                \
-    k.act = KIND;                                                           \
-    for (int64_t i = 0; i < n; i += 8)                                      \
-      _mm256_store_ps(v + i, sg2_act(&k, _mm256_load_ps(v + i)));           \
-    break;
-    DW_ACT_CASES(DW2_ACT_CASE)
-#undef DW2_ACT_CASE
-  default: break;
-  }
 }
 
 static SG_ALWAYS_INLINE SG256 __m256i dw2_first_lanes(int64_t n) {
@@ -1033,7 +1043,7 @@ SG_UNROLL(8)
             : dw2_cv_taps(5, 2, j, tile, tw, w, bias, nc, outv));
   /* the activation over the block, still in L1 */
   if (j->act.act != NN_SGEMM_ACT_NONE)
-    (nn_cpu_isa_get() >= NN_CPU_AVX512 ? dw5_act_run : dw2_act_run)(&j->act, outv, out_sz * 8);
+    dw_act_run(&j->act, outv, out_sz * 8);
   /* output: 8 pixels of the 8 channels a transpose, into the planes */
   for (int64_t p = 0; p < out_sz; p += 8) {
     const int64_t n = dw_min(8, out_sz - p);
@@ -1221,10 +1231,20 @@ nn_status nn_dwconv2d(nn_ctx *c, const nn_dwconv_shape *s, const float *x, const
   j.nrblk = (s->OH + j.rblk - 1) / j.rblk;
 #if SG_X86
   if (dw_cv_ok(s, j.res)) {
-    int64_t blocks = s->batch * ((s->C + 7) / 8);
+    int64_t blocks = s->batch * ((s->C + 7) / 8);   /* applies its activation itself */
     int64_t grain = dw_max(1, DW_MIN_TASK_MACS / dw_max(1, 8 * s->OH * s->OW * s->KH * s->KW));
     nn_parallel_for(c, blocks, grain, dw_cv_range, &j);
     return NN_OK;
+  }
+#endif
+#if SG_X86
+  /* a sigmoid, SiLU or GELU over the finished rows rather than per vector
+   * in the vector kernels' stores */
+  if ((j.simd || j.k3s1 || j.k3s2 || j.k3s2a) &&
+      (j.act.act == NN_SGEMM_ACT_SIGMOID || j.act.act == NN_SGEMM_ACT_SILU ||
+       j.act.act == NN_SGEMM_ACT_GELU)) {
+    j.post = j.act;
+    dw_job_act(&j, NULL);
   }
 #endif
   int64_t task_macs = j.rblk * s->OW * s->KH * s->KW;
