@@ -1052,6 +1052,36 @@ static void test_dwconv(void) {
             cases++;
             v++;
           }
+    /* dilated, stride 1 (DeepLab's backbone): the ring kernel's dilated
+     * taps, rows whose taps fall partly or wholly outside the map, unequal
+     * dilations, "same" pads and none */
+    static const int dils[][2] = {{2, 2}, {4, 4}, {2, 3}, {3, 1}, {1, 2}, {6, 6}};
+    static const int64_t dsz[][2] = {{9, 9}, {33, 33}, {20, 70}, {3, 40}};
+    for (size_t di = 0; di < sizeof dils / sizeof dils[0]; di++)
+      for (size_t si = 0; si < sizeof dsz / sizeof dsz[0]; si++)
+        for (int k = 3; k <= 5; k += 2)
+          for (int same = 0; same < 2; same++) {
+            nn_dwconv_shape s;
+            memset(&s, 0, sizeof s);
+            s.batch = 1;
+            s.C = 1 + rnd_range(0, 4);
+            s.mult = 1;
+            s.IH = dsz[si][0], s.IW = dsz[si][1];
+            s.KH = s.KW = k;
+            s.SH = s.SW = 1;
+            s.DH = dils[di][0], s.DW = dils[di][1];
+            s.PT = same ? s.DH * (k / 2) : 0;
+            s.PL = same ? s.DW * (k / 2) : 0;
+            s.OH = dw_out(s.IH, k, 1, s.DH, s.PT, s.PT);
+            s.OW = dw_out(s.IW, k, 1, s.DW, s.PL, s.PL);
+            if (s.OH < 1 || s.OW < 1)
+              continue;
+            nn_sgemm_epi e = {(nn_sgemm_act)(v % SG_TEST_ACTS), 0.1f, 0.0f, 0.75f,
+                              v % 4 ? NN_SGEMM_BIAS_ROW : NN_SGEMM_BIAS_NONE, NULL};
+            tally(run_dw_case(&s, &e, v % 3 == 2, v % 2 ? g_ctx2 : NULL));
+            cases++;
+            v++;
+          }
     printf("  %-8s %d depthwise cases, %d failed\n", nn_cpu_isa_name((nn_cpu_isa)isa), cases,
            g_failed - before);
   }

@@ -111,8 +111,11 @@ static void dw_rows_portable(const dw_job *j, const float *xc, const float *wc, 
  * and each input row is padded once per task however many output rows use
  * it.  For stride 2 the slot holds the padded row deinterleaved, evens then
  * odds (E[t] = row[2t], O[t] = row[2t + 1]): tap kw of outputs ow..ow+7 is
- * then a plain load, E or O at ow + kw / 2.  Rows too wide for the 32 KiB
- * ring take the portable path. */
+ * then a plain load, E or O at ow + kw / 2.  Dilated (stride 1 only: the
+ * 3x3 layers of DeepLab's backbone at dilations 2 and 4) tap kw is the load
+ * at ow + kw * DW, and the ring holds the (KH - 1) * DH + 1 input rows an
+ * output row spans.  Rows too wide for the 32 KiB ring take the portable
+ * path. */
 #define DW_RING_FLOATS 8192
 #define DW_MAX_KH 8
 #define DW_MAX_SLOTS 16
@@ -127,13 +130,18 @@ typedef struct dw_ring {
 
 static inline int64_t dw_round8(int64_t v) { return (v + 7) / 8 * 8; }
 
-/* Slots in the ring: the KH rows of one output row, plus the rows of
- * DW_RB - 1 more output rows when they are narrow (row blocking). */
-static int dw_ring_slots(const nn_dwconv_shape *s) {
+static inline int dw_dil(int d) { return d > 0 ? d : 1; }
+
+/* Slots in the ring: the rows one output row spans, plus the rows of
+ * DW_RB - 1 more output rows when they are narrow (row blocking; not
+ * dilated). */
+static int64_t dw_ring_slots(const nn_dwconv_shape *s) {
+  if (dw_dil(s->DH) > 1)
+    return (int64_t)(s->KH - 1) * dw_dil(s->DH) + 1;
   int64_t n = s->KH;
   if (s->OW <= 16 && s->KH + (DW_RB - 1) * (int64_t)s->SH <= DW_MAX_SLOTS)
     n = s->KH + (DW_RB - 1) * (int64_t)s->SH;
-  return (int)n;
+  return n;
 }
 
 /* Floats one slot needs, or 0 when the ring cannot hold its slots. */
@@ -141,13 +149,13 @@ static int64_t dw_ring_slot_floats(const nn_dwconv_shape *s, int64_t *len) {
   int64_t owr = dw_round8(s->OW);
   int64_t n;
   if (s->SW == 1) {
-    *len = owr + s->KW - 1;
+    *len = owr + (int64_t)(s->KW - 1) * dw_dil(s->DW);
     n = dw_round8(*len);
   } else {
     *len = owr + s->KW / 2;
     n = 2 * dw_round8(*len);
   }
-  if (s->KH > DW_MAX_KH || dw_ring_slots(s) * n > DW_RING_FLOATS)
+  if (s->KH > DW_MAX_KH || dw_ring_slots(s) > DW_MAX_SLOTS || dw_ring_slots(s) * n > DW_RING_FLOATS)
     return 0;
   return n;
 }
@@ -197,13 +205,14 @@ static SG_ALWAYS_INLINE SG256 void dw2_fill(const int S, const nn_dwconv_shape *
  * [kh0, kh1) (the same for all R rows: used with R > 1 only where every
  * tap is inside the input); the last vector of each row is stored partially
  * when `tail` < 8.  rows[r][kh] is the padded input row of tap kh of output
- * row r.  R x V chains of FMAs run side by side to cover their latency. */
+ * row r; dil: the dilation along the row (stride 1).  R x V chains of FMAs
+ * run side by side to cover their latency. */
 static SG_ALWAYS_INLINE SG256 void dw2_block(const int KW, const int S, const int R,
                                              const int V, const dw_job *j,
                                              float *const (*rows)[DW_MAX_KH], int64_t half,
                                              const float *wc, float *yr, const float *rr,
                                              int64_t ldy, int kh0, int kh1, int64_t ow,
-                                             float bias, int tail) {
+                                             float bias, int tail, int dil) {
   __m256 acc[4][8];
 SG_UNROLL(4)
   for (int r = 0; r < R; r++)
@@ -217,7 +226,7 @@ SG_UNROLL(5)
       __m256 wv = _mm256_broadcast_ss(wr + kw);
 SG_UNROLL(4)
       for (int r = 0; r < R; r++) {
-        const float *p = rows[r][kh] + ow + (S == 1 ? kw : (kw & 1) * half + kw / 2);
+        const float *p = rows[r][kh] + ow + (S == 1 ? kw * dil : (kw & 1) * half + kw / 2);
 SG_UNROLL(8)
         for (int v = 0; v < V; v++)
           acc[r][v] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 8 * v), acc[r][v]);
@@ -254,7 +263,8 @@ static SG_ALWAYS_INLINE SG256 void dw2_rows_t(const int KW, const int S, const d
   int64_t len;
   int64_t slot_n = dw_ring_slot_floats(s, &len);
   int64_t half = dw_round8(len);
-  int nslots = dw_ring_slots(s);
+  int nslots = (int)dw_ring_slots(s);
+  const int dh = dw_dil(s->DH), dil = dw_dil(s->DW);
   dw_ring rg;
   for (int k = 0; k < nslots; k++) {
     rg.slot[k] = ring + k * slot_n;
@@ -269,17 +279,19 @@ static SG_ALWAYS_INLINE SG256 void dw2_rows_t(const int KW, const int S, const d
     /* rows per step: DW_RB while the rows are narrow and all DW_RB windows
      * lie inside the input, else 1 */
     int R = 1;
-    if (nvec <= 2 && nslots >= s->KH + (DW_RB - 1) * s->SH && oh + DW_RB <= oh1 && ih0 >= 0 &&
-        ih0 + (DW_RB - 1) * s->SH + s->KH <= s->IH)
+    if (dh == 1 && nvec <= 2 && nslots >= s->KH + (DW_RB - 1) * s->SH && oh + DW_RB <= oh1 &&
+        ih0 >= 0 && ih0 + (DW_RB - 1) * s->SH + s->KH <= s->IH)
       R = DW_RB;
-    int kh0 = (int)dw_max(0, -ih0), kh1 = (int)dw_min(s->KH, s->IH - ih0);
+    /* taps inside the input: 0 <= ih0 + kh * dh < IH */
+    int kh0 = ih0 >= 0 ? 0 : (int)dw_min(s->KH, (-ih0 + dh - 1) / dh);
+    int kh1 = (int)dw_max(kh0, dw_min(s->KH, (s->IH - ih0 + dh - 1) / dh));
     /* slot of input row ih is ih % nslots: one division per step, then the
      * rows of the step (fewer than nslots apart) wrap at most once */
-    int sl0 = kh0 < kh1 ? (int)((ih0 + kh0) % nslots) : 0;
+    int sl0 = kh0 < kh1 ? (int)((ih0 + (int64_t)kh0 * dh) % nslots) : 0;
     for (int r = 0; r < R; r++)
       for (int kh = kh0; kh < kh1; kh++) {
-        int64_t ih = ih0 + r * s->SH + kh;
-        int sl = sl0 + r * s->SH + (kh - kh0);
+        int64_t ih = ih0 + r * s->SH + (int64_t)kh * dh;
+        int sl = sl0 + r * s->SH + (kh - kh0) * dh;
         if (sl >= nslots)
           sl -= nslots;
         if (rg.tag[sl] != ih) {
@@ -292,9 +304,9 @@ static SG_ALWAYS_INLINE SG256 void dw2_rows_t(const int KW, const int S, const d
     const float *rr = rc ? rc + oh * OW : NULL;
     if (R == DW_RB) {
       if (nvec == 1)
-        dw2_block(KW, S, DW_RB, 1, j, rows, half, wc, yr, rr, OW, kh0, kh1, 0, bias, tail);
+        dw2_block(KW, S, DW_RB, 1, j, rows, half, wc, yr, rr, OW, kh0, kh1, 0, bias, tail, dil);
       else
-        dw2_block(KW, S, DW_RB, 2, j, rows, half, wc, yr, rr, OW, kh0, kh1, 0, bias, tail);
+        dw2_block(KW, S, DW_RB, 2, j, rows, half, wc, yr, rr, OW, kh0, kh1, 0, bias, tail, dil);
       oh += DW_RB;
       continue;
     }
@@ -302,16 +314,16 @@ static SG_ALWAYS_INLINE SG256 void dw2_rows_t(const int KW, const int S, const d
      * partial) in one block so its chains still overlap */
     int64_t ow = 0, left = nvec;
     for (; left > 8; left -= 8, ow += 64)
-      dw2_block(KW, S, 1, 8, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, 8);
+      dw2_block(KW, S, 1, 8, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, 8, dil);
     switch (left) {
-    case 1: dw2_block(KW, S, 1, 1, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
-    case 2: dw2_block(KW, S, 1, 2, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
-    case 3: dw2_block(KW, S, 1, 3, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
-    case 4: dw2_block(KW, S, 1, 4, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
-    case 5: dw2_block(KW, S, 1, 5, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
-    case 6: dw2_block(KW, S, 1, 6, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
-    case 7: dw2_block(KW, S, 1, 7, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
-    case 8: dw2_block(KW, S, 1, 8, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail); break;
+    case 1: dw2_block(KW, S, 1, 1, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail, dil); break;
+    case 2: dw2_block(KW, S, 1, 2, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail, dil); break;
+    case 3: dw2_block(KW, S, 1, 3, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail, dil); break;
+    case 4: dw2_block(KW, S, 1, 4, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail, dil); break;
+    case 5: dw2_block(KW, S, 1, 5, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail, dil); break;
+    case 6: dw2_block(KW, S, 1, 6, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail, dil); break;
+    case 7: dw2_block(KW, S, 1, 7, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail, dil); break;
+    case 8: dw2_block(KW, S, 1, 8, j, rows, half, wc, yr, rr, OW, kh0, kh1, ow, bias, tail, dil); break;
     default: break;
     }
     oh++;
@@ -1208,7 +1220,8 @@ nn_status nn_dwconv2d(nn_ctx *c, const nn_dwconv_shape *s, const float *x, const
   j.dw = s->DW > 0 ? s->DW : 1;
 #if SG_X86
   int64_t len;
-  j.simd = nn_cpu_isa_get() >= NN_CPU_AVX2 && j.dh == 1 && j.dw == 1 &&
+  j.simd = nn_cpu_isa_get() >= NN_CPU_AVX2 &&
+           ((j.dh == 1 && j.dw == 1) || (s->SH == 1 && s->SW == 1)) &&
            (s->KW == 3 || s->KW == 5) && (s->SW == 1 || s->SW == 2) &&
            dw_ring_slot_floats(s, &len) > 0;
   /* narrow maps keep the ring kernel, whose row blocking suits them */
