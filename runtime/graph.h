@@ -18,9 +18,10 @@ typedef struct nn_opset {
 #define NN_FUSE_DW_PW 2u     /* depthwise Conv -> 1x1 Conv: one node (nn_node.pre) */
 #define NN_FUSE_NORM_ACT 4u  /* BatchNormalization (inference) -> Relu / Clip: the
                                 normalization applies it (nn_node.act) */
-#define NN_FUSE_NORM_PW 8u   /* BatchNormalization (inference, its Relu / Clip fused)
-                                -> 1x1 Conv: the Conv applies it to its input as it
-                                packs it (nn_node.pre) */
+#define NN_FUSE_NORM_PW 8u   /* BatchNormalization (inference, its Relu / Clip fused),
+                                or a Mul by per-channel scales computed at run time
+                                (a squeeze-excitation gate), -> 1x1 Conv: the Conv
+                                applies it to its input as it packs it (nn_node.pre) */
 #define NN_FUSE_CONCAT 16u   /* Concat (one outer row) with its inputs planned inside
                                 its output: their producers write it in place
                                 (nn_value.alias_off), and the Concat copies nothing */

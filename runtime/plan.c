@@ -939,9 +939,34 @@ static bool bn_params_const(const nn_node *bn) {
   return true;
 }
 
+/* ---- channel scale -> pointwise fusion --------------------------------------- */
+/* A squeeze-excitation block ends in Mul(x, s), s of shape [N, C, 1, 1]
+ * computed at run time (EfficientNet's Sigmoid gate, MobileNetV3's
+ * HardSigmoid), and the block's 1x1 projection reads the product: that Conv
+ * scales each input channel as it packs it (nn_node.pre = the Mul, x in
+ * slot DWPW_SLOT, s in SCALE_SLOT), and the product is never written nor
+ * read back.  Returns the operand index of x in the Mul, -1 when it is not
+ * such a Mul. */
+#define SCALE_SLOT 5
+
+static int mul_channel_scale(const nn_node *m) {
+  if (!op_is(m, "Mul") || m->n_in != 2 || !m->x[0] || !m->x[1] || m->x[0] == m->x[1])
+    return -1;
+  for (int xi = 0; xi < 2; xi++) {
+    const nn_value *x = m->x[xi], *s = m->x[1 - xi];
+    if (x->rank == 4 && s->rank == 4 && x->dtype == NN_DTYPE_FLOAT &&
+        s->dtype == NN_DTYPE_FLOAT && res_same_shape(x, m->y[0]) && s->dims[1] == x->dims[1] &&
+        s->dims[2] == 1 && s->dims[3] == 1 && (s->dims[0] == x->dims[0] || s->dims[0] == 1) &&
+        !x->known)
+      return xi;
+  }
+  return -1;
+}
+
 /* The node fusable in front of the pointwise Conv pw (its x[0]'s producer,
- * read by pw alone): a depthwise Conv (NN_FUSE_DW_PW) or a BatchNorm
- * (NN_FUSE_NORM_PW), as the backend opted in; NULL when none. */
+ * read by pw alone): a depthwise Conv (NN_FUSE_DW_PW), a BatchNorm or a
+ * channel-scale Mul (NN_FUSE_NORM_PW), as the backend opted in; NULL when
+ * none. */
 static nn_node *pointwise_pre(nn_graph *g, const int *prod, const nn_node *pw, unsigned fusions) {
   nn_value *mid = pw->x[0];
   int mi = vidx(g, mid);
@@ -954,6 +979,8 @@ static nn_node *pointwise_pre(nn_graph *g, const int *prod, const nn_node *pw, u
     return p;
   if ((fusions & NN_FUSE_NORM_PW) && op_is(p, "BatchNormalization") && bn_params_const(p) &&
       (p->act.kind == NN_ACT_NONE || p->act.kind == NN_ACT_RELU || p->act.kind == NN_ACT_CLIP))
+    return p;
+  if ((fusions & NN_FUSE_NORM_PW) && mul_channel_scale(p) >= 0)
     return p;
   return NULL;
 }
@@ -973,8 +1000,13 @@ static nn_status fuse_into_pointwise(nn_ctx *c, nn_graph *g, nn_error *err) {
       continue;
     for (int k = pw->n_in; k < DWPW_SLOT; k++)
       pw->x[k] = NULL;
-    pw->x[DWPW_SLOT] = pre->x[0];
+    int xi = op_is(pre, "Mul") ? mul_channel_scale(pre) : 0;
+    pw->x[DWPW_SLOT] = pre->x[xi];
     pw->n_in = DWPW_SLOT + 1;
+    if (op_is(pre, "Mul")) {
+      pw->x[SCALE_SLOT] = pre->x[1 - xi];
+      pw->n_in = SCALE_SLOT + 1;
+    }
     pw->pre = pre;
     pre->fused = true;
     st = prepare_node(c, pw, err);

@@ -67,7 +67,8 @@ Concat's output, on 1 and 2 threads:
     c1 = Concat(a, b, d); e = Sigmoid(a); c2 = Concat(c1, e, e)
     y = Concat(Relu(c2), a)           (1, 39, hw, hw)
 
-A seventh model checks a transformer's linear layers: MatMul with its bias
+An eighth checks squeeze-excitation gates fused into the 1x1 Conv after
+them (see build_se).  A seventh model checks a transformer's linear layers: MatMul with its bias
 Add, its shortcut Add and GELU (five nodes, three orders) in its epilogue,
 and what must not fuse (a bias along rows, a GELU with a wrong constant);
 a batched MatMul with a constant residual (see build_transformer).
@@ -405,6 +406,48 @@ def build_transformer(rng, t, d):
     return helper.make_model(gr, opset_imports=[helper.make_opsetid('', 13)])
 
 
+def build_se(rng, c, m):
+    """Squeeze-excitation gates (EfficientNet's Sigmoid, MobileNetV3's
+    HardSigmoid) before a 1x1 projection, which packs its input through the
+    channel scales:
+
+        s1 = Sigmoid(Conv1x1(GAP(x))); Conv1x1(Mul(x, s1)) -> c->m   fused
+        s2 = HardSigmoid(...(GAP(a))); Conv1x1(Mul(s2, a)) -> m->m   fused (scale first)
+        Mul(b, s3) also a graph output; Conv1x1 after it             not fused
+        Mul(b, s3) -> Conv3x3                                        not fused (not 1x1)
+
+    The scales are per image (batch 2 in main)."""
+    inits, nodes = [], []
+
+    def w(name, shape, scale=0.3):
+        inits.append(numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name))
+        return name
+
+    def node(op, ins, out, **kw):
+        nodes.append(helper.make_node(op, ins, [out], **kw))
+        return out
+
+    def gate(x, ch, y, hard=False):
+        z = node('GlobalAveragePool', [x], y + '_p')
+        z = node('Relu', [node('Conv', [z, w(y + '_w1', (4, ch, 1, 1)), w(y + '_b1', (4,), 0.1)], y + '_c1')], y + '_r')
+        z = node('Conv', [z, w(y + '_w2', (ch, 4, 1, 1)), w(y + '_b2', (ch,), 0.1)], y + '_c2')
+        if hard:
+            return node('HardSigmoid', [z], y, alpha=1.0 / 6, beta=0.5)
+        return node('Sigmoid', [z], y)
+
+    a = node('Conv', [node('Mul', ['x', gate('x', c, 's1')], 'm1'), w('p1', (m, c, 1, 1)), w('q1', (m,), 0.1)], 'a')
+    b = node('Conv', [node('Mul', [gate(a, m, 's2', True), a], 'm2'), w('p2', (m, m, 1, 1))], 'b')
+    s3 = gate(b, m, 's3')
+    node('Mul', [b, s3], 'm3')
+    e = node('Conv', ['m3', w('p3', (m, m, 1, 1)), w('q3', (m,), 0.1)], 'e')
+    f = node('Conv', [node('Mul', [b, s3], 'm4'), w('p4', (m, m, 3, 3)), w('q4', (m,), 0.1)], 'f', pads=[1] * 4)
+    node('Add', [e, f], 'y')
+    gr = helper.make_graph(nodes, 'se', [helper.make_tensor_value_info('x', TensorProto.FLOAT, None)],
+                           [helper.make_tensor_value_info('y', TensorProto.FLOAT, None),
+                            helper.make_tensor_value_info('m3', TensorProto.FLOAT, None)], inits)
+    return helper.make_model(gr, opset_imports=[helper.make_opsetid('', 13)])
+
+
 def run(nn_run, model, inp, outdir, fusion, threads=1, cpu=None):
     env = dict(os.environ)
     env.pop('NN_NO_FUSION', None)
@@ -502,6 +545,14 @@ def main():
             x = rng.standard_normal((1, t, 16)).astype(np.float32)
             ok &= compare(nn_run, d, 'tf%d' % t, build_transformer(rng, t, 16), x, ALL, 35, 15,
                           'transformer %d tokens' % t)
+        # squeeze-excitation: 24 nodes unfused; fused: the first two Muls
+        # into their 1x1 Convs, the Relus and Sigmoids into theirs, the Add
+        # into f = 16.  M = 24: B per tile, M = 128 at 7x7 packed once;
+        # batch 2: scales per image
+        for c, m, hw in ((16, 24, 9), (32, 128, 7)):
+            x = rng.standard_normal((2, c, hw, hw)).astype(np.float32)
+            ok &= compare(nn_run, d, 'se%d' % m, build_se(rng, c, m), x, ALL, 24, 16,
+                          'squeeze-excitation %d->%d at %dx%d' % (c, m, hw, hw))
         # pre-activation: 12 nodes unfused; fused: c1 (+n1 +Mul +Add +Relu
         # before it, +Add after it), n2 (+Sub +Clip), n3, Mul, Sigmoid = 5
         for c, hw in ((16, 9), (64, 14)):

@@ -10,6 +10,7 @@ like the originals, so a weakness no model in ../shared shows comes out:
     resnet18     224x224, BatchNormalization kept as nodes
     yolov8n      640x640, C2f blocks, SPPF, SiLU, nearest Resize, 3 heads
     effnet_b0    224x224, depthwise 3x3/5x5, squeeze-excitation, SiLU
+    mobilenetv3  224x224 (Large), HardSwish, SE gated by HardSigmoid
     vit_tiny     197 tokens x 192, 6 encoder layers (opset 17)
     unet         256x256, MaxPool down, ConvTranspose up, skip Concats
 
@@ -126,6 +127,30 @@ def effnet_b0(path):
     x=g.op('Gemm',[x,g.w(rng.standard_normal((1000,1280))*0.03),g.w(np.zeros(1000))],transB=1)
     g.save('x',[1,3,224,224],[x],path)
 
+def mobilenetv3(path):
+    """MobileNetV3-Large as torchvision exports it: HardSwish, SE blocks
+    whose gate is HardSigmoid (alpha 1/6), BatchNorm folded into the convs."""
+    g=G('mbv3')
+    def act(x, hs): return g.op('HardSwish',[x]) if hs else g.op('Relu',[x])
+    def div8(v): return max(8, int(v + 4) // 8 * 8)
+    x=act(g.conv('x',3,16,3,2),True); c=16
+    for k,e,co,se,hs,st in [(3,16,16,0,0,1),(3,64,24,0,0,2),(3,72,24,0,0,1),(5,72,40,1,0,2),(5,120,40,1,0,1),
+                            (5,120,40,1,0,1),(3,240,80,0,1,2),(3,200,80,0,1,1),(3,184,80,0,1,1),(3,184,80,0,1,1),
+                            (3,480,112,1,1,1),(3,672,112,1,1,1),(5,672,160,1,1,2),(5,960,160,1,1,1),(5,960,160,1,1,1)]:
+        y=x
+        if e!=c: y=act(g.conv(y,c,e,1),hs)
+        y=act(g.conv(y,e,e,k,st,g=e),hs)
+        if se:
+            sq=div8(e/4); z=g.op('GlobalAveragePool',[y]); z=g.op('Relu',[g.conv(z,e,sq,1)])
+            z=g.op('HardSigmoid',[g.conv(z,sq,e,1)],alpha=1.0/6,beta=0.5); y=g.op('Mul',[y,z])
+        y=g.conv(y,e,co,1)
+        if st==1 and c==co: y=g.op('Add',[x,y])
+        x=y; c=co
+    x=act(g.conv(x,c,960,1),True); x=g.op('Flatten',[g.op('GlobalAveragePool',[x])])
+    x=g.op('HardSwish',[g.op('Gemm',[x,g.w(rng.standard_normal((1280,960))*0.03),g.w(np.zeros(1280))],transB=1)])
+    x=g.op('Gemm',[x,g.w(rng.standard_normal((1000,1280))*0.03),g.w(np.zeros(1000))],transB=1)
+    g.save('x',[1,3,224,224],[x],path,opset=14)
+
 def vit_tiny(path, L=6, D=192, N=197, heads=3):
     g=G('vit'); x='x'; dh=D//heads
     def ln(x):
@@ -155,7 +180,8 @@ def unet(path, S=256):
     g.save('x',[1,3,S,S],[x],path)
 
 ARCHS = [('mobilenetv2', mobilenetv2), ('resnet18', resnet18), ('yolov8n', yolov8n),
-         ('effnet_b0', effnet_b0), ('vit_tiny', vit_tiny), ('unet', unet)]
+         ('effnet_b0', effnet_b0), ('mobilenetv3', mobilenetv3), ('vit_tiny', vit_tiny),
+         ('unet', unet)]
 
 if __name__ == '__main__':
     if len(sys.argv) < 2 or sys.argv[1].startswith('-'):

@@ -1023,9 +1023,10 @@ static nn_status load_graph(nn_graph *g, const GraphProto *gp, load_scope *paren
     n->n_out = (int)np->n_output;
     n->in = nn_malloc((np->n_input + 1) * sizeof(int));
     n->out = nn_malloc((np->n_output + 1) * sizeof(int));
-    /* three spare input slots: plan-time fusions may add a bias, a
-     * residual and a fused producer's input to a Conv (plan.c) */
-    n->x = nn_calloc(np->n_input + 3, sizeof(nn_value *));
+    /* four spare input slots: plan-time fusions may add a bias, a
+     * residual, a fused producer's input and its channel scales to a Conv
+     * (plan.c) */
+    n->x = nn_calloc(np->n_input + 4, sizeof(nn_value *));
     n->y = nn_calloc(np->n_output + 1, sizeof(nn_value *));
     n->attrs = nn_calloc(np->n_attribute + 1, sizeof(nn_attr));
     if (!n->in || !n->out || !n->x || !n->y || !n->attrs) {
