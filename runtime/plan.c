@@ -763,50 +763,76 @@ static bool res_same_shape(const nn_value *a, const nn_value *b) {
   return a->rank == b->rank && memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank) == 0;
 }
 
-static nn_status fuse_residuals(nn_ctx *c, nn_graph *g, nn_error *err) {
+/* The two-input Adds of the plan (a two-input Sum too when sum: caffe2
+ * exports write ResNet shortcuts so) with a float32 output, offered to
+ * `take` one operand at a time: x, read by the Add alone and produced by a
+ * node of this plan (prod[x] >= 0), and r the other, both float32 and x of
+ * the output's shape.  take returns true when it absorbed the Add into x's
+ * producer (which then writes the Add's output: prod follows), false to go
+ * on; a failure stops the walk with *st set. */
+typedef bool (*add_take_fn)(nn_ctx *c, nn_graph *g, const int *prod, nn_node *add, nn_value *x,
+                            nn_value *r, nn_status *st, nn_error *err);
+
+static nn_status fuse_adds(nn_ctx *c, nn_graph *g, bool sum, add_take_fn take, nn_error *err) {
   int *prod = plan_producers(g);
   if (!prod)
     return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
   nn_status st = NN_OK;
   for (int i = 0; i < g->n_nodes && st == NN_OK; i++) {
     nn_node *add = &g->nodes[i];
-    /* a two-input Sum is an Add (caffe2 exports write ResNet shortcuts so) */
-    if (!(op_is(add, "Add") || op_is(add, "Sum")) || add->removed || add->folded || add->fused ||
-        add->n_in != 2 ||
-        !add->x[0] || !add->x[1] || !add->y[0] || add->y[0]->dtype != NN_DTYPE_FLOAT)
+    if (!(op_is(add, "Add") || (sum && op_is(add, "Sum"))) || add->removed || add->folded ||
+        add->fused || add->n_in != 2 || !add->x[0] || !add->x[1] || !add->y[0] ||
+        add->y[0]->dtype != NN_DTYPE_FLOAT)
       continue;
     for (int side = 0; side < 2; side++) {
       nn_value *x = add->x[side], *r = add->x[1 - side];
       int xi = vidx(g, x), ri = vidx(g, r);
       if (xi < 0 || ri < 0 || x == r || x->known || x->is_graph_output || x->n_uses != 1 ||
           prod[xi] < 0 || x->dtype != NN_DTYPE_FLOAT || r->dtype != NN_DTYPE_FLOAT ||
-          !res_same_shape(x, add->y[0]) || !res_same_shape(r, add->y[0]))
+          !res_same_shape(x, add->y[0]))
         continue;
-      int ci = prod[xi];
-      nn_node *conv = &g->nodes[ci];
-      if (!op_is(conv, "Conv") || conv->y[0] != x || conv->act.kind != NN_ACT_NONE ||
-          conv->res_slot != 0 || conv->n_in > RES_SLOT || !conv->x[0] ||
-          conv->x[0]->dtype != NN_DTYPE_FLOAT)
-        continue;
-      /* r is ready before the Conv runs (an input or constant has no producer) */
-      if (prod[ri] >= ci)
-        continue;
-      for (int k = conv->n_in; k < RES_SLOT; k++)
-        conv->x[k] = NULL;   /* an omitted bias */
-      conv->x[RES_SLOT] = r;
-      conv->n_in = RES_SLOT + 1;
-      conv->res_slot = RES_SLOT;
-      conv->y[0] = add->y[0];
-      add->fused = true;
-      int yi = vidx(g, add->y[0]);
-      if (yi >= 0)
-        prod[yi] = ci;
-      st = prepare_node(c, conv, err);
-      break;
+      int pi = prod[xi];
+      if (take(c, g, prod, add, x, r, &st, err)) {
+        int yi = vidx(g, add->y[0]);
+        if (yi >= 0)
+          prod[yi] = pi;
+        break;
+      }
     }
   }
   nn_free(prod);
   return st;
+}
+
+/* The producer of x, with the Add's output and the Add fused: prepared again. */
+static nn_status add_absorbed(nn_ctx *c, nn_node *into, nn_node *add, nn_error *err) {
+  into->y[0] = add->y[0];
+  add->fused = true;
+  return prepare_node(c, into, err);
+}
+
+static bool residual_take(nn_ctx *c, nn_graph *g, const int *prod, nn_node *add, nn_value *x,
+                          nn_value *r, nn_status *st, nn_error *err) {
+  int ci = prod[vidx(g, x)];
+  nn_node *conv = &g->nodes[ci];
+  if (!res_same_shape(r, add->y[0]) || !op_is(conv, "Conv") || conv->y[0] != x ||
+      conv->act.kind != NN_ACT_NONE || conv->res_slot != 0 || conv->n_in > RES_SLOT ||
+      !conv->x[0] || conv->x[0]->dtype != NN_DTYPE_FLOAT)
+    return false;
+  /* r is ready before the Conv runs (an input or constant has no producer) */
+  if (prod[vidx(g, r)] >= ci)
+    return false;
+  for (int k = conv->n_in; k < RES_SLOT; k++)
+    conv->x[k] = NULL;   /* an omitted bias */
+  conv->x[RES_SLOT] = r;
+  conv->n_in = RES_SLOT + 1;
+  conv->res_slot = RES_SLOT;
+  *st = add_absorbed(c, conv, add, err);
+  return true;
+}
+
+static nn_status fuse_residuals(nn_ctx *c, nn_graph *g, nn_error *err) {
+  return fuse_adds(c, g, true, residual_take, err);
 }
 
 /* ---- MatMul + Add fusion ------------------------------------------------------ */
@@ -830,51 +856,31 @@ static bool mm_col_bias(const nn_value *c, const nn_value *y) {
   return true;
 }
 
-static nn_status fuse_matmul_adds(nn_ctx *c, nn_graph *g, nn_error *err) {
-  int *prod = plan_producers(g);
-  if (!prod)
-    return nn_error_set(err, NN_ERR_NOMEM, "out of memory");
-  nn_status st = NN_OK;
-  for (int i = 0; i < g->n_nodes && st == NN_OK; i++) {
-    nn_node *add = &g->nodes[i];
-    if (!op_is(add, "Add") || add->removed || add->folded || add->fused || add->n_in != 2 ||
-        !add->x[0] || !add->x[1] || !add->y[0] || add->y[0]->dtype != NN_DTYPE_FLOAT)
-      continue;
-    for (int side = 0; side < 2; side++) {
-      nn_value *x = add->x[side], *r = add->x[1 - side];
-      int xi = vidx(g, x), ri = vidx(g, r);
-      if (xi < 0 || ri < 0 || x == r || x->known || x->is_graph_output || x->n_uses != 1 ||
-          prod[xi] < 0 || x->dtype != NN_DTYPE_FLOAT || r->dtype != NN_DTYPE_FLOAT ||
-          !res_same_shape(x, add->y[0]))
-        continue;
-      int mi = prod[xi];
-      nn_node *mm = &g->nodes[mi];
-      if (!op_is(mm, "MatMul") || mm->y[0] != x || mm->act.kind != NN_ACT_NONE ||
-          mm->res_slot != 0 || !mm->x[0] || mm->x[0]->dtype != NN_DTYPE_FLOAT)
-        continue;
-      if (mm->n_in == 2 && mm_col_bias(r, x)) {
-        mm->x[MM_BIAS_SLOT] = r;
-        mm->n_in = MM_BIAS_SLOT + 1;
-      } else if (res_same_shape(r, x) && prod[ri] < mi) {
-        for (int k = mm->n_in; k < MM_RES_SLOT; k++)
-          mm->x[k] = NULL;   /* no bias */
-        mm->x[MM_RES_SLOT] = r;
-        mm->n_in = MM_RES_SLOT + 1;
-        mm->res_slot = MM_RES_SLOT;
-      } else {
-        continue;
-      }
-      mm->y[0] = add->y[0];
-      add->fused = true;
-      int yi = vidx(g, add->y[0]);
-      if (yi >= 0)
-        prod[yi] = mi;
-      st = prepare_node(c, mm, err);
-      break;
-    }
+static bool matmul_add_take(nn_ctx *c, nn_graph *g, const int *prod, nn_node *add, nn_value *x,
+                            nn_value *r, nn_status *st, nn_error *err) {
+  int mi = prod[vidx(g, x)];
+  nn_node *mm = &g->nodes[mi];
+  if (!op_is(mm, "MatMul") || mm->y[0] != x || mm->act.kind != NN_ACT_NONE ||
+      mm->res_slot != 0 || !mm->x[0] || mm->x[0]->dtype != NN_DTYPE_FLOAT)
+    return false;
+  if (mm->n_in == 2 && mm_col_bias(r, x)) {
+    mm->x[MM_BIAS_SLOT] = r;
+    mm->n_in = MM_BIAS_SLOT + 1;
+  } else if (res_same_shape(r, x) && prod[vidx(g, r)] < mi) {
+    for (int k = mm->n_in; k < MM_RES_SLOT; k++)
+      mm->x[k] = NULL;   /* no bias */
+    mm->x[MM_RES_SLOT] = r;
+    mm->n_in = MM_RES_SLOT + 1;
+    mm->res_slot = MM_RES_SLOT;
+  } else {
+    return false;
   }
-  nn_free(prod);
-  return st;
+  *st = add_absorbed(c, mm, add, err);
+  return true;
+}
+
+static nn_status fuse_matmul_adds(nn_ctx *c, nn_graph *g, nn_error *err) {
+  return fuse_adds(c, g, false, matmul_add_take, err);
 }
 
 /* ---- depthwise -> pointwise fusion ------------------------------------------ */
