@@ -38,6 +38,7 @@ typedef struct dw_job {
   bool simd;             /* AVX2 ring kernels (dw2_rows_t) */
   bool k3s1;             /* AVX2 3x3 stride-1 kernel (dw2_rows_k3s1) */
   bool k3s2;             /* AVX-512 3x3 stride-2 kernel (dw5_rows_k3s2) */
+  bool k5s2;             /* AVX-512 5x5 stride-2 kernel (dw5_rows_k5s2) */
   bool k3s2a;            /* AVX2 3x3 stride-2 kernel (dw2_rows_k3s2) */
   /* panel output (nn_dwconv2d_panel): output pixel j of the plane goes to
    * pan[((j - pj0) / pnr) * pstride + (j - pj0) % pnr] instead of y */
@@ -784,33 +785,43 @@ static SG_ALWAYS_INLINE SG512 __m512 dw5_cols16(const float *xr, int64_t c, __mm
   return _mm512_maskz_loadu_ps(k, (const float *)((uintptr_t)xr + (uintptr_t)(c * (int64_t)4)));
 }
 
-/* 3x3 stride 2 on AVX-512 (MobileNet's and ShuffleNet's downsampling
- * depthwise convs), 16 outputs of a row at a time: per input row, the
- * columns under taps 0, 1 and 2 (2 ow - PL + kw) picked from three vectors
- * by a permute each, no copy of the row.  The AVX2 ring deinterleaves each
- * row into a buffer first: ShuffleNet's 112 x 56 x 56 -> 28 x 28 layer ran
- * 0.11 ms there and 0.062 here, its 272 x 14 x 14 -> 7 x 7 one 0.037 and
- * 0.019 (Zen 5, 1 thread; ShuffleNet 3.7% faster on 1 thread, 1.9% on 2,
- * PP-OCR's detector 1% and 2.4%). */
-static SG512 void dw5_rows_k3s2(const dw_job *j, const float *xc, const float *wc, float *yc,
-                                const float *rc, float bias, int64_t oh0, int64_t oh1) {
+/* 3x3 and 5x5 stride 2 on AVX-512 (MobileNet's and ShuffleNet's
+ * downsampling depthwise convs, EfficientNet's and MobileNetV3's 5x5 ones),
+ * 16 outputs of a row at a time: per input row, the columns under each tap
+ * (2 ow - PL + kw) picked from three vectors by a permute each, no copy of
+ * the row.  The AVX2 ring deinterleaves each row into a buffer first:
+ * ShuffleNet's 112 x 56 x 56 -> 28 x 28 layer ran 0.11 ms there and 0.062
+ * here, its 272 x 14 x 14 -> 7 x 7 one 0.037 and 0.019 (Zen 5, 1 thread;
+ * ShuffleNet 3.7% faster on 1 thread, 1.9% on 2, PP-OCR's detector 1% and
+ * 2.4%); 5x5 on 144 x 56 x 56 -> 28 x 28 0.30 -> ~0.1 ms (Zen 4), where the
+ * ring kernel spilled its row pointers. */
+static SG_ALWAYS_INLINE SG512 void dw5_rows_s2_t(const int K, const dw_job *j, const float *xc,
+                                                 const float *wc, float *yc, const float *rc,
+                                                 float bias, int64_t oh0, int64_t oh1) {
   const nn_dwconv_shape *s = j->s;
   const int64_t IH = s->IH, IW = s->IW, OW = s->OW;
+  /* even lanes of a pair (tap 0), odd (tap 1); then the same moved down one
+   * lane with lanes of the third vector brought in (taps 2, 3), two lanes
+   * (tap 4) */
   const __m512i ie = SG5_EVEN_IDX;
   const __m512i io = _mm512_add_epi32(ie, _mm512_set1_epi32(1));
-  const __m512i is = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
-  __m512 w[9];
-  for (int t = 0; t < 9; t++)
+  const __m512i is1 = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
+  const __m512i is1o = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17);
+  const __m512i is2 = _mm512_setr_epi32(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18);
+  __m512 w[25];
+  for (int t = 0; t < K * K; t++)
     w[t] = _mm512_set1_ps(wc[t]);
   for (int64_t oh = oh0; oh < oh1; oh++) {
     for (int64_t ow = 0; ow < OW; ow += 16) {
       const int64_t c0 = 2 * ow - s->PL;
       const __mmask16 k0 = sg5_cols_mask(IW, c0), k1 = sg5_cols_mask(IW, c0 + 16);
       const __mmask16 k2 = sg5_cols_mask(IW, c0 + 32);
-      /* a sum per tap column: three chains of three multiply-adds, not one
-       * of nine */
-      __m512 a0 = _mm512_set1_ps(bias), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps();
-      for (int kh = 0; kh < 3; kh++) {
+      /* a sum per tap column: K chains of K multiply-adds, not one of K*K */
+      __m512 a[5];
+      a[0] = _mm512_set1_ps(bias);
+      for (int kw = 1; kw < K; kw++)
+        a[kw] = _mm512_setzero_ps();
+      for (int kh = 0; kh < K; kh++) {
         int64_t ih = 2 * oh - s->PT + kh;
         if (ih < 0 || ih >= IH)
           continue;
@@ -818,18 +829,33 @@ static SG512 void dw5_rows_k3s2(const dw_job *j, const float *xc, const float *w
         __m512 l0 = dw5_cols16(xr, c0, k0), l1 = dw5_cols16(xr, c0 + 16, k1);
         __m512 l2 = dw5_cols16(xr, c0 + 32, k2);
         __m512 e = _mm512_permutex2var_ps(l0, ie, l1), o = _mm512_permutex2var_ps(l0, io, l1);
-        __m512 e2 = _mm512_permutex2var_ps(e, is, l2);
-        a0 = _mm512_fmadd_ps(w[3 * kh], e, a0);
-        a1 = _mm512_fmadd_ps(w[3 * kh + 1], o, a1);
-        a2 = _mm512_fmadd_ps(w[3 * kh + 2], e2, a2);
+        a[0] = _mm512_fmadd_ps(w[K * kh], e, a[0]);
+        a[1] = _mm512_fmadd_ps(w[K * kh + 1], o, a[1]);
+        a[2] = _mm512_fmadd_ps(w[K * kh + 2], _mm512_permutex2var_ps(e, is1, l2), a[2]);
+        if (K == 5) {
+          a[3] = _mm512_fmadd_ps(w[K * kh + 3], _mm512_permutex2var_ps(o, is1o, l2), a[3]);
+          a[4] = _mm512_fmadd_ps(w[K * kh + 4], _mm512_permutex2var_ps(e, is2, l2), a[4]);
+        }
       }
-      __m512 acc = _mm512_add_ps(_mm512_add_ps(a0, a1), a2);
+      __m512 acc = _mm512_add_ps(_mm512_add_ps(a[0], a[1]), a[2]);
+      if (K == 5)
+        acc = _mm512_add_ps(acc, _mm512_add_ps(a[3], a[4]));
       __mmask16 k = OW - ow >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (OW - ow)) - 1u);
       if (rc)
         acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(k, rc + oh * OW + ow));
       _mm512_mask_storeu_ps(yc + oh * OW + ow, k, sg5_act(&j->act, acc));
     }
   }
+}
+
+static SG512 void dw5_rows_k3s2(const dw_job *j, const float *xc, const float *wc, float *yc,
+                                const float *rc, float bias, int64_t oh0, int64_t oh1) {
+  dw5_rows_s2_t(3, j, xc, wc, yc, rc, bias, oh0, oh1);
+}
+
+static SG512 void dw5_rows_k5s2(const dw_job *j, const float *xc, const float *wc, float *yc,
+                                const float *rc, float bias, int64_t oh0, int64_t oh1) {
+  dw5_rows_s2_t(5, j, xc, wc, yc, rc, bias, oh0, oh1);
 }
 #endif
 
@@ -904,6 +930,8 @@ static void dw_range(void *arg, int64_t t0, int64_t t1) {
       dw2_rows_k3s1(j, xc, wc, yc, rc, bias, oh0, oh1);
     } else if (j->k3s2) {
       dw5_rows_k3s2(j, xc, wc, yc, rc, bias, oh0, oh1);
+    } else if (j->k5s2) {
+      dw5_rows_k5s2(j, xc, wc, yc, rc, bias, oh0, oh1);
     } else if (j->k3s2a) {
       dw2_rows_k3s2(j, xc, wc, yc, rc, bias, oh0, oh1);
     } else if (j->simd) {
@@ -1229,6 +1257,8 @@ nn_status nn_dwconv2d(nn_ctx *c, const nn_dwconv_shape *s, const float *x, const
            s->KW == 3 && s->SH == 1 && s->SW == 1 && s->OW >= 24 && s->IW <= DW_ZROW;
   j.k3s2 = nn_cpu_isa_get() >= NN_CPU_AVX512 && j.dh == 1 && j.dw == 1 && s->KH == 3 &&
            s->KW == 3 && s->SH == 2 && s->SW == 2;
+  j.k5s2 = nn_cpu_isa_get() >= NN_CPU_AVX512 && j.dh == 1 && j.dw == 1 && s->KH == 5 &&
+           s->KW == 5 && s->SH == 2 && s->SW == 2;
   j.k3s2a = !j.k3s2 && nn_cpu_isa_get() >= NN_CPU_AVX2 && j.dh == 1 && j.dw == 1 &&
             s->KH == 3 && s->KW == 3 && s->SH == 2 && s->SW == 2 && s->OW >= 8 &&
             s->IW <= DW_ZROW;
@@ -1253,7 +1283,7 @@ nn_status nn_dwconv2d(nn_ctx *c, const nn_dwconv_shape *s, const float *x, const
 #if SG_X86
   /* a sigmoid, SiLU or GELU over the finished rows rather than per vector
    * in the vector kernels' stores */
-  if ((j.simd || j.k3s1 || j.k3s2 || j.k3s2a) &&
+  if ((j.simd || j.k3s1 || j.k3s2 || j.k5s2 || j.k3s2a) &&
       (j.act.act == NN_SGEMM_ACT_SIGMOID || j.act.act == NN_SGEMM_ACT_SILU ||
        j.act.act == NN_SGEMM_ACT_GELU)) {
     j.post = j.act;
