@@ -214,12 +214,17 @@ static SG_ALWAYS_INLINE SG256 void dw2_block(const int KW, const int S, const in
                                              const float *wc, float *yr, const float *rr,
                                              int64_t ldy, int kh0, int kh1, int64_t ow,
                                              float bias, int tail, int dil) {
-  __m256 acc[4][8];
+  /* with few vectors, the odd taps in a second set of chains: 4 chains of
+   * KH x KW FMAs were bound by the FMA latency */
+  const int SPLIT = R * V <= 4 ? 2 : 1;
+  __m256 acc[4][8], acc2[4][8];
 SG_UNROLL(4)
   for (int r = 0; r < R; r++)
 SG_UNROLL(8)
-    for (int v = 0; v < V; v++)
+    for (int v = 0; v < V; v++) {
       acc[r][v] = _mm256_set1_ps(bias);
+      acc2[r][v] = _mm256_setzero_ps();
+    }
   for (int kh = kh0; kh < kh1; kh++) {
     const float *wr = wc + kh * KW;
 SG_UNROLL(5)
@@ -229,11 +234,21 @@ SG_UNROLL(4)
       for (int r = 0; r < R; r++) {
         const float *p = rows[r][kh] + ow + (S == 1 ? kw * dil : (kw & 1) * half + kw / 2);
 SG_UNROLL(8)
-        for (int v = 0; v < V; v++)
-          acc[r][v] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 8 * v), acc[r][v]);
+        for (int v = 0; v < V; v++) {
+          if (SPLIT == 2 && (kw & 1))
+            acc2[r][v] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 8 * v), acc2[r][v]);
+          else
+            acc[r][v] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 8 * v), acc[r][v]);
+        }
       }
     }
   }
+  if (SPLIT == 2)
+SG_UNROLL(4)
+    for (int r = 0; r < R; r++)
+SG_UNROLL(8)
+      for (int v = 0; v < V; v++)
+        acc[r][v] = _mm256_add_ps(acc[r][v], acc2[r][v]);
   const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail),
                                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 SG_UNROLL(4)
