@@ -3,8 +3,9 @@
 one pixel of padding (AveragePool with and without count_include_pad,
 MaxPool; maps from 2x2 to 28x28 and one past the path's size limit, which
 takes the row path), and MaxPool and AveragePool stride 2 with padding 0
-or 1 before, any after, ceil_mode on and off; 2x2 stride 2 unpadded; one
-window the size of the plane, unpadded;
+or 1 before, any after, ceil_mode on and off; 2x2 stride 2 unpadded; 5x5,
+9x9 and 13x13 stride 1 padded (SPP); one window the size of the plane,
+unpadded;
 on every CPU instruction set this machine has,
 serial and on two threads.  The backend-ops harness compares the CPU backend
 with itself; this compares it with values computed another way.
@@ -103,6 +104,14 @@ def main():
         for op in ("MaxPool", "AveragePool"):
             d = os.path.join(work, f"{op}_2x2s2_{'x'.join(map(str, shape))}_{i}")
             make_case(d, shape, op, False, 250 + i, 2, (0, 0, 0, 0), ceil, (2, 2))
+            cases.append(d)
+    # YOLO's SPP / SPPF windows, stride 1, "same" padding (the row path's
+    # 5-, 9- and 13-tap instances): maps narrower than the window too
+    for i, (shape, k) in enumerate([((1, 8, 20, 20), 5), ((2, 3, 13, 17), 9), ((1, 2, 9, 40), 13),
+                                    ((1, 2, 3, 4), 5)]):
+        for op in ("MaxPool", "AveragePool"):
+            d = os.path.join(work, f"{op}_{k}x{k}s1_{'x'.join(map(str, shape))}")
+            make_case(d, shape, op, False, 300 + i, 1, (k // 2,) * 4, False, (k, k))
             cases.append(d)
     # one window the size of the plane, unpadded (the global path)
     for i, (shape, op) in enumerate([((1, 8, 7, 7), "AveragePool"), ((2, 3, 5, 3), "MaxPool")]):

@@ -187,7 +187,7 @@ POOL_PLANE(pool_plane_any, double, POOL_LD_ANY, POOL_ST_ANY)
  * of KW taps at the stride gives the outputs; averages divide by the taps
  * inside (or, with count_include_pad, inside the padded extent).  No
  * per-output bounds, every loop vectorizes (instances for strides 1-2 and
- * windows 1-3, in baseline and AVX2 code).  Rows whose window has no input
+ * windows 1-3, stride 1 and windows 5, 9, 13, in baseline and AVX2 code).  Rows whose window has no input
  * row and every other case take the generic code.  Results: max over the
  * same values (a NaN is kept only when met first, as in the generic code,
  * but the order of the taps differs); averages sum in float instead of
@@ -237,8 +237,10 @@ static float pool_out_f32(const pool_priv *p, const float *x, int64_t oh, int64_
  * the KW taps x[t * S + kw] in order, starting from the first tap (first)
  * or from y[t], max (MX) or sum.  Instantiated with S, KW, first and MX
  * constant (strides 1 / 2, windows 2 / 3: every pool of the benchmark
- * models), so the taps unroll and the loop over t vectorizes; the generic
- * instance takes them at run time. */
+ * models; stride 1, windows 5, 9, 13: YOLO's SPP / SPPF, where the generic
+ * instance took 0.21 ms of a 128 x 20x20 5x5 pool, 7x ONNX Runtime), so the
+ * taps unroll and the loop over t vectorizes; the generic instance takes
+ * them at run time. */
 static inline __attribute__((always_inline)) void pool_pass(float *restrict y,
                                                             const float *restrict x, int64_t n,
                                                             int64_t S, int64_t KW, bool first,
@@ -277,6 +279,9 @@ static inline __attribute__((always_inline)) void pool_pass(float *restrict y,
 POOL_PASS_SET(1, 1)
 POOL_PASS_SET(1, 2)
 POOL_PASS_SET(1, 3)
+POOL_PASS_SET(1, 5)
+POOL_PASS_SET(1, 9)
+POOL_PASS_SET(1, 13)
 POOL_PASS_SET(2, 2)
 POOL_PASS_SET(2, 3)
 
@@ -295,6 +300,9 @@ static pool_pass_fn pool_pass_for(int64_t S, int64_t KW, bool first, bool mx) {
   POOL_PICK(1, 1)
   POOL_PICK(1, 2)
   POOL_PICK(1, 3)
+  POOL_PICK(1, 5)
+  POOL_PICK(1, 9)
+  POOL_PICK(1, 13)
   POOL_PICK(2, 2)
   POOL_PICK(2, 3)
 #undef POOL_PICK
