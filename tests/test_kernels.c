@@ -152,7 +152,7 @@ typedef struct conv_case {
   int64_t n, c, m, group;
   int64_t in[3], k[3], s[3], d[3], pb[3], pe[3];
   bool bias;
-  const char *act;               /* NULL, "Relu", "Clip" (0..6) */
+  const char *act;               /* NULL, "Relu", "Clip" (0..6), "Sigmoid" */
   bool transpose;                /* ConvTranspose */
   int64_t opad[3];               /* ConvTranspose output_padding */
 } conv_case;
@@ -169,6 +169,8 @@ static double act_ref(const char *act, double v) {
     return v;
   if (strcmp(act, "Relu") == 0)
     return v < 0 ? 0 : v;
+  if (strcmp(act, "Sigmoid") == 0)
+    return 1.0 / (1.0 + exp(-v));
   return v < 0 ? 0 : v > 6 ? 6 : v;
 }
 
@@ -309,6 +311,9 @@ static const conv_case conv_cases[] = {
   {"winograd 3x3 map padded", 2, 1, 16, 16, 1, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
   {"winograd 2x2 map padded", 2, 2, 16, 24, 1, {2, 2}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, "Relu"},
   {"winograd wide left pads", 2, 1, 16, 16, 1, {5, 6}, {3, 3}, {1, 1}, {1, 1}, {2, 3}, {0, 1}, false, NULL},
+  /* a costly activation: applied over each written row segment in vectors */
+  {"winograd sigmoid odd", 2, 1, 16, 16, 1, {21, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, "Sigmoid"},
+  {"winograd sigmoid blocks", 2, 1, 64, 64, 1, {50, 46}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, "Sigmoid"},
   {"conv1x1 stride2", 2, 1, 32, 36, 1, {10, 9}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, false, "Relu"},
   /* many output channels, small map: the right operand packed once */
   {"conv1x1 packed once", 2, 2, 64, 130, 1, {9, 11}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, "Relu"},

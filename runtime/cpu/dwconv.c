@@ -874,59 +874,6 @@ static SG512 void dw5_rows_k5s2(const dw_job *j, const float *xc, const float *w
 }
 #endif
 
-/* The activation over the n floats at v, in place, its kind switched on
- * once: in a kernel's stores a costly one (a sigmoid's exp and divide) was
- * a switch per vector that reloaded its constants (SiLU's exp took a fifth
- * of the small-map kernel); 16 lanes on AVX-512.  Any alignment, any n. */
-#define DW_ACT_CASES(X)                                                                   \
-  X(NN_SGEMM_ACT_RELU) X(NN_SGEMM_ACT_CLIP) X(NN_SGEMM_ACT_LEAKY) X(NN_SGEMM_ACT_HSWISH) \
-  X(NN_SGEMM_ACT_SIGMOID) X(NN_SGEMM_ACT_SILU) X(NN_SGEMM_ACT_GELU)
-
-static SG512 void dw5_act_run(const sg_act *a, float *v, int64_t n) {
-  sg_act k = *a;
-  int64_t i = 0;
-  const __mmask16 tail = (__mmask16)((1u << (n % 16)) - 1u);
-  switch (a->act) {
-#define DW5_ACT_CASE(KIND)                                                           \
-  case KIND:                                                                         \
-    k.act = KIND;                                                                    \
-    for (i = 0; i + 16 <= n; i += 16)                                                \
-      _mm512_storeu_ps(v + i, sg5_act(&k, _mm512_loadu_ps(v + i)));                  \
-    if (tail)                                                                        \
-      _mm512_mask_storeu_ps(v + i, tail, sg5_act(&k, _mm512_maskz_loadu_ps(tail, v + i))); \
-    break;
-    DW_ACT_CASES(DW5_ACT_CASE)
-#undef DW5_ACT_CASE
-  default: break;
-  }
-}
-
-static SG256 void dw2_act_run(const sg_act *a, float *v, int64_t n) {
-  sg_act k = *a;
-  int64_t i = 0;
-  switch (a->act) {
-#define DW2_ACT_CASE(KIND)                                                  \
-  case KIND:                                                                \
-    k.act = KIND;                                                           \
-    for (i = 0; i + 8 <= n; i += 8)                                         \
-      _mm256_storeu_ps(v + i, sg2_act(&k, _mm256_loadu_ps(v + i)));         \
-    if (i < n) {                                                            \
-      float buf[8] = {0};                                                   \
-      memcpy(buf, v + i, sizeof(float) * (size_t)(n - i));                  \
-      _mm256_storeu_ps(buf, sg2_act(&k, _mm256_loadu_ps(buf)));             \
-      memcpy(v + i, buf, sizeof(float) * (size_t)(n - i));                  \
-    }                                                                       \
-    break;
-    DW_ACT_CASES(DW2_ACT_CASE)
-#undef DW2_ACT_CASE
-  default: break;
-  }
-}
-
-static void dw_act_run(const sg_act *a, float *v, int64_t n) {
-  (nn_cpu_isa_get() >= NN_CPU_AVX512 ? dw5_act_run : dw2_act_run)(a, v, n);
-}
-
 static void dw_range(void *arg, int64_t t0, int64_t t1) {
   const dw_job *j = arg;
   const nn_dwconv_shape *s = j->s;
@@ -957,10 +904,8 @@ static void dw_range(void *arg, int64_t t0, int64_t t1) {
     } else
 #endif
       dw_rows_portable(j, xc, wc, yc, rc, bias, oh0, oh1);
-#if SG_X86
     if (j->post.act != NN_SGEMM_ACT_NONE)   /* the rows are still in L1 */
-      dw_act_run(&j->post, yc + oh0 * s->OW, (oh1 - oh0) * s->OW);
-#endif
+      nn_sgemm_act_run(&j->post, yc + oh0 * s->OW, (oh1 - oh0) * s->OW);
   }
 }
 
@@ -1098,7 +1043,7 @@ SG_UNROLL(8)
             : dw2_cv_taps(5, 2, j, tile, tw, w, bias, nc, outv));
   /* the activation over the block, still in L1 */
   if (j->act.act != NN_SGEMM_ACT_NONE)
-    dw_act_run(&j->act, outv, out_sz * 8);
+    nn_sgemm_act_run(&j->act, outv, out_sz * 8);
   /* output: 8 pixels of the 8 channels a transpose, into the planes */
   for (int64_t p = 0; p < out_sz; p += 8) {
     const int64_t n = dw_min(8, out_sz - p);
@@ -1299,8 +1244,7 @@ nn_status nn_dwconv2d(nn_ctx *c, const nn_dwconv_shape *s, const float *x, const
   /* a sigmoid, SiLU or GELU over the finished rows rather than per vector
    * in the vector kernels' stores */
   if ((j.simd || j.k3s1 || j.k3s2 || j.k5s2 || j.k3s2a) &&
-      (j.act.act == NN_SGEMM_ACT_SIGMOID || j.act.act == NN_SGEMM_ACT_SILU ||
-       j.act.act == NN_SGEMM_ACT_GELU)) {
+      sg_act_costly(j.act.act)) {
     j.post = j.act;
     dw_job_act(&j, NULL);
   }

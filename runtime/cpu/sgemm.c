@@ -2223,3 +2223,76 @@ void nn_sgemm_pack_im2col(void *user, int64_t k0, int64_t kc, int64_t j0, int64_
 #endif
   sg_pack_im2col_base(user, k0, kc, j0, nb, nr, dst, pstride);
 }
+
+#if SG_X86
+/* ---- an activation over an array (sgemm_simd.h nn_sgemm_act_run) ------------ */
+#define SG_ACT_CASES(X)                                                                   \
+  X(NN_SGEMM_ACT_RELU) X(NN_SGEMM_ACT_CLIP) X(NN_SGEMM_ACT_LEAKY) X(NN_SGEMM_ACT_HSWISH) \
+  X(NN_SGEMM_ACT_SIGMOID) X(NN_SGEMM_ACT_SILU) X(NN_SGEMM_ACT_GELU)
+
+static SG512 void sg5_act_run(const sg_act *a, float *v, int64_t n) {
+  sg_act k = *a;
+  int64_t i = 0;
+  const __mmask16 tail = (__mmask16)((1u << (n % 16)) - 1u);
+  switch (a->act) {
+#define SG5_ACT_CASE(KIND)                                                           \
+  case KIND:                                                                         \
+    k.act = KIND;                                                                    \
+    for (i = 0; i + 16 <= n; i += 16)                                                \
+      _mm512_storeu_ps(v + i, sg5_act(&k, _mm512_loadu_ps(v + i)));                  \
+    if (tail)                                                                        \
+      _mm512_mask_storeu_ps(v + i, tail, sg5_act(&k, _mm512_maskz_loadu_ps(tail, v + i))); \
+    break;
+    SG_ACT_CASES(SG5_ACT_CASE)
+#undef SG5_ACT_CASE
+  default: break;
+  }
+}
+
+static SG256 void sg2_act_run(const sg_act *a, float *v, int64_t n) {
+  sg_act k = *a;
+  int64_t i = 0;
+  switch (a->act) {
+#define SG2_ACT_CASE(KIND)                                                  \
+  case KIND:                                                                \
+    k.act = KIND;                                                           \
+    for (i = 0; i + 8 <= n; i += 8)                                         \
+      _mm256_storeu_ps(v + i, sg2_act(&k, _mm256_loadu_ps(v + i)));         \
+    if (i < n) {                                                            \
+      float buf[8] = {0};                                                   \
+      memcpy(buf, v + i, sizeof(float) * (size_t)(n - i));                  \
+      _mm256_storeu_ps(buf, sg2_act(&k, _mm256_loadu_ps(buf)));             \
+      memcpy(v + i, buf, sizeof(float) * (size_t)(n - i));                  \
+    }                                                                       \
+    break;
+    SG_ACT_CASES(SG2_ACT_CASE)
+#undef SG2_ACT_CASE
+  default: break;
+  }
+}
+
+void nn_sgemm_act_run(const sg_act *a, float *v, int64_t n) {
+  if (a->act == NN_SGEMM_ACT_NONE || n <= 0)
+    return;
+  nn_cpu_isa isa = nn_cpu_isa_get();
+  if (isa >= NN_CPU_AVX512) {
+    sg5_act_run(a, v, n);
+    return;
+  }
+  if (isa >= NN_CPU_AVX2) {
+    sg2_act_run(a, v, n);
+    return;
+  }
+  for (int64_t i = 0; i < n; i++)
+    v[i] = sg_act1(a, v[i]);
+}
+
+#else /* no x86 vector path */
+
+void nn_sgemm_act_run(const sg_act *a, float *v, int64_t n) {
+  if (a->act != NN_SGEMM_ACT_NONE)
+    for (int64_t i = 0; i < n; i++)
+      v[i] = sg_act1(a, v[i]);
+}
+
+#endif

@@ -105,6 +105,19 @@ static inline float sg_act1(const sg_act *a, float v) {
   }
 }
 
+/* v[i] = act(v[i]) for 0 <= i < n, in place, any alignment: the kind
+ * switched on once, 16 lanes on AVX-512, 8 on AVX2, sg_act1 on the portable
+ * path (sgemm.c).  For a costly activation (a sigmoid's exp and divide,
+ * erf) over output a kernel has just written: applied per vector in its
+ * stores, it was a switch per vector that reloaded its constants, or
+ * scalar libm calls (Winograd's output scatter). */
+void nn_sgemm_act_run(const sg_act *a, float *v, int64_t n);
+
+/* The activations nn_sgemm_act_run is worth a second pass over L1 for. */
+static inline bool sg_act_costly(nn_sgemm_act k) {
+  return k == NN_SGEMM_ACT_SIGMOID || k == NN_SGEMM_ACT_SILU || k == NN_SGEMM_ACT_GELU;
+}
+
 #if SG_X86
 #define SG256 __attribute__((target("avx2,fma")))
 #define SG512 __attribute__((target("avx512f,avx2,fma")))
