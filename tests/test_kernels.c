@@ -609,6 +609,75 @@ static const conv_case replan_cases[] = {
   {"re-plan 1x1 grouped", 2, 1, 8, 12, 2, {0}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, "Relu", false, {0}},
 };
 
+/* ---- Gemm with C in the types the engine does not take ---------------------------
+ * A Gemm's third input is its C, not a fused bias: float64 and float16
+ * Gemms with a C run (a check meant for MatMul's fused Adds once refused
+ * them). */
+static bool run_gemm_c_types(void) {
+  bool ok = true;
+  const int64_t ad[2] = {3, 4}, bd[2] = {4, 5}, cd[1] = {5};
+  /* float64: A . B + C against a double reference */
+  double a[12], b[20], cc[5], want[15];
+  for (int i = 0; i < 12; i++)
+    a[i] = rndf();
+  for (int i = 0; i < 20; i++)
+    b[i] = rndf();
+  for (int i = 0; i < 5; i++)
+    cc[i] = rndf();
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 5; j++) {
+      double acc = cc[j];
+      for (int k = 0; k < 4; k++)
+        acc += a[i * 4 + k] * b[k * 5 + j];
+      want[i * 5 + j] = acc;
+    }
+  for (int half = 0; half < 2; half++) {
+    nn_dtype dt = half ? NN_DTYPE_FLOAT16 : NN_DTYPE_DOUBLE;
+    mb m;
+    mb_init(&m, 13);
+    mb_input(&m, "a", dt, 2, ad);
+    mb_input(&m, "b", dt, 2, bd);
+    mb_input(&m, "c", dt, 1, cd);
+    mb_node(&m, "Gemm", "gemm", "a,b,c", "y");
+    mb_output(&m, "y");
+    /* float16: ones times ones plus 2 is 6 everywhere (0x3c00, 0x4000, 0x4600) */
+    uint16_t ha[12], hb[20], hc[5];
+    for (int i = 0; i < 12; i++)
+      ha[i] = 0x3c00;
+    for (int i = 0; i < 20; i++)
+      hb[i] = 0x3c00;
+    for (int i = 0; i < 5; i++)
+      hc[i] = 0x4000;
+    float *in[3] = {half ? (float *)ha : (float *)a, half ? (float *)hb : (float *)b,
+                    half ? (float *)hc : (float *)cc};
+    int64_t got_n = 0;
+    float *got = run_model(&m, 1, 3, in, &got_n);
+    if (!got) {
+      fprintf(stderr, "  Gemm %s with C: no result\n", half ? "float16" : "float64");
+      ok = false;
+    } else if (half) {
+      const uint16_t *y = (const uint16_t *)got;
+      for (int i = 0; i < 15; i++)
+        if (y[i] != 0x4600) {
+          fprintf(stderr, "  Gemm float16 with C: y[%d] = 0x%04x, want 0x4600\n", i, y[i]);
+          ok = false;
+          break;
+        }
+    } else {
+      const double *y = (const double *)got;
+      for (int i = 0; i < 15; i++)
+        if (!(fabs(y[i] - want[i]) <= 1e-12)) {
+          fprintf(stderr, "  Gemm float64 with C: y[%d] = %.17g, want %.17g\n", i, y[i], want[i]);
+          ok = false;
+          break;
+        }
+    }
+    free(got);
+    mb_free(&m);
+  }
+  return ok;
+}
+
 /* ---- row normalizations ----------------------------------------------------------
  * LayerNormalization (rows of an odd length longer than a statistics block,
  * so the vector lanes, the scalar tail and several block totals all count)
@@ -682,6 +751,11 @@ int main(void) {
   for (size_t i = 0; i < sizeof replan_cases / sizeof replan_cases[0]; i++) {
     bool ok = run_replan_case(&replan_cases[i]);
     printf("%s %s\n", ok ? "ok  " : "FAIL", replan_cases[i].name);
+    ok ? g_passed++ : g_failed++;
+  }
+  {
+    bool ok = run_gemm_c_types();
+    printf("%s gemm_c_float64_float16\n", ok ? "ok  " : "FAIL");
     ok ? g_passed++ : g_failed++;
   }
   for (int layer = 0; layer < 2; layer++) {

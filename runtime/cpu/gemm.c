@@ -425,10 +425,6 @@ static nn_status gemm_prepare(nn_ctx *c, nn_node *n) {
   if (p->act.kind != NN_ACT_NONE && !nn_dtype_is_float(a->dtype))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "fused activation on %s is not supported",
                    nn_dtype_name(a->dtype));
-  /* an Add the planner fused (NN_FUSE_MATMUL_ADD): float32 only */
-  if (n->n_in > 2 && a->dtype != NN_DTYPE_FLOAT)
-    return nn_fail(c, NN_ERR_UNSUPPORTED, "a fused bias or residual on %s is not supported",
-                   nn_dtype_name(a->dtype));
   size_t ws = 0;
   if (a->dtype == NN_DTYPE_FLOAT) {
     if (p->g.has_c && p->g.beta != 0.0f) {
