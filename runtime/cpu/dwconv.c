@@ -1239,8 +1239,6 @@ nn_status nn_dwconv2d(nn_ctx *c, const nn_dwconv_shape *s, const float *x, const
     nn_parallel_for(c, blocks, grain, dw_cv_range, &j);
     return NN_OK;
   }
-#endif
-#if SG_X86
   /* a sigmoid, SiLU or GELU over the finished rows rather than per vector
    * in the vector kernels' stores */
   if ((j.simd || j.k3s1 || j.k3s2 || j.k5s2 || j.k3s2a) &&

@@ -2271,9 +2271,12 @@ static SG256 void sg2_act_run(const sg_act *a, float *v, int64_t n) {
   }
 }
 
+#endif
+
 void nn_sgemm_act_run(const sg_act *a, float *v, int64_t n) {
   if (a->act == NN_SGEMM_ACT_NONE || n <= 0)
     return;
+#if SG_X86
   nn_cpu_isa isa = nn_cpu_isa_get();
   if (isa >= NN_CPU_AVX512) {
     sg5_act_run(a, v, n);
@@ -2283,16 +2286,7 @@ void nn_sgemm_act_run(const sg_act *a, float *v, int64_t n) {
     sg2_act_run(a, v, n);
     return;
   }
+#endif
   for (int64_t i = 0; i < n; i++)
     v[i] = sg_act1(a, v[i]);
 }
-
-#else /* no x86 vector path */
-
-void nn_sgemm_act_run(const sg_act *a, float *v, int64_t n) {
-  if (a->act != NN_SGEMM_ACT_NONE)
-    for (int64_t i = 0; i < n; i++)
-      v[i] = sg_act1(a, v[i]);
-}
-
-#endif
