@@ -42,6 +42,12 @@ typedef struct nn_plan {
   size_t folded_bytes;       /* constants produced at plan time: folded values, fusion
                                 copies, kernels' pre-packed weights (priv_const_bytes) */
   int nodes_folded;
+  /* Set by the caller before nn_plan_build (nn_plan_clear resets it): the
+   * graph's tensor outputs made by steps get arena slots too, live from
+   * their producer to the end of the run, so a large output shares memory
+   * with the intermediates dead by then instead of sitting in a buffer of
+   * its own.  Only where the arena is host memory the caller reads (CPU). */
+  bool outputs_in_arena;
 } nn_plan;
 
 /* A graph: the model's main graph, or a subgraph (an If branch, a Loop or

@@ -1213,6 +1213,15 @@ static bool in_arena(const nn_value *v) {
   return v && !v->known && !v->is_graph_output && v->kind == NN_VAL_INTER;
 }
 
+/* A graph output planned in the arena (plan->outputs_in_arena): a tensor
+ * made by a step.  It never joins an alias group (in_arena() is false for
+ * it): a caller may bind the output to memory of its own, which the
+ * producer then writes instead, so no other value may live in its slot. */
+static bool out_in_arena(const nn_plan *plan, const nn_value *v) {
+  return plan->outputs_in_arena && v && !v->known && v->is_graph_output && v->kind == NN_VAL_INTER &&
+         v->vtype == NN_VT_TENSOR && v->dtype != NN_DTYPE_STRING;
+}
+
 static int alias_root(const nn_graph *g, int v) {
   while (g->values[v].alias_of >= 0)
     v = g->values[v].alias_of;
@@ -1342,6 +1351,9 @@ static nn_status plan_memory(nn_graph *g, nn_plan *plan, nn_error *err) {
       if (in_arena(n->y[k])) {
         n->y[k]->first_use = s;
         n->y[k]->last_use = s;
+      } else if (out_in_arena(plan, n->y[k])) {
+        n->y[k]->first_use = s;
+        n->y[k]->last_use = plan->n_steps - 1; /* read by the caller after the run */
       }
     for (int k = 0; k < n->n_in; k++)
       if (in_arena(n->x[k]))
@@ -1523,7 +1535,7 @@ void nn_plan_bind_arena(nn_graph *g, nn_plan *plan, void *arena) {
   unsigned char *base = arena;
   for (int v = 0; v < g->n_values; v++) {
     nn_value *val = &g->values[v];
-    if (val->first_use >= 0 && in_arena(val))
+    if (val->first_use >= 0 && (in_arena(val) || out_in_arena(plan, val)))
       val->data = base + val->offset;
   }
   for (int s = 0; s < plan->n_steps; s++) {

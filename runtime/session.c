@@ -59,7 +59,8 @@ typedef struct in_slot {
 typedef struct out_slot {
   int value;
   nn_tensor tensor;
-  void *own;
+  void *arena_data;          /* its slot in the arena (CPU: the plan's outputs_in_arena), or NULL */
+  void *own;                 /* else its storage (nn_aligned_alloc), own_cap bytes */
   size_t own_cap;
   bool bound;
   nn_tensor bound_t;
@@ -378,6 +379,10 @@ static nn_status session_plan(nn_session *s) {
     }
   }
   s->err.msg[0] = '\0';
+  /* the CPU arena is host memory the outputs can be read from: planned
+   * there, a large output reuses intermediates' memory (a segmentation
+   * map is often the largest tensor of its model) */
+  s->plan.outputs_in_arena = s->be == &nn_backend_cpu;
   st = nn_plan_build(g, &s->plan, &s->opt.limits, &s->ctx, &s->err);
   if (st != NN_OK)
     goto out_clear;
@@ -400,7 +405,14 @@ static nn_status session_plan(nn_session *s) {
   for (int i = 0; i < s->n_out; i++) {
     out_slot *sl = &s->out[i];
     nn_value *v = &g->values[sl->value];
-    if (v->nbytes > sl->own_cap || !sl->own) {
+    sl->arena_data = NULL;
+    if (s->plan.outputs_in_arena && v->is_graph_output && v->first_use >= 0 && !v->known &&
+        v->kind == NN_VAL_INTER) {
+      sl->arena_data = v->data; /* bound by the backend's build */
+      nn_aligned_free(sl->own);
+      sl->own = NULL;
+      sl->own_cap = 0;
+    } else if (v->nbytes > sl->own_cap || !sl->own) {
       if ((st = io_budget(s, sl->own_cap, v->nbytes, v->name)) != NN_OK)
         goto out_clear;
       void *p = nn_aligned_alloc(v->nbytes ? v->nbytes : 1);
@@ -416,7 +428,7 @@ static nn_status session_plan(nn_session *s) {
     sl->tensor.rank = v->rank;
     memcpy(sl->tensor.dims, v->dims, sizeof v->dims);
     sl->tensor.nbytes = v->nbytes;
-    sl->tensor.data = sl->own;
+    sl->tensor.data = sl->arena_data ? sl->arena_data : sl->own;
   }
   s->planned = true;
   s->need_plan = false;
@@ -940,7 +952,7 @@ nn_status nn_session_run(nn_session *s) {
   for (int i = 0; i < s->n_out; i++) {
     out_slot *sl = &s->out[i];
     nn_value *v = &g->values[sl->value];
-    void *dst = sl->own;
+    void *dst = sl->arena_data ? sl->arena_data : sl->own;
     if (sl->bound) {
       if (sl->bound_t.nbytes != v->nbytes)
         return nn_error_set(&s->err, NN_ERR_SHAPE, "bound output '%s' has %zu bytes, the result needs %zu",

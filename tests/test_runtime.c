@@ -886,9 +886,97 @@ static void test_registry(void) {
   CHECK(nn_kernel_find("ai.onnx", "Relu") == nn_kernel_find("", "Relu"));
 }
 
+/* Graph outputs live in the CPU arena (nn_plan.outputs_in_arena): an output
+ * read by later steps keeps its slot to the end of the run, while the
+ * intermediates after its last reader are planned over dead memory; a bound
+ * output is written to the caller's memory instead, and unbinding returns
+ * to the arena slot.  No output buffer outside the arena. */
+static void test_outputs_in_arena(void) {
+  size_t base = live_bytes();
+  enum { R = 64, C = 64 };
+  mb m;
+  mb_init(&m, 13);
+  int64_t dims[2] = {R, C};
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 2, dims);
+  mb_node(&m, "Relu", "relu", "x", "a");
+  mb_node(&m, "Neg", "neg0", "a", "b");
+  mb_node(&m, "Softmax", "sm0", "b", "c");
+  mb_node(&m, "Softmax", "sm1", "c", "d");
+  mb_node(&m, "Softmax", "sm2", "d", "e");
+  mb_node(&m, "Neg", "neg1", "e", "y");
+  mb_output(&m, "a");
+  mb_output(&m, "y");
+  size_t len;
+  uint8_t *buf = mb_pack(&m, &len);
+  mb_free(&m);
+  nn_session *s = NULL;
+  nn_error err;
+  CHECK_ST(create_mem(buf, len, &s, &err), NN_OK);
+  free(buf);
+  if (!s)
+    return;
+  static float x[R * C], mine[R * C];
+  static double want_a[R * C], want_y[R * C];
+  for (int i = 0; i < R * C; i++)
+    x[i] = (float)((i * 37 % 101) - 50) / 16.0f;
+  for (int r = 0; r < R; r++) {
+    double row[C];
+    for (int j = 0; j < C; j++) {
+      want_a[r * C + j] = x[r * C + j] > 0 ? x[r * C + j] : 0;
+      row[j] = -want_a[r * C + j];
+    }
+    for (int k = 0; k < 3; k++) {
+      double mx = row[0], sum = 0;
+      for (int j = 1; j < C; j++)
+        mx = row[j] > mx ? row[j] : mx;
+      for (int j = 0; j < C; j++)
+        sum += (row[j] = exp(row[j] - mx));
+      for (int j = 0; j < C; j++)
+        row[j] /= sum;
+    }
+    for (int j = 0; j < C; j++)
+      want_y[r * C + j] = -row[j];
+  }
+  nn_tensor *in;
+  CHECK_ST(nn_session_input_tensor(s, 0, &in), NN_OK);
+  memcpy(in->data, x, sizeof x);
+  for (int pass = 0; pass < 3; pass++) {
+    /* pass 1: output 0 bound to our memory; pass 2: unbound again */
+    nn_tensor t = {NN_DTYPE_FLOAT, 2, {R, C}, mine, sizeof mine};
+    if (pass == 1) {
+      memset(mine, 0, sizeof mine);
+      CHECK_ST(nn_session_bind_output(s, 0, &t), NN_OK);
+    } else if (pass == 2) {
+      CHECK_ST(nn_session_bind_output(s, 0, NULL), NN_OK);
+    }
+    CHECK_ST(nn_session_run(s), NN_OK);
+    const nn_tensor *a, *y;
+    CHECK_ST(nn_session_output_tensor(s, 0, &a), NN_OK);
+    CHECK_ST(nn_session_output_tensor(s, 1, &y), NN_OK);
+    CHECK((a->data == (void *)mine) == (pass == 1));
+    double ea = 0, ey = 0;
+    for (int i = 0; i < R * C; i++) {
+      ea = fmax(ea, fabs(((const float *)a->data)[i] - want_a[i]));
+      ey = fmax(ey, fabs(((const float *)y->data)[i] - want_y[i]));
+    }
+    if (ea != 0 || ey > 1e-6)
+      fprintf(stderr, "  pass %d: output a off by %g, y by %g\n", pass, ea, ey);
+    CHECK(ea == 0 && ey <= 1e-6);
+  }
+  nn_stats st;
+  CHECK_ST(nn_session_stats(s, &st), NN_OK);
+  /* the input's buffer is the only one outside the arena; the arena holds
+   * a (live to the end) beside two values at any step: b and c, ..., e and y */
+  CHECK(st.io_bytes == sizeof x);
+  CHECK(st.arena_bytes == 3 * sizeof x);
+  nn_session_free(s);
+  CHECK(live_bytes() == base);
+}
+
 int main(int argc, char **argv) {
   const test tests[] = {
       {"run_basic", test_run_basic},
+      {"outputs_in_arena", test_outputs_in_arena},
       {"dispose", test_dispose},
       {"dynamic_shape", test_dynamic_shape},
       {"default_input", test_default_input},

@@ -13,6 +13,9 @@ like the originals, so a weakness no model in ../shared shows comes out:
     mobilenetv3  224x224 (Large), HardSwish, SE gated by HardSigmoid
     vit_tiny     197 tokens x 192, 6 encoder layers (opset 17)
     unet         256x256, MaxPool down, ConvTranspose up, skip Concats
+    deeplabv3    512x512, MobileNetV2 dilated, ASPP, bilinear Resize to 21x512x512
+    espcn        224x224 Y plane, x3 pixel shuffle as Reshape/Transpose (672x672)
+    style        224x224, reflect Pad, 9x9 convs, InstanceNormalization, Resize
 
     tools/arch-models.py OUT_DIR [NAME ...]
 
@@ -179,9 +182,59 @@ def unet(path, S=256):
     x=g.op('Sigmoid',[g.conv(x,c,1,1)])
     g.save('x',[1,3,S,S],[x],path)
 
+def deeplabv3(path, S=512):
+    """DeepLabV3 on a MobileNetV2 backbone at output stride 16 (the last
+    stages dilated by 2), ASPP at rates 6/12/18 with an image-pooling branch,
+    bilinear Resize of 21 class maps back to the input size."""
+    g=G('dlv3'); x=g.relu6(g.conv('x',3,32,3,2)); c=32; dil=1
+    for t,co,n,st in [(1,16,1,1),(6,24,2,2),(6,32,3,2),(6,64,4,2),(6,96,3,1),(6,160,3,2),(6,320,1,1)]:
+        if co >= 160 and st == 2: st=1; dil=2
+        for i in range(n):
+            s_ = st if i==0 else 1; hid=c*t; y=x
+            if t!=1: y=g.relu6(g.conv(y,c,hid,1))
+            y=g.relu6(g.conv(y,hid,hid,3,s_,g=hid,dil=dil))
+            y=g.conv(y,hid,co,1)
+            if s_==1 and c==co: y=g.op('Add',[x,y])
+            x=y; c=co
+    br=[g.op('Relu',[g.conv(x,c,256,1)])]
+    for r in (6,12,18): br.append(g.op('Relu',[g.conv(x,c,256,3,dil=r)]))
+    p=g.op('Relu',[g.conv(g.op('GlobalAveragePool',[x]),c,256,1)])
+    br.append(g.op('Resize',[p,'','',g.i64([1,256,S//16,S//16])],mode='linear'))
+    y=g.op('Relu',[g.conv(g.op('Concat',br,axis=1),1280,256,1)])
+    y=g.conv(g.op('Relu',[g.conv(y,256,256,3)]),256,21,1)
+    y=g.op('Resize',[y,'','',g.i64([1,21,S,S])],mode='linear')
+    g.save('x',[1,3,S,S],[y],path)
+
+def espcn(path, S=224, r=3):
+    """Sub-pixel super-resolution as the ONNX model zoo's super-resolution-10
+    exports it: three convs on the Y plane, then the pixel shuffle as
+    Reshape, a 6-D Transpose and Reshape (x3: 224 -> 672)."""
+    g=G('espcn'); x=g.op('Relu',[g.conv('x',1,64,5)]); x=g.op('Relu',[g.conv(x,64,64,3)])
+    x=g.op('Relu',[g.conv(x,64,32,3)]); x=g.conv(x,32,r*r,3)
+    x=g.op('Reshape',[x,g.i64([1,1,r,r,S,S])]); x=g.op('Transpose',[x],perm=[0,1,4,2,5,3])
+    x=g.op('Reshape',[x,g.i64([1,1,S*r,S*r])])
+    g.save('x',[1,1,S,S],[x],path)
+
+def style(path, S=224):
+    """Fast neural style transfer (the model zoo's mosaic/candy): reflect
+    Pads, 9x9 convs, InstanceNormalization after every conv, five residual
+    blocks, nearest Resize up."""
+    g=G('style')
+    def inorm(x,c): return g.op('InstanceNormalization',[x,g.w(1+0.1*rng.standard_normal(c)),g.w(0.1*rng.standard_normal(c))],epsilon=1e-5)
+    def pc(x,ci,co,k,st=1):
+        x=g.op('Pad',[x,g.i64([0,0,k//2,k//2,0,0,k//2,k//2])],mode='reflect'); return g.conv(x,ci,co,k,st,pad=0)
+    x=g.op('Relu',[inorm(pc('x',3,32,9),32)]); x=g.op('Relu',[inorm(pc(x,32,64,3,2),64)])
+    x=g.op('Relu',[inorm(pc(x,64,128,3,2),128)])
+    for _ in range(5):
+        y=g.op('Relu',[inorm(pc(x,128,128,3),128)]); x=g.op('Add',[x,inorm(pc(y,128,128,3),128)])
+    sc=g.w(np.array([1,1,2,2]))
+    x=g.op('Relu',[inorm(pc(g.op('Resize',[x,'',sc],mode='nearest'),128,64,3),64)])
+    x=g.op('Relu',[inorm(pc(g.op('Resize',[x,'',sc],mode='nearest'),64,32,3),32)])
+    g.save('x',[1,3,S,S],[pc(x,32,3,9)],path)
+
 ARCHS = [('mobilenetv2', mobilenetv2), ('resnet18', resnet18), ('yolov8n', yolov8n),
          ('effnet_b0', effnet_b0), ('mobilenetv3', mobilenetv3), ('vit_tiny', vit_tiny),
-         ('unet', unet)]
+         ('unet', unet), ('deeplabv3', deeplabv3), ('espcn', espcn), ('style', style)]
 
 if __name__ == '__main__':
     if len(sys.argv) < 2 or sys.argv[1].startswith('-'):

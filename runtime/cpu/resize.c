@@ -324,7 +324,11 @@ static nn_status rsz_build_interp(nn_ctx *c, nn_node *n, const rsz_cfg *g) {
   rsz_order(g, tab, nt);
   int64_t cur[NN_MAX_RANK];
   memcpy(cur, g->in, sizeof cur);
+  /* ping-pong buffers hold the passes' results except the last one's, which
+   * goes straight to y when y is float: only the passes that write a buffer
+   * size it (the last of a 32x32 -> 512x512 upscale is the whole output) */
   int64_t maxbuf = 0;
+  int nwrite = 0;
   for (int i = 0; i < nt; i++) {
     rsz_pass *ps = &p->pass[p->npass++];
     *ps = tab[i];
@@ -335,12 +339,15 @@ static nn_status rsz_build_interp(nn_ctx *c, nn_node *n, const rsz_cfg *g) {
     ps->inner = nn_dims_numel(r - d - 1, cur + d + 1);
     cur[d] = g->out[d];
     int64_t ne = nn_dims_numel(r, cur);
+    if (i == nt - 1 && p->float_out)
+      break;
+    nwrite++;
     if (ne > maxbuf)
       maxbuf = ne;
   }
   nn_free(raw);
   p->conv_bytes = p->float_in || p->npass == 0 ? 0 : nn_align_up((size_t)x->numel * sizeof(float), NN_ALIGN);
-  int nbuf = p->npass > 1 ? 2 : (p->npass == 1 && !p->float_out ? 1 : 0);
+  int nbuf = nwrite < 2 ? nwrite : 2;
   p->buf_bytes = nn_align_up((size_t)maxbuf * sizeof(float), NN_ALIGN);
   n->ws_bytes = p->conv_bytes + (size_t)nbuf * p->buf_bytes;
   return NN_OK;
@@ -482,7 +489,8 @@ static nn_status resize_run(nn_ctx *c, nn_node *n) {
   float *bufs[2] = {NULL, NULL};
   if (ws) {
     bufs[0] = (float *)(ws + p->conv_bytes);
-    bufs[1] = (float *)(ws + p->conv_bytes + p->buf_bytes);
+    if (p->npass - (p->float_out ? 1 : 0) > 1) /* a second buffer only when two passes write one */
+      bufs[1] = (float *)(ws + p->conv_bytes + p->buf_bytes);
   }
   for (int i = 0; i < p->npass; i++) {
     const rsz_pass *ps = &p->pass[i];

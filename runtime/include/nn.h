@@ -251,8 +251,10 @@ nn_status nn_session_bind_output(nn_session *s, int index, const nn_tensor *t);
 nn_status nn_session_run(nn_session *s);
 
 /* Result of the last run.  Session-owned, valid until the next run,
- * set_input_shape or dispose.  With a bound output, data points to the
- * caller's memory. */
+ * set_input_shape or dispose (on the CPU backend an output made by a step
+ * has a slot in the planned arena, which the next run's intermediates
+ * reuse: copy it, or bind the output, to keep it past that).  With a bound
+ * output, data points to the caller's memory. */
 nn_status nn_session_output_tensor(nn_session *s, int index, const nn_tensor **t);
 
 /* A sequence or optional input (nn_io_info.kind): the session copies the n
@@ -293,8 +295,9 @@ typedef struct nn_stats {
   size_t weights_bytes;          /* constants owned by the session (after folding) */
   size_t arena_bytes;            /* planned intermediate arena */
   size_t arena_naive_bytes;      /* sum of all intermediates, as if none were reused */
-  size_t io_bytes;               /* pre-allocated input and output tensors (and the
-                                    bytes held for string outputs) */
+  size_t io_bytes;               /* pre-allocated input tensors and the output tensors
+                                    outside the arena (all on Vulkan; on the CPU those
+                                    no step makes), and the bytes held for string outputs */
   size_t device_bytes;           /* GPU memory (Vulkan backend) */
   size_t staging_bytes;          /* host-visible staging memory (Vulkan backend) */
   size_t peak_bytes;             /* peak of weights+arena+io+device+staging */
