@@ -338,6 +338,15 @@ static const conv_case conv_cases[] = {
    * third tap is the right padding */
   {"depthwise 3x3 s2 same (tf)", 2, 1, 8, 8, 8, {16, 34}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}, true, "Clip"},
   {"depthwise dilated", 2, 1, 8, 8, 8, {16, 16}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, false, NULL},
+  /* mostly padding (CONV_PATH_TAPS): a product per landing tap and output
+   * rectangle.  DeepLab's ASPP at rate 6 (rectangles as wide as the map
+   * written in place, the others copied); rates 9 and 12 on a map not
+   * square, two images; a rate past the map (only the centre tap lands);
+   * 5x5 stride 2 with unequal rates and pads, a costly activation */
+  {"dilated 3x3 d6 (ASPP)", 2, 1, 64, 40, 1, {32, 32}, {3, 3}, {1, 1}, {6, 6}, {6, 6}, {6, 6}, true, "Relu"},
+  {"dilated 3x3 d9x12 batch", 2, 2, 48, 24, 1, {13, 21}, {3, 3}, {1, 1}, {9, 12}, {9, 12}, {9, 12}, true, NULL},
+  {"dilated past the map", 2, 1, 32, 20, 1, {9, 9}, {3, 3}, {1, 1}, {12, 12}, {12, 12}, {12, 12}, false, "Clip"},
+  {"dilated 5x5 s2 asym", 2, 1, 40, 36, 1, {23, 19}, {5, 5}, {2, 2}, {3, 4}, {6, 7}, {5, 8}, true, "Sigmoid"},
   {"single input channel", 2, 1, 1, 20, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
   /* few input channels: the direct kernel on AVX2 (cpu/conv_smallc.h), with
    * the last blocks of pixels (OW not a multiple of 16) and of channels (M
