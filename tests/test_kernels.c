@@ -744,6 +744,178 @@ static bool run_norm_case(bool layer) {
   return ok;
 }
 
+/* ---- RNN, GRU, LSTM (float32: input projection GEMM, packed-R GEMV per step) --- */
+typedef struct rnn_case {
+  const char *name, *cell;       /* "RNN", "GRU", "LSTM" */
+  const char *dir;               /* "forward", "reverse", "bidirectional" */
+  int64_t S, B, I, H;
+  int layout;                    /* 1: batch first (opset 14) */
+  int lbr;                       /* GRU linear_before_reset */
+  float clip;                    /* 0: none */
+  bool peep, init, seq_lens, input_forget;
+  bool r_input;                  /* R a graph input (packed at every run) */
+} rnn_case;
+
+static double sigm(double v) { return 1.0 / (1.0 + exp(-v)); }
+static double clipd(const rnn_case *t, double v) {
+  return t->clip > 0 ? fmin(fmax(v, -t->clip), t->clip) : v;
+}
+
+/* The ONNX definitions in double, straight from the spec's equations. */
+static double *rnn_ref(const rnn_case *t, int G, int D, const float *x, const float *w,
+                       const float *r, const float *b, const int32_t *sl, const float *h0,
+                       const float *c0, const float *P) {
+  const int64_t S = t->S, B = t->B, I = t->I, H = t->H, GH = G * H;
+  double *y = calloc((size_t)(S * D * B * H), sizeof(double));
+  double *h = malloc(sizeof(double) * (size_t)H), *c = malloc(sizeof(double) * (size_t)H);
+  double *g = malloc(sizeof(double) * (size_t)GH), *hn = malloc(sizeof(double) * (size_t)H);
+  for (int d = 0; d < D; d++) {
+    bool rev = strcmp(t->dir, "reverse") == 0 || d == 1;
+    const float *wd = w + d * GH * I, *rd = r + d * GH * H, *bd = b + d * 2 * GH;
+    for (int64_t bt = 0; bt < B; bt++) {
+      int64_t len = sl ? sl[bt] : S;
+      int64_t ho = t->layout ? (bt * D + d) * H : (d * B + bt) * H;
+      for (int64_t k = 0; k < H; k++) {
+        h[k] = h0 ? h0[ho + k] : 0;
+        c[k] = c0 ? c0[ho + k] : 0;
+      }
+      for (int64_t st = 0; st < len; st++) {
+        int64_t tt = rev ? len - 1 - st : st;
+        const float *xt = x + (t->layout ? bt * S + tt : tt * B + bt) * I;
+        for (int64_t j = 0; j < GH; j++) {   /* X W^T + Wb, and H R^T + Rb but GRU's h rows */
+          double a = bd[j];
+          for (int64_t i = 0; i < I; i++)
+            a += (double)xt[i] * wd[j * I + i];
+          if (!(G == 3 && j >= 2 * H)) {
+            a += bd[GH + j];
+            for (int64_t k = 0; k < H; k++)
+              a += h[k] * rd[j * H + k];
+          }
+          g[j] = a;
+        }
+        for (int64_t k = 0; k < H; k++) {
+          if (G == 1) {
+            hn[k] = tanh(clipd(t, g[k]));
+          } else if (G == 3) {
+            double z = sigm(clipd(t, g[k])), rr = sigm(clipd(t, g[H + k])), a = 0;
+            for (int64_t m = 0; m < H; m++)
+              a += (t->lbr ? h[m] : h[m] * sigm(clipd(t, g[H + m]))) * rd[(2 * H + k) * H + m];
+            double hh = t->lbr ? g[2 * H + k] + rr * (a + bd[GH + 2 * H + k])
+                               : g[2 * H + k] + a + bd[GH + 2 * H + k];
+            hn[k] = (1 - z) * tanh(clipd(t, hh)) + z * h[k];
+          } else {
+            double pi = P ? P[d * 3 * H + k] : 0, po = P ? P[d * 3 * H + H + k] : 0,
+                   pf = P ? P[d * 3 * H + 2 * H + k] : 0;
+            double it = sigm(clipd(t, g[k] + pi * c[k]));
+            double ft = t->input_forget ? 1 - it : sigm(clipd(t, g[2 * H + k] + pf * c[k]));
+            double ct = tanh(clipd(t, g[3 * H + k]));
+            c[k] = ft * c[k] + it * ct;
+            double ot = sigm(clipd(t, g[H + k] + po * c[k]));
+            hn[k] = ot * tanh(c[k]);
+          }
+        }
+        memcpy(h, hn, sizeof(double) * (size_t)H);
+        int64_t yo = t->layout ? ((bt * S + tt) * D + d) * H : ((tt * D + d) * B + bt) * H;
+        memcpy(y + yo, h, sizeof(double) * (size_t)H);
+      }
+    }
+  }
+  free(h);
+  free(c);
+  free(g);
+  free(hn);
+  return y;
+}
+
+static bool run_rnn_case(const rnn_case *t) {
+  const int G = strcmp(t->cell, "LSTM") == 0 ? 4 : strcmp(t->cell, "GRU") == 0 ? 3 : 1;
+  const int D = strcmp(t->dir, "bidirectional") == 0 ? 2 : 1;
+  const bool lstm = G == 4;
+  const int64_t S = t->S, B = t->B, I = t->I, H = t->H;
+  int64_t xd[3] = {S, B, I}, wd[3] = {D, G * H, I}, rdm[3] = {D, G * H, H}, bd[2] = {D, 2 * G * H};
+  int64_t hd[3] = {D, B, H}, pd[2] = {D, 3 * H};
+  if (t->layout) {
+    xd[0] = B, xd[1] = S;
+    hd[0] = B, hd[1] = D;
+  }
+  float *x = rnd_vec(S * B * I), *w = rnd_vec(D * G * H * I), *r = rnd_vec(D * G * H * H);
+  float *b = rnd_vec(D * 2 * G * H), *h0 = rnd_vec(D * B * H), *c0 = rnd_vec(D * B * H);
+  float *P = rnd_vec(D * 3 * H);
+  for (int64_t i = 0; i < D * G * H * H; i++)   /* keep the recurrence from saturating */
+    r[i] *= 2.0f / sqrtf((float)H);
+  for (int64_t i = 0; i < D * G * H * I; i++)
+    w[i] *= 2.0f / sqrtf((float)I);
+  int32_t sl[8];
+  for (int64_t i = 0; i < B; i++)
+    sl[i] = (int32_t)(S - (i * 2) % S);   /* S, S - 2, ...: the shorter rows' tails stay 0 */
+  double *want = rnn_ref(t, G, D, x, w, r, b, t->seq_lens ? sl : NULL, t->init ? h0 : NULL,
+                         t->init && lstm ? c0 : NULL, t->peep ? P : NULL);
+  mb m;
+  mb_init(&m, t->layout ? 14 : 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 3, xd);
+  if (t->r_input)
+    mb_input(&m, "r", NN_DTYPE_FLOAT, 3, rdm);
+  else
+    mb_init_f32(&m, "r", 3, rdm, r);
+  mb_init_f32(&m, "w", 3, wd, w);
+  mb_init_f32(&m, "b", 2, bd, b);
+  if (t->seq_lens) {
+    OnnxSubset__TensorProto *st = mb_init_f32(&m, "sl", 1, &t->B, NULL);
+    st->data_type = NN_DTYPE_INT32;
+    st->int32_data = malloc(sizeof(int32_t) * (size_t)B);
+    memcpy(st->int32_data, sl, sizeof(int32_t) * (size_t)B);
+    m.blobs[m.n_blobs++] = st->int32_data;
+    st->n_int32_data = (size_t)B;
+  }
+  if (t->init) {
+    mb_init_f32(&m, "h0", 3, hd, h0);
+    if (lstm)
+      mb_init_f32(&m, "c0", 3, hd, c0);
+  }
+  if (t->peep)
+    mb_init_f32(&m, "p", 2, pd, P);
+  char ins[64];
+  snprintf(ins, sizeof ins, "x,w,r,b,%s,%s%s%s", t->seq_lens ? "sl" : "", t->init ? "h0" : "",
+           lstm ? (t->init ? ",c0" : ",") : "", lstm && t->peep ? ",p" : "");
+  OnnxSubset__NodeProto *n = mb_node(&m, t->cell, "rnn", ins, "y");
+  mb_attr_int(&m, n, "hidden_size", H);
+  OnnxSubset__AttributeProto *a = attr_new(&m, n, "direction");
+  a->type = ONNX_SUBSET__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+  a->has_s = 1;
+  a->s.data = (uint8_t *)mb_str(&m, t->dir);
+  a->s.len = strlen(t->dir);
+  if (t->layout)
+    mb_attr_int(&m, n, "layout", 1);
+  if (t->lbr)
+    mb_attr_int(&m, n, "linear_before_reset", 1);
+  if (t->input_forget)
+    mb_attr_int(&m, n, "input_forget", 1);
+  if (t->clip > 0)
+    attr_float(&m, n, "clip", t->clip);
+  mb_output(&m, "y");
+  float *inputs[2] = {x, r};
+  bool ok = run_threads(&m, t->name, t->r_input ? 2 : 1, inputs, want, S * D * B * H, 2e-5);
+  mb_free(&m);
+  free(x);
+  free(w);
+  free(r);
+  free(b);
+  free(h0);
+  free(c0);
+  free(P);
+  free(want);
+  return ok;
+}
+
+static const rnn_case rnn_cases[] = {
+  {"lstm bidirectional peepholes seq_lens", "LSTM", "bidirectional", 6, 3, 12, 20, 0, 0, 0, true, true, true, false, false},
+  {"lstm batch-first R input", "LSTM", "forward", 5, 2, 9, 33, 1, 0, 0, false, true, false, false, true},
+  {"lstm reverse clip input_forget", "LSTM", "reverse", 7, 1, 16, 24, 0, 0, 0.8f, true, false, false, true, false},
+  {"gru bidirectional linear_before_reset", "GRU", "bidirectional", 5, 2, 10, 17, 0, 1, 0, false, true, false, false, false},
+  {"gru reverse seq_lens", "GRU", "reverse", 6, 3, 8, 40, 0, 0, 0, false, true, true, false, false},
+  {"rnn forward clip batch-first", "RNN", "forward", 8, 2, 6, 24, 1, 0, 1.5f, false, true, false, false, false},
+};
+
 int main(void) {
   const char *isa = getenv("NN_CPU");
   printf("NN_CPU=%s\n", isa ? isa : "(best)");
@@ -770,6 +942,11 @@ int main(void) {
   for (int layer = 0; layer < 2; layer++) {
     bool ok = run_norm_case(layer);
     printf("%s %s\n", ok ? "ok  " : "FAIL", layer ? "layernorm_long_rows" : "instancenorm");
+    ok ? g_passed++ : g_failed++;
+  }
+  for (size_t i = 0; i < sizeof rnn_cases / sizeof rnn_cases[0]; i++) {
+    bool ok = run_rnn_case(&rnn_cases[i]);
+    printf("%s %s\n", ok ? "ok  " : "FAIL", rnn_cases[i].name);
     ok ? g_passed++ : g_failed++;
   }
   printf("%d passed, %d failed, 0 skipped\n", g_passed, g_failed);

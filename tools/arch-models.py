@@ -16,6 +16,9 @@ like the originals, so a weakness no model in ../shared shows comes out:
     deeplabv3    512x512, MobileNetV2 dilated, ASPP, bilinear Resize to 21x512x512
     espcn        224x224 Y plane, x3 pixel shuffle as Reshape/Transpose (672x672)
     style        224x224, reflect Pad, 9x9 convs, InstanceNormalization, Resize
+    convnext     224x224 (Tiny), depthwise 7x7, LayerNorm + MLP in NHWC, GELU
+    crnn         32x160 text line, VGG convs, two bidirectional LSTMs, Softmax
+    arcface      112x112 face, IResNet-18: BatchNorm around convs, PRelu
 
     tools/arch-models.py OUT_DIR [NAME ...]
 
@@ -232,9 +235,77 @@ def style(path, S=224):
     x=g.op('Relu',[inorm(pc(g.op('Resize',[x,'',sc],mode='nearest'),64,32,3),32)])
     g.save('x',[1,3,S,S],[pc(x,32,3,9)],path)
 
+def convnext(path, depths=(3, 3, 9, 3), dims=(96, 192, 384, 768)):
+    """ConvNeXt-Tiny as torch exports it at opset 17: depthwise 7x7, the
+    block's LayerNorm and MLP in NHWC between two Transposes (Erf GELU,
+    layer scale), the stem's and downsamplers' LayerNorm over channels in
+    NCHW written out (ReduceMean, Sub, Pow, Sqrt, Div)."""
+    g=G('convnext')
+    def ln_cf(x,c):
+        u=g.op('ReduceMean',[x],axes=[1]); d=g.op('Sub',[x,u])
+        v=g.op('ReduceMean',[g.op('Pow',[d,g.w(np.array(2.0))])],axes=[1])
+        y=g.op('Div',[d,g.op('Sqrt',[g.op('Add',[v,g.w(np.array(1e-6))])])])
+        return g.op('Add',[g.op('Mul',[y,g.w((1+0.1*rng.standard_normal((c,1,1))))]),g.w(0.1*rng.standard_normal((c,1,1)))])
+    def gelu(x):
+        e=g.op('Erf',[g.op('Div',[x,g.w(np.array(1.4142135))])]); return g.op('Mul',[g.op('Mul',[x,g.op('Add',[e,g.w(np.array(1.0))])]),g.w(np.array(0.5))])
+    x=ln_cf(g.conv('x',3,dims[0],4,4,pad=0),dims[0]); c=dims[0]
+    for i,(dp,dm) in enumerate(zip(depths,dims)):
+        if i: x=g.conv(ln_cf(x,c),c,dm,2,2,pad=0); c=dm
+        for _ in range(dp):
+            y=g.conv(x,c,c,7,g=c); y=g.op('Transpose',[y],perm=[0,2,3,1])
+            y=g.op('LayerNormalization',[y,g.w(1+0.1*rng.standard_normal(c)),g.w(0.1*rng.standard_normal(c))],axis=-1,epsilon=1e-6)
+            y=g.op('Add',[g.op('MatMul',[y,g.w(rng.standard_normal((c,4*c))/np.sqrt(c))]),g.w(0.02*rng.standard_normal(4*c))])
+            y=g.op('Add',[g.op('MatMul',[gelu(y),g.w(rng.standard_normal((4*c,c))/np.sqrt(4*c))]),g.w(0.02*rng.standard_normal(c))])
+            y=g.op('Mul',[y,g.w(0.1+0.01*rng.standard_normal(c))])
+            x=g.op('Add',[x,g.op('Transpose',[y],perm=[0,3,1,2])])
+    x=g.op('ReduceMean',[x],axes=[2,3],keepdims=0)
+    x=g.op('LayerNormalization',[x,g.w(1+0.1*rng.standard_normal(c)),g.w(0.1*rng.standard_normal(c))],axis=-1,epsilon=1e-6)
+    x=g.op('Gemm',[x,g.w(rng.standard_normal((1000,c))*0.03),g.w(np.zeros(1000))],transB=1)
+    g.save('x',[1,3,224,224],[x],path,opset=17)
+
+def crnn(path, W=160, classes=6625):
+    """A CRNN text recognizer: VGG-style convs with BatchNormalization to
+    a 1-pixel-high feature row, two bidirectional LSTMs (hidden 256) over
+    its 40 columns, a per-column classifier, Softmax."""
+    g=G('crnn'); x='x'; c=3
+    def cbr(x,ci,co): return g.op('Relu',[g.bn(g.conv(x,ci,co,3,bias=False),co)])
+    for co,pool in [(64,(2,2)),(128,(2,2)),(256,None),(256,(2,1)),(512,None),(512,(2,1))]:
+        x=cbr(x,c,co); c=co
+        if pool: x=g.op('MaxPool',[x],kernel_shape=list(pool),strides=list(pool))
+    x=g.op('Relu',[g.bn(g.conv(x,512,512,2,pad=0,bias=False),512)])   # 2x2 valid: height 2 -> 1
+    x=g.op('Transpose',[g.op('Squeeze',[x,g.i64([2])])],perm=[2,0,1])    # [T, 1, 512]
+    T_=W//4-1; hd=256
+    for i in range(2):
+        D=512 if i==0 else 2*hd
+        Wt=g.w(rng.standard_normal((2,4*hd,D))/np.sqrt(D)); R=g.w(rng.standard_normal((2,4*hd,hd))/np.sqrt(hd))
+        B=g.w(0.02*rng.standard_normal((2,8*hd)))
+        y=g.op('LSTM',[x,Wt,R,B],direction='bidirectional',hidden_size=hd)      # [T, 2, 1, hd]
+        x=g.op('Reshape',[g.op('Transpose',[y],perm=[0,2,1,3]),g.i64([T_,1,2*hd])])
+    x=g.op('Add',[g.op('MatMul',[x,g.w(rng.standard_normal((2*hd,classes))/np.sqrt(2*hd))]),g.w(np.zeros(classes))])
+    g.save('x',[1,3,32,W],[g.op('Softmax',[x],axis=-1)],path)
+
+def arcface(path, units=(2, 2, 2, 2)):
+    """ArcFace's IResNet (insightface), 18 layers: 112x112 faces,
+    BatchNormalization nodes around each conv, PRelu, a 512-d embedding
+    through a Gemm and a BatchNormalization."""
+    g=G('arcface'); c=64
+    def prelu(x,c): return g.op('PRelu',[x,g.w(0.25+0.01*rng.standard_normal((c,1,1)))])
+    x=prelu(g.bn(g.conv('x',3,64,3,bias=False),64),64)
+    for co,n in zip((64,128,256,512),units):
+        for i in range(n):
+            st=2 if i==0 else 1
+            y=g.bn(x,c); y=g.conv(y,c,co,3,bias=False); y=prelu(g.bn(y,co),co); y=g.bn(g.conv(y,co,co,3,st,bias=False),co)
+            sc=x if (st==1 and c==co) else g.bn(g.conv(x,c,co,1,st,bias=False,pad=0),co)
+            x=g.op('Add',[y,sc]); c=co
+    x=g.op('Flatten',[g.bn(x,512)])
+    x=g.op('Gemm',[x,g.w(rng.standard_normal((512,512*7*7))*0.005),g.w(np.zeros(512))],transB=1)
+    x=g.op('BatchNormalization',[g.op('Unsqueeze',[g.op('Unsqueeze',[x,g.i64([2])]),g.i64([3])]),g.w(np.ones(512)),g.w(np.zeros(512)),g.w(np.zeros(512)),g.w(np.ones(512))],epsilon=1e-5)
+    g.save('x',[1,3,112,112],[g.op('Flatten',[x])],path)
+
 ARCHS = [('mobilenetv2', mobilenetv2), ('resnet18', resnet18), ('yolov8n', yolov8n),
          ('effnet_b0', effnet_b0), ('mobilenetv3', mobilenetv3), ('vit_tiny', vit_tiny),
-         ('unet', unet), ('deeplabv3', deeplabv3), ('espcn', espcn), ('style', style)]
+         ('unet', unet), ('deeplabv3', deeplabv3), ('espcn', espcn), ('style', style),
+         ('convnext', convnext), ('crnn', crnn), ('arcface', arcface)]
 
 if __name__ == '__main__':
     if len(sys.argv) < 2 or sys.argv[1].startswith('-'):
