@@ -338,6 +338,12 @@ static const conv_case conv_cases[] = {
    * third tap is the right padding */
   {"depthwise 3x3 s2 same (tf)", 2, 1, 8, 8, 8, {16, 34}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}, true, "Clip"},
   {"depthwise dilated", 2, 1, 8, 8, 8, {16, 16}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, false, NULL},
+  /* 7x7 (ConvNeXt): the ring kernel on wide maps (stride 1 and 2), the
+   * 8-channel tiles on small ones (a channel tail of 4; stride 2, asymmetric pads) */
+  {"depthwise 7x7 s1 wide", 2, 1, 8, 8, 8, {30, 37}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}, true, "Relu"},
+  {"depthwise 7x7 s2 wide", 2, 2, 8, 8, 8, {33, 40}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}, false, NULL},
+  {"depthwise 7x7 small map", 2, 1, 20, 20, 20, {14, 14}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}, true, "Sigmoid"},
+  {"depthwise 7x7 s2 small map", 2, 1, 16, 16, 16, {12, 11}, {7, 7}, {2, 2}, {1, 1}, {3, 2}, {2, 3}, true, "Clip"},
   /* mostly padding (CONV_PATH_TAPS): a product per landing tap and output
    * rectangle.  DeepLab's ASPP at rate 6 (rectangles as wide as the map
    * written in place, the others copied); rates 9 and 12 on a map not
