@@ -913,6 +913,42 @@ static bool run_rnn_case(const rnn_case *t) {
   return ok;
 }
 
+/* ---- Transpose: tiles through 8x8 register transposes (vmath) ------------------ */
+static bool run_transpose_case(const int64_t *dims, const int64_t *perm) {
+  int64_t n = dims[0] * dims[1] * dims[2] * dims[3], od[4], istr[4] = {dims[1] * dims[2] * dims[3],
+                                                                       dims[2] * dims[3], dims[3], 1};
+  for (int i = 0; i < 4; i++)
+    od[i] = dims[perm[i]];
+  float *x = rnd_vec(n);
+  double *want = malloc(sizeof(double) * (size_t)n);
+  int64_t o = 0;
+  for (int64_t a = 0; a < od[0]; a++)
+    for (int64_t b = 0; b < od[1]; b++)
+      for (int64_t c = 0; c < od[2]; c++)
+        for (int64_t d = 0; d < od[3]; d++) {
+          int64_t idx[4] = {a, b, c, d}, src = 0;
+          for (int i = 0; i < 4; i++)
+            src += idx[i] * istr[perm[i]];
+          want[o++] = x[src];
+        }
+  mb m;
+  mb_init(&m, 13);
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 4, dims);
+  OnnxSubset__NodeProto *nd = mb_node(&m, "Transpose", "t", "x", "y");
+  attr_ints(&m, nd, "perm", 4, perm);
+  mb_output(&m, "y");
+  char name[96];
+  snprintf(name, sizeof name, "transpose %lldx%lldx%lldx%lld perm %lld%lld%lld%lld", (long long)dims[0],
+           (long long)dims[1], (long long)dims[2], (long long)dims[3], (long long)perm[0],
+           (long long)perm[1], (long long)perm[2], (long long)perm[3]);
+  bool ok = run_threads(&m, name, 1, &x, want, n, 0.0);
+  printf("%s %s\n", ok ? "ok  " : "FAIL", name);
+  mb_free(&m);
+  free(x);
+  free(want);
+  return ok;
+}
+
 static const rnn_case rnn_cases[] = {
   {"lstm bidirectional peepholes seq_lens", "LSTM", "bidirectional", 6, 3, 12, 20, 0, 0, 0, true, true, true, false, false},
   {"lstm batch-first R input", "LSTM", "forward", 5, 2, 9, 33, 1, 0, 0, false, true, false, false, true},
@@ -949,6 +985,14 @@ int main(void) {
     bool ok = run_norm_case(layer);
     printf("%s %s\n", ok ? "ok  " : "FAIL", layer ? "layernorm_long_rows" : "instancenorm");
     ok ? g_passed++ : g_failed++;
+  }
+  {
+    /* NCHW -> NHWC and back with neither side a multiple of 8, a 5-D-like
+     * middle permutation, and the last dim moved first */
+    static const int64_t tdims[][4] = {{2, 19, 37, 13}, {1, 96, 14, 14}, {2, 13, 11, 21}, {3, 9, 17, 10}};
+    static const int64_t tperm[][4] = {{0, 2, 3, 1}, {0, 2, 3, 1}, {0, 3, 1, 2}, {3, 1, 2, 0}};
+    for (int i = 0; i < 4; i++)
+      run_transpose_case(tdims[i], tperm[i]) ? g_passed++ : g_failed++;
   }
   for (size_t i = 0; i < sizeof rnn_cases / sizeof rnn_cases[0]; i++) {
     bool ok = run_rnn_case(&rnn_cases[i]);

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "cpu/ops.h"
+#include "cpu/vmath.h"
 #include "ops/inputs.h"
 
 /* Rows per parallel chunk are sized to move about this many bytes. */
@@ -270,6 +271,10 @@ static inline void shp_copy_tile(const shp_copy *p, unsigned char *dst, const un
   const int64_t a_dstr = p->dstr[p->tile_dim];
   const int64_t b_n = p->inner_n;
   const int64_t b_sstr = p->inner_sstr;
+  if (es == 4 && a_dstr % 4 == 0 && b_sstr % 4 == 0 &&
+      nn_vmath_transpose_f32((float *)(void *)(dst + a0 * a_dstr), a_dstr / 4,
+                             (const float *)(const void *)(src + a0 * 4), b_sstr / 4, a1 - a0, b_n))
+    return;
   for (int64_t b0 = 0; b0 < b_n; b0 += SHP_TILE_B) {
     int64_t b1 = b0 + SHP_TILE_B < b_n ? b0 + SHP_TILE_B : b_n;
     for (int64_t a = a0; a < a1; a++) {

@@ -219,6 +219,38 @@ bool nn_vmath_f32(nn_vmath_fn f, const float *x, float *y, int64_t n) {
   return true;
 }
 
+static SG256 void vm2_transpose(float *dst, int64_t ldd, const float *src, int64_t lds,
+                               int64_t rows, int64_t cols) {
+  int64_t i = 0;
+  for (; i + 8 <= rows; i += 8) {
+    int64_t j = 0;
+    for (; j + 8 <= cols; j += 8) {
+      __m256 r[8];
+SG_UNROLL(8)
+      for (int q = 0; q < 8; q++)
+        r[q] = _mm256_loadu_ps(src + (j + q) * lds + i);
+      sg_tr8(r);
+SG_UNROLL(8)
+      for (int q = 0; q < 8; q++)
+        _mm256_storeu_ps(dst + (i + q) * ldd + j, r[q]);
+    }
+    for (; j < cols; j++)
+      for (int q = 0; q < 8; q++)
+        dst[(i + q) * ldd + j] = src[j * lds + i + q];
+  }
+  for (; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++)
+      dst[i * ldd + j] = src[j * lds + i];
+}
+
+bool nn_vmath_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,
+                            int64_t cols) {
+  if (nn_cpu_isa_get() < NN_CPU_AVX2)
+    return false;
+  vm2_transpose(dst, ldd, src, lds, rows, cols);
+  return true;
+}
+
 bool nn_vmath_softmax_row_f32(const float *x, float *y, int64_t n) {
   nn_cpu_isa isa = nn_cpu_isa_get();
   if (isa < NN_CPU_AVX2)
@@ -229,6 +261,12 @@ bool nn_vmath_softmax_row_f32(const float *x, float *y, int64_t n) {
 }
 
 #else /* no x86 vector path */
+
+bool nn_vmath_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,
+                            int64_t cols) {
+  (void)dst, (void)ldd, (void)src, (void)lds, (void)rows, (void)cols;
+  return false;
+}
 
 bool nn_vmath_softmax_row_f32(const float *x, float *y, int64_t n) {
   (void)x, (void)y, (void)n;

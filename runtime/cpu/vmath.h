@@ -47,4 +47,12 @@ bool nn_vmath_f32(nn_vmath_fn f, const float *x, float *y, int64_t n);
  * form (the caller computes it). */
 bool nn_vmath_softmax_row_f32(const float *x, float *y, int64_t n);
 
+/* A block transposed: dst[i * ldd + j] = src[j * lds + i] for i < rows,
+ * j < cols (strides in floats), 8x8 blocks in registers on AVX2 and up.
+ * Transpose's tiles (NCHW <-> NHWC in ConvNeXt, Swin, ViT's patch
+ * embedding) moved an element at a time.  Returns false, writing nothing,
+ * on a path without a vector form. */
+bool nn_vmath_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,
+                            int64_t cols);
+
 #endif /* NN_CPU_VMATH_H */
