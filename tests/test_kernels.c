@@ -353,6 +353,11 @@ static const conv_case conv_cases[] = {
   {"dilated 3x3 d9x12 batch", 2, 2, 48, 24, 1, {13, 21}, {3, 3}, {1, 1}, {9, 12}, {9, 12}, {9, 12}, true, NULL},
   {"dilated past the map", 2, 1, 32, 20, 1, {9, 9}, {3, 3}, {1, 1}, {12, 12}, {12, 12}, {12, 12}, false, "Clip"},
   {"dilated 5x5 s2 asym", 2, 1, 40, 36, 1, {23, 19}, {5, 5}, {2, 2}, {3, 4}, {6, 7}, {5, 8}, true, "Sigmoid"},
+  /* dilated, few channels: the direct kernel with its taps D apart (U2-Net);
+   * unequal pads, two images; a 5x5 at rate 2 */
+  {"direct 3x3 d2 c16 m20", 2, 1, 16, 20, 1, {23, 37}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, true, "Relu"},
+  {"direct 3x3 d3 asym pads batch", 2, 2, 9, 13, 1, {17, 19}, {3, 3}, {1, 1}, {3, 3}, {1, 3}, {5, 2}, true, NULL},
+  {"direct 5x5 d2 c8 m24", 2, 1, 8, 24, 1, {20, 26}, {5, 5}, {1, 1}, {2, 2}, {4, 4}, {4, 4}, false, "Clip"},
   {"single input channel", 2, 1, 1, 20, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
   /* few input channels: the direct kernel on AVX2 (cpu/conv_smallc.h), with
    * the last blocks of pixels (OW not a multiple of 16) and of channels (M

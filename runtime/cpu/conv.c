@@ -561,7 +561,8 @@ static bool conv_direct_pays(const nn_ctx *c, const nn_node *n, const conv_priv 
   const nn_conv_geom *g = &p->g;
   if (nn_knobs().no_direct || !two_d || g->nsp != 2 || p->group != 1 ||
       p->dt != NN_DTYPE_FLOAT || n->pre || conv_residual(n) || !n->x[1]->known ||
-      !n->x[1]->data || g->s[1] != g->s[2] || g->s[1] > 2 || g->d[1] != 1 || g->d[2] != 1)
+      !n->x[1]->data || g->s[1] != g->s[2] || g->s[1] > 2 || g->d[1] != g->d[2] ||
+      (g->d[1] != 1 && g->s[1] != 1))
     return false;
   if (g->s[1] == 2)
     return (p->path == CONV_PATH_IMPLICIT || p->path == CONV_PATH_PACKED) &&
@@ -720,7 +721,7 @@ static nn_status conv_prepare(nn_ctx *c, nn_node *n) {
     nn_dconv_shape ds = {
       .C = p.C, .M = p.M, .IH = g->in[1], .IW = g->in[2], .OH = g->out[1], .OW = g->out[2],
       .KH = (int)g->k[1], .KW = (int)g->k[2], .PT = (int)g->pb[1], .PL = (int)g->pb[2],
-      .S = (int)g->s[1],
+      .S = (int)g->s[1], .D = (int)g->d[1],
     };
     if (nn_dconv_ok(&ds)) {
       p.path = CONV_PATH_DIRECT;

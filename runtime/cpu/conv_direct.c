@@ -44,8 +44,9 @@ typedef struct dc_geom {
 
 static dc_geom dc_geom_of(const nn_dconv_shape *s) {
   dc_geom g;
-  g.PH = s->OH + s->KH - 1;
-  g.PW = s->OW + s->KW - 1;
+  const int d = s->D > 1 ? s->D : 1;
+  g.PH = s->OH + (int64_t)(s->KH - 1) * d;
+  g.PW = s->OW + (int64_t)(s->KW - 1) * d;
   g.plane = g.PH * g.PW;
   g.H2 = (s->IH + 1) / 2;
   g.W2 = (s->IW + 1) / 2;
@@ -61,8 +62,11 @@ bool nn_dconv_ok(const nn_dconv_shape *s) {
     return false;
   if (s->C < 1 || s->C > DC_MAX_C || s->M < 1 || s->M > (1 << 20) || s->OH < 1 || s->OW < 1)
     return false;
+  const int d = s->D > 1 ? s->D : 1;
+  /* the dilated window's extent */
+  const int64_t EH = (int64_t)(s->KH - 1) * d + 1, EW = (int64_t)(s->KW - 1) * d + 1;
   if (s->KH < 1 || s->KH > DC_MAX_K || s->KW < 1 || s->KW > DC_MAX_K || s->PT < 0 ||
-      s->PL < 0 || s->PT >= s->KH || s->PL >= s->KW)
+      s->PL < 0 || s->PT >= EH || s->PL >= EW || s->D < 0 || s->D > 64 || (d > 1 && s->S != 1))
     return false;
   if (s->IH < 1 || s->IW < 1 || s->IH > (1 << 20) || s->IW > (1 << 20) || s->OH > (1 << 20) ||
       s->OW > (1 << 20))
@@ -78,8 +82,8 @@ bool nn_dconv_ok(const nn_dconv_shape *s) {
   if (s->S != 1)
     return false;
   /* stride 1: the bottom / right padding the output implies */
-  int64_t pb = s->OH + s->KH - 1 - s->IH - s->PT, pr = s->OW + s->KW - 1 - s->IW - s->PL;
-  if (pb < 0 || pb >= s->KH || pr < 0 || pr >= s->KW)
+  int64_t pb = s->OH + EH - 1 - s->IH - s->PT, pr = s->OW + EW - 1 - s->IW - s->PL;
+  if (pb < 0 || pb >= EH || pr < 0 || pr >= EW)
     return false;
   dc_geom g = dc_geom_of(s);
   return s->C * g.plane <= ((int64_t)1 << 26);
@@ -569,7 +573,8 @@ nn_status nn_dconv2d(nn_ctx *c, const nn_dconv_shape *s, const float *x, const f
   j.bh = s2 ? j.g.H2 : s->IH;
   j.bw = j.rw;
   for (int t = 0; t < j.g.kk; t++) {
-    int kh = t / s->KW, kw = t % s->KW;
+    const int d = s->D > 1 ? s->D : 1;   /* stride 2 has none (nn_dconv_ok) */
+    int kh = t / s->KW * d, kw = t % s->KW * d;
     if (!j.masked) {
       j.toff[t] = kh * j.g.PW + kw;
       continue;
@@ -598,7 +603,8 @@ nn_status nn_dconv2d(nn_ctx *c, const nn_dconv_shape *s, const float *x, const f
     /* floats of a row of the planes read, every channel; rows of gb blocks:
      * gb * nw / rw, plus the window's */
     int64_t per_row = s->C * (j.masked ? j.cstride / j.bh : j.g.PW);
-    int64_t rows = DC_GROUP_BYTES / (int64_t)sizeof(float) / per_row - (s->KH - 1) / s->S - 1;
+    int64_t rows = DC_GROUP_BYTES / (int64_t)sizeof(float) / per_row -
+                   (int64_t)(s->KH - 1) * (s->D > 1 ? s->D : 1) / s->S - 1;
     j.gb = rows * j.rw / j.nw;
     j.gb = j.gb < 1 ? 1 : j.gb > DC_GROUP_MAX ? DC_GROUP_MAX : j.gb;
   }

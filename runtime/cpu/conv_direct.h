@@ -43,13 +43,18 @@ typedef struct nn_dconv_shape {
   int64_t C, M;      /* input and output channels (group 1) */
   int64_t IH, IW;    /* input plane */
   int64_t OH, OW;    /* output plane */
-  int KH, KW;        /* window, no dilation */
+  int KH, KW;        /* window */
   int S;             /* stride, both axes: 1, or 2 (AVX-512 only) */
   int PT, PL;        /* top / left zero padding */
+  int D;             /* dilation, both axes, stride 1 only: 0 or 1 = none.  A
+                        tap (kh, kw) is then a run kh * D rows and kw * D
+                        columns further (U2-Net's RSU blocks, DeepLab's
+                        backbone): the same kernel, other offsets */
 } nn_dconv_shape;
 
 /* Whether this CPU and shape take the direct path: AVX2+FMA, 1 <= C <= 256,
- * windows up to 7x7 with padding smaller than the window, sizes below 2^20;
+ * windows up to 7x7 with padding smaller than the (dilated) window, sizes
+ * below 2^20;
  * stride 1: OH = IH + PT + PB - KH + 1 >= 1 for some PB in [0, KH) (the
  * same for the width) and a padded copy of at most 2^26 floats; stride 2:
  * AVX-512, OW <= ceil(IW / 2), every output window starting inside the
