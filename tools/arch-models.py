@@ -19,6 +19,7 @@ like the originals, so a weakness no model in ../shared shows comes out:
     convnext     224x224 (Tiny), depthwise 7x7, LayerNorm + MLP in NHWC, GELU
     crnn         32x160 text line, VGG convs, two bidirectional LSTMs, Softmax
     arcface      112x112 face, IResNet-18: BatchNorm around convs, PRelu
+    u2netp       320x320, nested U-blocks, dilated 3x3 at 16 channels, Resize
 
     tools/arch-models.py OUT_DIR [NAME ...]
 
@@ -302,10 +303,42 @@ def arcface(path, units=(2, 2, 2, 2)):
     x=g.op('BatchNormalization',[g.op('Unsqueeze',[g.op('Unsqueeze',[x,g.i64([2])]),g.i64([3])]),g.w(np.ones(512)),g.w(np.zeros(512)),g.w(np.zeros(512)),g.w(np.ones(512))],epsilon=1e-5)
     g.save('x',[1,3,112,112],[g.op('Flatten',[x])],path)
 
+def u2netp(path, S=320):
+    """U2-Net-lite (u2netp, rembg's small background remover): nested
+    U-blocks (RSU) of 3x3 convs at 16 channels, dilated 2/4/8 at their
+    bottoms, MaxPool ceil_mode, bilinear Resize back up and Concats, six side
+    outputs fused into a Sigmoid mask at 320x320."""
+    g=G('u2netp')
+    def cr(x,ci,co,d=1): return g.op('Relu',[g.conv(x,ci,co,3,dil=d)])
+    def pool(x): return g.op('MaxPool',[x],kernel_shape=[2,2],strides=[2,2],ceil_mode=1)
+    def up(x,c,s): return g.op('Resize',[x,'','',g.i64([1,c,s,s])],mode='linear')
+    def rsu(x,ci,mid,co,L,s):
+        hin=cr(x,ci,co); h=cr(hin,co,mid); st=[(h,s)]; sz=s
+        for _ in range(L-2):
+            sz=(sz+1)//2; h=cr(pool(h),mid,mid); st.append((h,sz))
+        d=cr(g.op('Concat',[cr(h,mid,mid,2),st[-1][0]],axis=1),2*mid,mid)
+        for i in range(len(st)-2,-1,-1):
+            d=cr(g.op('Concat',[up(d,mid,st[i][1]),st[i][0]],axis=1),2*mid,mid if i else co)
+        return g.op('Add',[d,hin])
+    def rsu4f(x,ci,mid,co):
+        hin=cr(x,ci,co); h1=cr(hin,co,mid); h2=cr(h1,mid,mid,2); h3=cr(h2,mid,mid,4); h4=cr(h3,mid,mid,8)
+        d=cr(g.op('Concat',[h4,h3],axis=1),2*mid,mid,4); d=cr(g.op('Concat',[d,h2],axis=1),2*mid,mid,2)
+        return g.op('Add',[cr(g.op('Concat',[d,h1],axis=1),2*mid,co),hin])
+    s=[S//2**i for i in range(6)]
+    h1=rsu('x',3,16,64,7,s[0]); h2=rsu(pool(h1),64,16,64,6,s[1]); h3=rsu(pool(h2),64,16,64,5,s[2])
+    h4=rsu(pool(h3),64,16,64,4,s[3]); h5=rsu4f(pool(h4),64,16,64); h6=rsu4f(pool(h5),64,16,64)
+    d5=rsu4f(g.op('Concat',[up(h6,64,s[4]),h5],axis=1),128,16,64)
+    d4=rsu(g.op('Concat',[up(d5,64,s[3]),h4],axis=1),128,16,64,4,s[3])
+    d3=rsu(g.op('Concat',[up(d4,64,s[2]),h3],axis=1),128,16,64,5,s[2])
+    d2=rsu(g.op('Concat',[up(d3,64,s[1]),h2],axis=1),128,16,64,6,s[1])
+    d1=rsu(g.op('Concat',[up(d2,64,s[0]),h1],axis=1),128,16,64,7,s[0])
+    sides=[g.conv(d1,64,1,3)]+[up(g.conv(f,64,1,3),1,S) for f in (d2,d3,d4,d5,h6)]
+    g.save('x',[1,3,S,S],[g.op('Sigmoid',[g.conv(g.op('Concat',sides,axis=1),6,1,1)])],path)
+
 ARCHS = [('mobilenetv2', mobilenetv2), ('resnet18', resnet18), ('yolov8n', yolov8n),
          ('effnet_b0', effnet_b0), ('mobilenetv3', mobilenetv3), ('vit_tiny', vit_tiny),
          ('unet', unet), ('deeplabv3', deeplabv3), ('espcn', espcn), ('style', style),
-         ('convnext', convnext), ('crnn', crnn), ('arcface', arcface)]
+         ('convnext', convnext), ('crnn', crnn), ('arcface', arcface), ('u2netp', u2netp)]
 
 if __name__ == '__main__':
     if len(sys.argv) < 2 or sys.argv[1].startswith('-'):
