@@ -344,6 +344,7 @@ static const conv_case conv_cases[] = {
   {"depthwise 7x7 s2 wide", 2, 2, 8, 8, 8, {33, 40}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}, false, NULL},
   {"depthwise 7x7 small map", 2, 1, 20, 20, 20, {14, 14}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}, true, "Sigmoid"},
   {"depthwise 7x7 s2 small map", 2, 1, 16, 16, 16, {12, 11}, {7, 7}, {2, 2}, {1, 1}, {3, 2}, {2, 3}, true, "Clip"},
+  {"depthwise 7x7 map of 6 pixels", 2, 2, 12, 12, 12, {3, 2}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}, true, NULL},
   /* mostly padding (CONV_PATH_TAPS): a product per landing tap and output
    * rectangle.  DeepLab's ASPP at rate 6 (rectangles as wide as the map
    * written in place, the others copied); rates 9 and 12 on a map not
