@@ -955,6 +955,246 @@ static bool run_transpose_case(const int64_t *dims, const int64_t *perm) {
   return ok;
 }
 
+/* ---- integer convolutions and the 8-bit quantizers ---------------------------------
+ * QLinearConv / ConvInteger through the float engine (exact while every
+ * partial sum stays below 2^24: input channels cut into chunks) and the
+ * vector QuantizeLinear / DequantizeLinear / requantization, against the
+ * spec's integer arithmetic here, byte for byte. */
+static OnnxSubset__TensorProto *init_typed(mb *m, const char *name, int dt, int rank,
+                                           const int64_t *dims, const void *data, size_t es) {
+  OnnxSubset__TensorProto *t = mb_init_f32(m, name, rank, dims, NULL);
+  t->data_type = dt;
+  size_t n = 1;
+  for (int i = 0; i < rank; i++)
+    n *= (size_t)dims[i];
+  t->raw_data.data = malloc(n * es + 1);
+  memcpy(t->raw_data.data, data, n * es);
+  t->raw_data.len = n * es;
+  t->has_raw_data = 1;
+  m->blobs[m->n_blobs++] = t->raw_data.data;
+  return t;
+}
+
+/* Run with one input of in_bytes; the first output's bytes (malloc'd). */
+static unsigned char *run_raw(mb *m, int threads, const void *in, size_t in_bytes, size_t *out_bytes) {
+  size_t len;
+  uint8_t *buf = mb_pack(m, &len);
+  nn_options o;
+  nn_options_init(&o);
+  o.threads = threads;
+  nn_session *s = NULL;
+  nn_error err;
+  nn_status st = nn_session_create_from_memory(buf, len, &o, &s, &err);
+  free(buf);
+  if (st != NN_OK) {
+    fprintf(stderr, "  create: %s\n", err.msg);
+    return NULL;
+  }
+  nn_tensor *t;
+  unsigned char *res = NULL;
+  if (nn_session_input_tensor(s, 0, &t) == NN_OK && t->nbytes == in_bytes) {
+    memcpy(t->data, in, in_bytes);
+    const nn_tensor *out;
+    if (nn_session_run(s) == NN_OK && nn_session_output_tensor(s, 0, &out) == NN_OK) {
+      res = malloc(out->nbytes + 1);
+      memcpy(res, out->data, out->nbytes);
+      *out_bytes = out->nbytes;
+    } else {
+      fprintf(stderr, "  run: %s\n", nn_session_last_error(s));
+    }
+  }
+  nn_session_free(s);
+  return res;
+}
+
+typedef struct qconv_case {
+  const char *name;
+  bool linear;                  /* QLinearConv (else ConvInteger: int32 out) */
+  bool x_u8, w_u8;
+  int64_t C, M, group, H, W, k, s, pad;
+  int xzp, wrange;              /* the weights uniform in [-wrange, wrange] (+ their zp) */
+  bool per_channel;
+  bool worst;                   /* x at its maximum (a few one below), w at +wrange: sums far
+                                   past 2^24, wrong unless cut into exact chunks */
+} qconv_case;
+
+static bool run_qconv_case(const qconv_case *t) {
+  const int64_t Cg = t->C / t->group, Mg = t->M / t->group, K = Cg * t->k * t->k;
+  const int64_t OH = (t->H + 2 * t->pad - t->k) / t->s + 1, OW = (t->W + 2 * t->pad - t->k) / t->s + 1;
+  const int64_t xn = t->C * t->H * t->W, wn = t->M * K, yn = t->M * OH * OW;
+  unsigned char *x = malloc((size_t)xn), *w = malloc((size_t)wn);
+  int32_t *bias = malloc(sizeof(int32_t) * (size_t)t->M), wzp[512];
+  float wsc[512];
+  for (int64_t i = 0; i < xn; i++)
+    x[i] = (unsigned char)(g_rng = g_rng * 6364136223846793005ull + 1442695040888963407ull, g_rng >> 56);
+  for (int64_t m = 0; m < t->M; m++) {
+    wzp[m] = t->per_channel ? (int)(m % 5) - 2 : 1;
+    if (t->w_u8)
+      wzp[m] += 128;
+    wsc[m] = 0.002f + 0.0005f * (float)(m % 7);
+    bias[m] = (int32_t)(rndf() * 3000.0f);
+  }
+  if (t->worst)
+    for (int64_t i = 0; i < xn; i++)
+      x[i] = (unsigned char)(t->x_u8 ? 255 - (i % 7 == 3) : 127 - (i % 7 == 3));
+  for (int64_t i = 0; i < wn; i++) {
+    int v = (t->worst ? t->wrange : (int)(rndf() * (float)t->wrange)) + wzp[t->per_channel ? i / K : 0];
+    w[i] = (unsigned char)(t->w_u8 ? (v < 0 ? 0 : v > 255 ? 255 : v) : (v < -128 ? -128 : v > 127 ? 127 : v));
+  }
+  const float xs = 0.02f, ys = 0.05f;
+  const int yzp = t->x_u8 ? 120 : -7;
+  /* reference: exact int32 sums, the spec's requantization */
+  int64_t *acc = calloc((size_t)yn, sizeof(int64_t));
+  for (int64_t m = 0; m < t->M; m++) {
+    int64_t gi = m / Mg;
+    int wz = wzp[t->per_channel ? m : 0];
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t a = 0;
+        for (int64_t cl = 0; cl < Cg; cl++)
+          for (int64_t kh = 0; kh < t->k; kh++)
+            for (int64_t kw = 0; kw < t->k; kw++) {
+              int64_t ih = oh * t->s - t->pad + kh, iw = ow * t->s - t->pad + kw;
+              if (ih < 0 || ih >= t->H || iw < 0 || iw >= t->W)
+                continue;
+              unsigned char xb = x[((gi * Cg + cl) * t->H + ih) * t->W + iw];
+              unsigned char wb = w[m * K + (cl * t->k + kh) * t->k + kw];
+              int xv = t->x_u8 ? (int)xb : (int)(int8_t)xb, wv = t->w_u8 ? (int)wb : (int)(int8_t)wb;
+              a += (int64_t)(xv - t->xzp) * (wv - wz);
+            }
+        acc[(m * OH + oh) * OW + ow] = a;
+      }
+  }
+  mb m;
+  mb_init(&m, 13);
+  int64_t xd[4] = {1, t->C, t->H, t->W}, wd[4] = {t->M, Cg, t->k, t->k}, one = 1, mdim = t->M;
+  mb_input(&m, "x", t->x_u8 ? NN_DTYPE_UINT8 : NN_DTYPE_INT8, 4, xd);
+  int xdt = t->x_u8 ? NN_DTYPE_UINT8 : NN_DTYPE_INT8, wdt = t->w_u8 ? NN_DTYPE_UINT8 : NN_DTYPE_INT8;
+  unsigned char xz = (unsigned char)t->xzp, yz = (unsigned char)yzp, wz8[512];
+  for (int64_t i = 0; i < t->M; i++)
+    wz8[i] = (unsigned char)wzp[i];
+  const int64_t nwz = t->per_channel ? t->M : 1;
+  init_typed(&m, "w", wdt, 4, wd, w, 1);
+  init_typed(&m, "xz", xdt, 0, &one, &xz, 1);
+  init_typed(&m, "wz", wdt, t->per_channel ? 1 : 0, &nwz, wz8, 1);
+  int64_t ins_pads[4] = {t->pad, t->pad, t->pad, t->pad}, strides[2] = {t->s, t->s};
+  OnnxSubset__NodeProto *nd;
+  if (t->linear) {
+    mb_init_f32(&m, "xs", 0, NULL, &xs);
+    mb_init_f32(&m, "ws", t->per_channel ? 1 : 0, &mdim, wsc);
+    mb_init_f32(&m, "ys", 0, NULL, &ys);
+    init_typed(&m, "yz", xdt, 0, &one, &yz, 1);
+    init_typed(&m, "b", NN_DTYPE_INT32, 1, &mdim, bias, 4);
+    nd = mb_node(&m, "QLinearConv", "q", "x,xs,xz,w,ws,wz,ys,yz,b", "y");
+  } else {
+    nd = mb_node(&m, "ConvInteger", "q", "x,w,xz,wz", "y");
+  }
+  attr_ints(&m, nd, "pads", 4, ins_pads);
+  attr_ints(&m, nd, "strides", 2, strides);
+  mb_attr_int(&m, nd, "group", t->group);
+  mb_output(&m, "y");
+  bool ok = true;
+  for (int threads = 1; threads <= 2 && ok; threads++) {
+    size_t ob = 0;
+    unsigned char *got = run_raw(&m, threads, x, (size_t)xn, &ob);
+    if (!got || ob != (size_t)yn * (t->linear ? 1 : 4)) {
+      fprintf(stderr, "  %s: no result or %zu bytes\n", t->name, ob);
+      ok = false;
+    }
+    for (int64_t i = 0; ok && i < yn; i++) {
+      int64_t mo = i / (OH * OW);
+      int64_t want, have;
+      if (t->linear) {
+        double mult = (double)(float)(xs * wsc[t->per_channel ? mo : 0] / ys);
+        double v = nearbyint((double)(acc[i] + bias[mo]) * mult) + yzp;
+        double lo = t->x_u8 ? 0 : -128, hi = t->x_u8 ? 255 : 127;
+        want = (int64_t)(v < lo ? lo : v > hi ? hi : v);
+        have = t->x_u8 ? got[i] : (int8_t)got[i];
+      } else {
+        want = (int32_t)(uint32_t)(uint64_t)acc[i];
+        int32_t h32;
+        memcpy(&h32, got + 4 * i, 4);
+        have = h32;
+      }
+      if (want != have) {
+        fprintf(stderr, "  %s threads=%d: element %lld is %lld, want %lld\n", t->name, threads,
+                (long long)i, (long long)have, (long long)want);
+        ok = false;
+      }
+    }
+    free(got);
+  }
+  mb_free(&m);
+  free(x);
+  free(w);
+  free(bias);
+  free(acc);
+  return ok;
+}
+
+static const qconv_case qconv_cases[] = {
+  /* 160 x 9 taps of |w| up to 127 against |x - 128| up to 128: over 2^24,
+   * two chunks of input channels */
+  {"qlinearconv 3x3 chunked u8", true, true, false, 160, 24, 1, 11, 13, 3, 1, 1, 128, 127, true},
+  {"qlinearconv 3x3 s2 one chunk u8", true, true, false, 48, 36, 1, 15, 14, 3, 2, 1, 128, 40, false},
+  {"qlinearconv depthwise s2 int8", true, false, false, 24, 24, 24, 17, 19, 3, 2, 1, -3, 127, true},
+  {"qlinearconv grouped 1x1 int8 x u8 w", true, false, true, 32, 48, 2, 9, 10, 1, 1, 0, 5, 100, true},
+  {"convinteger 3x3 chunked", false, true, false, 200, 20, 1, 8, 9, 3, 1, 1, 0, 127, false},
+  {"convinteger 3x3 worst sums", false, true, false, 200, 20, 1, 8, 9, 3, 1, 1, 0, 127, false, true},
+};
+
+/* QuantizeLinear / DequantizeLinear with runs long enough for the vector
+ * loops: ties, NaN, +-inf and values far outside the range, per tensor and
+ * per axis, both 8-bit types. */
+static bool run_quant_case(bool u8, bool axis) {
+  enum { A = 3, IN = 77 };
+  const int64_t n = A * IN;
+  float x[A * IN], sc[A] = {0.5f, 0.25f, 3.0f};
+  unsigned char zp[A] = {u8 ? 128 : 0, u8 ? 3 : (unsigned char)-5, u8 ? 250 : 100};
+  for (int64_t i = 0; i < n; i++)
+    x[i] = rndf() * 300.0f;
+  x[0] = NAN, x[1] = INFINITY, x[2] = -INFINITY, x[3] = 1e30f, x[4] = -1e30f;
+  for (int i = 5; i < 40; i++)
+    x[i] = (float)(i - 20) * 0.5f * sc[0] + 0.0f;   /* halfway cases of the first scale */
+  x[IN + 7] = 0.375f, x[IN + 8] = -0.625f, x[2 * IN + 9] = 4.5f, x[2 * IN + 10] = NAN;
+  mb m;
+  mb_init(&m, 13);
+  int64_t xd[2] = {A, IN}, ad = A;
+  mb_input(&m, "x", NN_DTYPE_FLOAT, 2, xd);
+  mb_init_f32(&m, "s", axis ? 1 : 0, &ad, sc);
+  init_typed(&m, "z", u8 ? NN_DTYPE_UINT8 : NN_DTYPE_INT8, axis ? 1 : 0, &ad, zp, 1);
+  OnnxSubset__NodeProto *q = mb_node(&m, "QuantizeLinear", "q", "x,s,z", "q");
+  mb_node(&m, "DequantizeLinear", "dq", "q,s,z", "y");
+  if (axis) {
+    mb_attr_int(&m, q, "axis", 0);
+    mb_attr_int(&m, &m.nodes[1], "axis", 0);
+  }
+  mb_output(&m, "y");
+  size_t ob = 0;
+  unsigned char *got = run_raw(&m, 1, x, sizeof x, &ob);
+  bool ok = got && ob == sizeof x;
+  for (int64_t i = 0; ok && i < n; i++) {
+    int a = axis ? (int)(i / IN) : 0;
+    float qf = x[i] / sc[a];
+    double qv = qf != qf ? 0.0 : nearbyint((double)qf);
+    qv = qv < -4e18 ? -4e18 : qv > 4e18 ? 4e18 : qv;
+    int z = u8 ? zp[a] : (int8_t)zp[a];
+    qv += z;
+    double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+    qv = qv < lo ? lo : qv > hi ? hi : qv;
+    float want = (float)((double)qv - z) * sc[a], have;
+    memcpy(&have, got + 4 * i, 4);
+    if (want != have) {
+      fprintf(stderr, "  quantize %s %s: element %lld (x %g) is %g, want %g\n", u8 ? "u8" : "i8",
+              axis ? "axis" : "tensor", (long long)i, x[i], have, want);
+      ok = false;
+    }
+  }
+  free(got);
+  mb_free(&m);
+  return ok;
+}
+
 static const rnn_case rnn_cases[] = {
   {"lstm bidirectional peepholes seq_lens", "LSTM", "bidirectional", 6, 3, 12, 20, 0, 0, 0, true, true, true, false, false},
   {"lstm batch-first R input", "LSTM", "forward", 5, 2, 9, 33, 1, 0, 0, false, true, false, false, true},
@@ -999,6 +1239,17 @@ int main(void) {
     static const int64_t tperm[][4] = {{0, 2, 3, 1}, {0, 2, 3, 1}, {0, 3, 1, 2}, {3, 1, 2, 0}};
     for (int i = 0; i < 4; i++)
       run_transpose_case(tdims[i], tperm[i]) ? g_passed++ : g_failed++;
+  }
+  for (size_t i = 0; i < sizeof qconv_cases / sizeof qconv_cases[0]; i++) {
+    bool ok = run_qconv_case(&qconv_cases[i]);
+    printf("%s %s\n", ok ? "ok  " : "FAIL", qconv_cases[i].name);
+    ok ? g_passed++ : g_failed++;
+  }
+  for (int k = 0; k < 4; k++) {
+    bool ok = run_quant_case(k & 1, k >> 1);
+    printf("%s quantize/dequantize %s %s\n", ok ? "ok  " : "FAIL", k & 1 ? "uint8" : "int8",
+           k >> 1 ? "per axis" : "per tensor");
+    ok ? g_passed++ : g_failed++;
   }
   for (size_t i = 0; i < sizeof rnn_cases / sizeof rnn_cases[0]; i++) {
     bool ok = run_rnn_case(&rnn_cases[i]);

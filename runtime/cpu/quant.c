@@ -5,6 +5,7 @@
  * (ops/quant.h, ops/quant.c); prepare keeps them in priv with the output
  * type's range. */
 #include "cpu/kernel_util.h"
+#include "cpu/vmath.h"
 #include "ops/quant.h"
 
 /* Round half to even, as numpy's rint (the reference of the quantizers). */
@@ -56,10 +57,103 @@ static nn_status dequant_prepare(nn_ctx *c, nn_node *n) {
   return quant_store_priv(c, n, &p);
 }
 
+/* The 8-bit <-> float32 quantizers with one scale per tensor or per axis
+ * element run as loops over (outer, axis, inner) with the scale and zero
+ * point hoisted, the compiler's vectors and no per-element type switch or
+ * libm call: 144 x 56x56 uint8 took 3.5 ms to quantize and 2.5 ms to
+ * dequantize through the generic loops (an int8 model runs one pair per
+ * QLinear island, a QDQ one around every op).  Same arithmetic as those. */
+static bool quant_fast_layout(const quant_params *p, const nn_value *x, int64_t *outer, int64_t *A,
+                              int64_t *inner) {
+  if (p->l.kind == NN_QUANT_TENSOR) {
+    *outer = 1, *A = 1, *inner = x->numel;
+    return true;
+  }
+  if (p->l.kind != NN_QUANT_AXIS || p->l.outer * p->l.A * p->l.inner != x->numel)
+    return false;
+  *outer = p->l.outer, *A = p->l.A, *inner = p->l.inner;
+  return true;
+}
+
+static bool is_q8(nn_dtype dt) { return dt == NN_DTYPE_UINT8 || dt == NN_DTYPE_INT8; }
+
+static bool dequant_fast(const quant_params *p, const nn_value *x, const nn_value *scale,
+                         const nn_value *zp, nn_value *y) {
+  int64_t outer, A, inner;
+  if (!is_q8(x->dtype) || y->dtype != NN_DTYPE_FLOAT || scale->dtype != NN_DTYPE_FLOAT ||
+      (zp && zp->dtype != x->dtype) || !quant_fast_layout(p, x, &outer, &A, &inner))
+    return false;
+  const float *sc = scale->data;
+  float *yd = y->data;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t a = 0; a < A; a++) {
+      const int64_t e0 = (o * A + a) * inner;
+      const float s = sc[a];
+      if (x->dtype == NN_DTYPE_UINT8) {
+        const uint8_t *xs = (const uint8_t *)x->data + e0;
+        const int32_t z = zp ? ((const uint8_t *)zp->data)[a] : 0;
+        for (int64_t i = 0; i < inner; i++)
+          yd[e0 + i] = (float)((int32_t)xs[i] - z) * s;
+      } else {
+        const int8_t *xs = (const int8_t *)x->data + e0;
+        const int32_t z = zp ? ((const int8_t *)zp->data)[a] : 0;
+        for (int64_t i = 0; i < inner; i++)
+          yd[e0 + i] = (float)((int32_t)xs[i] - z) * s;
+      }
+    }
+  return true;
+}
+
+static bool quant_fast(const quant_params *p, const nn_value *x, const nn_value *scale,
+                       const nn_value *zp, nn_value *y) {
+  int64_t outer, A, inner;
+  if (x->dtype != NN_DTYPE_FLOAT || scale->dtype != NN_DTYPE_FLOAT || !is_q8(y->dtype) ||
+      (zp && zp->dtype != y->dtype) || !quant_fast_layout(p, x, &outer, &A, &inner))
+    return false;
+  /* rint of the float quotient as (q + 1.5 * 2^23) - 1.5 * 2^23, in float
+   * vectors: half to even below 2^22, and beyond it (clamped there first)
+   * the 8-bit range saturates either way; NaN -> 0 as ku_clampd makes it */
+  const float magic = 12582912.0f, big = 4194304.0f, lo = (float)p->qmin, hi = (float)p->qmax;
+  const float *sc = scale->data;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t a = 0; a < A; a++) {
+      const int64_t e0 = (o * A + a) * inner;
+      const float s = sc[a];
+      const float *xs = (const float *)x->data + e0;
+      const float z = zp ? (y->dtype == NN_DTYPE_UINT8 ? ((const uint8_t *)zp->data)[a]
+                                                        : ((const int8_t *)zp->data)[a]) : 0;
+      if (nn_vmath_quantize_f32(xs, s, z, lo, hi, y->dtype == NN_DTYPE_UINT8,
+                                (unsigned char *)y->data + e0, inner))
+        continue;
+      if (y->dtype == NN_DTYPE_UINT8) {
+        uint8_t *yd = (uint8_t *)y->data + e0;
+        for (int64_t i = 0; i < inner; i++) {
+          float qf = xs[i] / s;
+          qf = qf > big ? big : qf < -big ? -big : qf;
+          float r = (qf + magic) - magic;
+          float q = r == r ? r + z : z;
+          yd[i] = (uint8_t)(int32_t)(q < lo ? lo : q > hi ? hi : q);
+        }
+      } else {
+        int8_t *yd = (int8_t *)y->data + e0;
+        for (int64_t i = 0; i < inner; i++) {
+          float qf = xs[i] / s;
+          qf = qf > big ? big : qf < -big ? -big : qf;
+          float r = (qf + magic) - magic;
+          float q = r == r ? r + z : z;
+          yd[i] = (int8_t)(int32_t)(q < lo ? lo : q > hi ? hi : q);
+        }
+      }
+    }
+  return true;
+}
+
 static nn_status dequant_run(nn_ctx *c, nn_node *n) {
   (void)c;
   const quant_params *p = n->priv;
   nn_value *x = n->x[0], *scale = n->x[1], *zp = ku_in(n, 2), *y = n->y[0];
+  if (dequant_fast(p, x, scale, zp, y))
+    return NN_OK;
   for (int64_t e = 0; e < x->numel; e++) {
     int64_t k = quant_index(&p->l, e);
     /* float math as the reference: (x - zp) exactly, then one rounding */
@@ -84,6 +178,8 @@ static nn_status quant_run(nn_ctx *c, nn_node *n) {
   (void)c;
   const quant_params *p = n->priv;
   nn_value *x = n->x[0], *scale = n->x[1], *zp = ku_in(n, 2), *y = n->y[0];
+  if (quant_fast(p, x, scale, zp, y))
+    return NN_OK;
   bool fl = x->dtype == NN_DTYPE_FLOAT && scale->dtype == NN_DTYPE_FLOAT;
   for (int64_t e = 0; e < x->numel; e++) {
     int64_t k = quant_index(&p->l, e);

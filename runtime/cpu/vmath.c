@@ -243,6 +243,90 @@ SG_UNROLL(8)
       dst[i * ldd + j] = src[j * lds + i];
 }
 
+/* 8 int32 lanes (in the 8-bit range already) -> 8 bytes at y. */
+static SG_ALWAYS_INLINE SG256 void vm2_store8(__m256i v, bool u8, void *y) {
+  __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  w = u8 ? _mm_packus_epi16(w, w) : _mm_packs_epi16(w, w);
+  _mm_storel_epi64((__m128i *)y, w);
+}
+
+static SG256 void vm2_quantize(const float *x, float s, float z, float lo, float hi, bool u8,
+                               void *y, int64_t n) {
+  const __m256 vs = _mm256_set1_ps(s), vz = _mm256_set1_ps(z), vlo = _mm256_set1_ps(lo),
+               vhi = _mm256_set1_ps(hi), zero = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 q = _mm256_div_ps(_mm256_loadu_ps(x + i), vs);
+    q = _mm256_blendv_ps(q, zero, _mm256_cmp_ps(q, q, _CMP_UNORD_Q));   /* NaN -> 0 */
+    q = _mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    q = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(q, vz), vlo), vhi);
+    vm2_store8(_mm256_cvtps_epi32(q), u8, (unsigned char *)y + i);
+  }
+  for (; i < n; i++) {
+    float q = x[i] / s;
+    q = q != q ? 0.0f : nearbyintf(q);
+    q = q + z;
+    q = q < lo ? lo : q > hi ? hi : q;
+    if (u8)
+      ((uint8_t *)y)[i] = (uint8_t)(int32_t)q;
+    else
+      ((int8_t *)y)[i] = (int8_t)(int32_t)q;
+  }
+}
+
+static SG256 void vm2_requant(const float *af, const int32_t *ai, int32_t bias, double mult,
+                              double zp, double lo, double hi, bool u8, void *y, int64_t n) {
+  const __m256d vb = _mm256_set1_pd((double)bias), vm = _mm256_set1_pd(mult),
+                vz = _mm256_set1_pd(zp), vlo = _mm256_set1_pd(lo), vhi = _mm256_set1_pd(hi);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256d d[2];
+    if (af) {
+      __m256 f = _mm256_loadu_ps(af + i);
+      d[0] = _mm256_cvtps_pd(_mm256_castps256_ps128(f));
+      d[1] = _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1));
+    } else {
+      __m256i a = _mm256_loadu_si256((const __m256i *)(ai + i));
+      d[0] = _mm256_cvtepi32_pd(_mm256_castsi256_si128(a));
+      d[1] = _mm256_cvtepi32_pd(_mm256_extracti128_si256(a, 1));
+    }
+    __m128i r[2];
+    for (int h = 0; h < 2; h++) {
+      __m256d v = _mm256_mul_pd(_mm256_add_pd(d[h], vb), vm);
+      v = _mm256_add_pd(_mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vz);
+      v = _mm256_min_pd(_mm256_max_pd(v, vlo), vhi);   /* NaN -> lo, as the scalar code */
+      r[h] = _mm256_cvtpd_epi32(v);
+    }
+    vm2_store8(_mm256_setr_m128i(r[0], r[1]), u8, (unsigned char *)y + i);
+  }
+  for (; i < n; i++) {
+    int32_t a = af ? (int32_t)af[i] : ai[i];
+    double v = nearbyint((double)((int64_t)a + bias) * mult) + zp;
+    v = v > lo ? v : lo;
+    v = v < hi ? v : hi;
+    if (u8)
+      ((uint8_t *)y)[i] = (uint8_t)v;
+    else
+      ((int8_t *)y)[i] = (int8_t)v;
+  }
+}
+
+bool nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float hi, bool u8, void *y,
+                           int64_t n) {
+  if (nn_cpu_isa_get() < NN_CPU_AVX2)
+    return false;
+  vm2_quantize(x, s, z, lo, hi, u8, y, n);
+  return true;
+}
+
+bool nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, double mult, double zp,
+                        double lo, double hi, bool u8, void *y, int64_t n) {
+  if (nn_cpu_isa_get() < NN_CPU_AVX2)
+    return false;
+  vm2_requant(af, ai, bias, mult, zp, lo, hi, u8, y, n);
+  return true;
+}
+
 bool nn_vmath_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,
                             int64_t cols) {
   if (nn_cpu_isa_get() < NN_CPU_AVX2)
@@ -261,6 +345,18 @@ bool nn_vmath_softmax_row_f32(const float *x, float *y, int64_t n) {
 }
 
 #else /* no x86 vector path */
+
+bool nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float hi, bool u8, void *y,
+                           int64_t n) {
+  (void)x, (void)s, (void)z, (void)lo, (void)hi, (void)u8, (void)y, (void)n;
+  return false;
+}
+
+bool nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, double mult, double zp,
+                        double lo, double hi, bool u8, void *y, int64_t n) {
+  (void)af, (void)ai, (void)bias, (void)mult, (void)zp, (void)lo, (void)hi, (void)u8, (void)y, (void)n;
+  return false;
+}
 
 bool nn_vmath_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,
                             int64_t cols) {
