@@ -1143,6 +1143,63 @@ static const qconv_case qconv_cases[] = {
   {"convinteger 3x3 worst sums", false, true, false, 200, 20, 1, 8, 9, 3, 1, 1, 0, 127, false, true},
 };
 
+/* QLinearMatMul (uint8 A, int8 B with per-column zero points and scales):
+ * random, and at its worst (every product 255 x 127: sums past 2^24, the
+ * depth in chunks), against int64 sums and the reference requantization. */
+static bool run_qlmm_case(bool worst) {
+  enum { M = 3, K = 700, N = 37 };
+  static unsigned char a[M * K], b[K * N];
+  unsigned char bz[N], az = 0, yz = 9;
+  float bs[N], as = 0.03f, ys = worst ? 100.0f : 0.7f;   /* worst: unsaturated */
+  for (int j = 0; j < N; j++) {
+    bz[j] = (unsigned char)(int8_t)(j % 5 - 2);
+    bs[j] = 0.01f + 0.001f * (float)j;
+  }
+  for (int i = 0; i < M * K; i++)
+    a[i] = worst ? (unsigned char)(255 - (i % 11 == 4)) : (unsigned char)(rndf() * 127.0f + 128.0f);
+  for (int i = 0; i < K * N; i++) {
+    int v = worst ? 127 : (int)(rndf() * 127.0f);
+    b[i] = (unsigned char)(int8_t)(worst ? v : v);
+  }
+  mb m;
+  mb_init(&m, 13);
+  int64_t ad[2] = {M, K}, bd[2] = {K, N}, nd = N, one = 1;
+  mb_input(&m, "a", NN_DTYPE_UINT8, 2, ad);
+  mb_init_f32(&m, "as", 0, NULL, &as);
+  init_typed(&m, "az", NN_DTYPE_UINT8, 0, &one, &az, 1);
+  init_typed(&m, "b", NN_DTYPE_INT8, 2, bd, b, 1);
+  mb_init_f32(&m, "bs", 1, &nd, bs);
+  init_typed(&m, "bz", NN_DTYPE_INT8, 1, &nd, bz, 1);
+  mb_init_f32(&m, "ys", 0, NULL, &ys);
+  init_typed(&m, "yz", NN_DTYPE_UINT8, 0, &one, &yz, 1);
+  mb_node(&m, "QLinearMatMul", "q", "a,as,az,b,bs,bz,ys,yz", "y");
+  mb_output(&m, "y");
+  bool ok = true;
+  for (int threads = 1; threads <= 2 && ok; threads++) {
+    for (int rep = 0; rep < 2 && ok; rep++) {   /* the second run reads B's float copy */
+      size_t ob = 0;
+      unsigned char *got = run_raw(&m, threads, a, sizeof a, &ob);
+      ok = got && ob == M * N;
+      for (int i = 0; ok && i < M; i++)
+        for (int j = 0; ok && j < N; j++) {
+          int64_t s = 0;
+          for (int k = 0; k < K; k++)
+            s += (int64_t)(a[i * K + k] - az) * ((int8_t)b[k * N + j] - (int8_t)bz[j]);
+          double v = nearbyint((double)s * (double)(as * bs[j] / ys)) + yz;
+          unsigned char want = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+          if (got[i * N + j] != want) {
+            fprintf(stderr, "  qlinearmatmul%s threads=%d: [%d][%d] is %d, want %d\n", worst ? " worst" : "",
+                    threads, i, j, got[i * N + j], want);
+            ok = false;
+          }
+        }
+      free(got);
+    }
+  }
+  mb_free(&m);
+  return ok;
+}
+
 /* QuantizeLinear / DequantizeLinear with runs long enough for the vector
  * loops: ties, NaN, +-inf and values far outside the range, per tensor and
  * per axis, both 8-bit types. */
@@ -1243,6 +1300,11 @@ int main(void) {
   for (size_t i = 0; i < sizeof qconv_cases / sizeof qconv_cases[0]; i++) {
     bool ok = run_qconv_case(&qconv_cases[i]);
     printf("%s %s\n", ok ? "ok  " : "FAIL", qconv_cases[i].name);
+    ok ? g_passed++ : g_failed++;
+  }
+  for (int k = 0; k < 2; k++) {
+    bool ok = run_qlmm_case(k);
+    printf("%s qlinearmatmul %s\n", ok ? "ok  " : "FAIL", k ? "worst sums" : "random");
     ok ? g_passed++ : g_failed++;
   }
   for (int k = 0; k < 4; k++) {
