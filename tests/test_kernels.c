@@ -1204,9 +1204,10 @@ static bool run_qlmm_case(bool worst) {
  * loops: ties, NaN, +-inf and values far outside the range, per tensor and
  * per axis, both 8-bit types. */
 static bool run_quant_case(bool u8, bool axis) {
-  enum { A = 3, IN = 77 };
+  enum { A = 3, IN = 12001 };   /* per tensor 36003: three of the workers' chunks */
   const int64_t n = A * IN;
-  float x[A * IN], sc[A] = {0.5f, 0.25f, 3.0f};
+  static float x[A * IN];
+  float sc[A] = {0.5f, 0.25f, 3.0f};
   unsigned char zp[A] = {u8 ? 128 : 0, u8 ? 3 : (unsigned char)-5, u8 ? 250 : 100};
   for (int64_t i = 0; i < n; i++)
     x[i] = rndf() * 300.0f;
@@ -1227,27 +1228,30 @@ static bool run_quant_case(bool u8, bool axis) {
     mb_attr_int(&m, &m.nodes[1], "axis", 0);
   }
   mb_output(&m, "y");
-  size_t ob = 0;
-  unsigned char *got = run_raw(&m, 1, x, sizeof x, &ob);
-  bool ok = got && ob == sizeof x;
-  for (int64_t i = 0; ok && i < n; i++) {
-    int a = axis ? (int)(i / IN) : 0;
-    float qf = x[i] / sc[a];
-    double qv = qf != qf ? 0.0 : nearbyint((double)qf);
-    qv = qv < -4e18 ? -4e18 : qv > 4e18 ? 4e18 : qv;
-    int z = u8 ? zp[a] : (int8_t)zp[a];
-    qv += z;
-    double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
-    qv = qv < lo ? lo : qv > hi ? hi : qv;
-    float want = (float)((double)qv - z) * sc[a], have;
-    memcpy(&have, got + 4 * i, 4);
-    if (want != have) {
-      fprintf(stderr, "  quantize %s %s: element %lld (x %g) is %g, want %g\n", u8 ? "u8" : "i8",
-              axis ? "axis" : "tensor", (long long)i, x[i], have, want);
-      ok = false;
+  bool ok = true;
+  for (int threads = 1; threads <= 2 && ok; threads++) {
+    size_t ob = 0;
+    unsigned char *got = run_raw(&m, threads, x, sizeof x, &ob);
+    ok = got && ob == sizeof x;
+    for (int64_t i = 0; ok && i < n; i++) {
+      int a = axis ? (int)(i / IN) : 0;
+      float qf = x[i] / sc[a];
+      double qv = qf != qf ? 0.0 : nearbyint((double)qf);
+      qv = qv < -4e18 ? -4e18 : qv > 4e18 ? 4e18 : qv;
+      int z = u8 ? zp[a] : (int8_t)zp[a];
+      qv += z;
+      double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+      qv = qv < lo ? lo : qv > hi ? hi : qv;
+      float want = (float)((double)qv - z) * sc[a], have;
+      memcpy(&have, got + 4 * i, 4);
+      if (want != have) {
+        fprintf(stderr, "  quantize %s %s: element %lld (x %g) is %g, want %g\n", u8 ? "u8" : "i8",
+                axis ? "axis" : "tensor", (long long)i, x[i], have, want);
+        ok = false;
+      }
     }
+    free(got);
   }
-  free(got);
   mb_free(&m);
   return ok;
 }

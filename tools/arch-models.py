@@ -20,6 +20,7 @@ like the originals, so a weakness no model in ../shared shows comes out:
     crnn         32x160 text line, VGG convs, two bidirectional LSTMs, Softmax
     arcface      112x112 face, IResNet-18: BatchNorm around convs, PRelu
     u2netp       320x320, nested U-blocks, dilated 3x3 at 16 channels, Resize
+    mobilenetv2_qdq  MobileNetV2 in 8 bits, QDQ format (ONNX Runtime's quantizer)
 
     tools/arch-models.py OUT_DIR [NAME ...]
 
@@ -335,10 +336,44 @@ def u2netp(path, S=320):
     sides=[g.conv(d1,64,1,3)]+[up(g.conv(f,64,1,3),1,S) for f in (d2,d3,d4,d5,h6)]
     g.save('x',[1,3,S,S],[g.op('Sigmoid',[g.conv(g.op('Concat',sides,axis=1),6,1,1)])],path)
 
+def mobilenetv2_qdq(path):
+    """MobileNetV2 quantized to 8 bits in ONNX Runtime's QDQ format (its
+    quantizer's default): int8 weights per output channel behind
+    DequantizeLinear, each conv's input through QuantizeLinear ->
+    DequantizeLinear (uint8, one scale per tensor), int32 biases the same
+    way.  ONNX Runtime fuses the groups into int8 kernels."""
+    g=G('mbv2q')
+    def qdq(x, scale=0.05, zp=128):
+        s=g.w(np.array(scale)); z=g.t('c'); g.inits.append(nh.from_array(np.array(zp,dtype=np.uint8),z))
+        return g.op('DequantizeLinear',[g.op('QuantizeLinear',[x,s,z]),s,z])
+    def conv(x,cin,cout,k,st=1,gr=1):
+        wf=rng.standard_normal((cout,cin//gr,k,k))*np.sqrt(2.0/(cin//gr*k*k))*0.7
+        ws=np.abs(wf).reshape(cout,-1).max(1)/127.0
+        wq=np.clip(np.round(wf/ws[:,None,None,None]),-127,127).astype(np.int8)
+        wn=g.t('c'); g.inits.append(nh.from_array(wq,wn)); wz=g.t('c'); g.inits.append(nh.from_array(np.zeros(cout,np.int8),wz))
+        w=g.op('DequantizeLinear',[wn,g.w(ws),wz],axis=0)
+        bs=0.05*ws; bq=np.round(rng.standard_normal(cout)*0.05/bs).astype(np.int32)
+        bn=g.t('c'); g.inits.append(nh.from_array(bq,bn)); bz=g.t('c'); g.inits.append(nh.from_array(np.zeros(cout,np.int32),bz))
+        b=g.op('DequantizeLinear',[bn,g.w(bs),bz],axis=0)
+        return g.op('Conv',[qdq(x),w,b],kernel_shape=[k,k],strides=[st,st],pads=[k//2]*4,group=gr)
+    x=g.relu6(conv('x',3,32,3,2)); c=32
+    for t,co,n,st in [(1,16,1,1),(6,24,2,2),(6,32,3,2),(6,64,4,2),(6,96,3,1),(6,160,3,2),(6,320,1,1)]:
+        for i in range(n):
+            s_ = st if i==0 else 1; hid=c*t; y=x
+            if t!=1: y=g.relu6(conv(y,c,hid,1))
+            y=g.relu6(conv(y,hid,hid,3,s_,gr=hid))
+            y=conv(y,hid,co,1)
+            if s_==1 and c==co: y=g.op('Add',[qdq(x),qdq(y)])
+            x=y; c=co
+    x=g.relu6(conv(x,c,1280,1)); x=g.op('GlobalAveragePool',[qdq(x)]); x=g.op('Flatten',[x])
+    x=g.op('Gemm',[qdq(x),g.w(rng.standard_normal((1000,1280))*0.03),g.w(np.zeros(1000))],transB=1)
+    g.save('x',[1,3,224,224],[x],path)
+
 ARCHS = [('mobilenetv2', mobilenetv2), ('resnet18', resnet18), ('yolov8n', yolov8n),
          ('effnet_b0', effnet_b0), ('mobilenetv3', mobilenetv3), ('vit_tiny', vit_tiny),
          ('unet', unet), ('deeplabv3', deeplabv3), ('espcn', espcn), ('style', style),
-         ('convnext', convnext), ('crnn', crnn), ('arcface', arcface), ('u2netp', u2netp)]
+         ('convnext', convnext), ('crnn', crnn), ('arcface', arcface), ('u2netp', u2netp),
+         ('mobilenetv2_qdq', mobilenetv2_qdq)]
 
 if __name__ == '__main__':
     if len(sys.argv) < 2 or sys.argv[1].startswith('-'):
