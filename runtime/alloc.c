@@ -4,16 +4,93 @@
  * nn_memory_usage() are exact and nn_free needs no size from the caller.
  * The header is 16 bytes (max_align_t on the platforms we build for). */
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) && !defined(__SANITIZE_ADDRESS__)
+#include <sys/mman.h>
+#define LIBC_MAP 1   /* (under ASan every block stays with malloc: its redzones, its leak check) */
+#endif
 
 #include "nn_internal.h"
 
 #define HDR 16
 
-static void *libc_malloc(size_t size, void *ud) { (void)ud; return malloc(size); }
-static void *libc_realloc(void *p, size_t size, void *ud) { (void)ud; return realloc(p, size); }
-static void libc_free(void *p, void *ud) { (void)ud; free(p); }
+/* The default hooks.  Blocks of LIBC_MAP_MIN bytes and more are mapped
+ * straight from the kernel and unmapped when freed.  glibc does the same
+ * above its mmap threshold, but raises that threshold to the size of each
+ * mapped block freed (up to 32 MiB): after the planner freed a few large
+ * weights (each replaced by its packed copy), later large blocks came from
+ * the heap, whose freed middle the kernel never gets back.  densenet121's
+ * peak RSS was 4.8 MB above its live memory that way (74.0 -> 69.2 MB).
+ * Each block starts with 16 bytes: its size, and whether it is mapped. */
+#define LIBC_MAP_MIN ((size_t)256 << 10)
+#define LIBC_HDR 16
+
+static void *libc_malloc(size_t size, void *ud) {
+  (void)ud;
+  if (size > SIZE_MAX - LIBC_HDR - 4096)
+    return NULL;
+  unsigned char *p = NULL;
+  size_t mapped = 0;
+#if defined(LIBC_MAP) && defined(MAP_ANONYMOUS)
+  if (size >= LIBC_MAP_MIN) {
+    void *m = mmap(NULL, size + LIBC_HDR, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED) {
+      p = m;
+      mapped = 1;
+    }
+  }
+#endif
+  if (!p)
+    p = malloc(size + LIBC_HDR);
+  if (!p)
+    return NULL;
+  memcpy(p, &size, sizeof size);
+  memcpy(p + sizeof size, &mapped, sizeof mapped);
+  return p + LIBC_HDR;
+}
+
+static void libc_free(void *ptr, void *ud) {
+  (void)ud;
+  if (!ptr)
+    return;
+  unsigned char *p = (unsigned char *)ptr - LIBC_HDR;
+  size_t size, mapped;
+  memcpy(&size, p, sizeof size);
+  memcpy(&mapped, p + sizeof size, sizeof mapped);
+#if defined(LIBC_MAP) && defined(MAP_ANONYMOUS)
+  if (mapped) {
+    munmap(p, size + LIBC_HDR);
+    return;
+  }
+#endif
+  free(p);
+}
+
+static void *libc_realloc(void *ptr, size_t size, void *ud) {
+  if (!ptr)
+    return libc_malloc(size, ud);
+  unsigned char *p = (unsigned char *)ptr - LIBC_HDR;
+  size_t old, mapped;
+  memcpy(&old, p, sizeof old);
+  memcpy(&mapped, p + sizeof old, sizeof mapped);
+  if (!mapped && size < LIBC_MAP_MIN) {
+    if (size > SIZE_MAX - LIBC_HDR)
+      return NULL;
+    unsigned char *q = realloc(p, size + LIBC_HDR);
+    if (!q)
+      return NULL;
+    memcpy(q, &size, sizeof size);
+    return q + LIBC_HDR;
+  }
+  unsigned char *q = libc_malloc(size, ud);   /* into or out of a mapping */
+  if (!q)
+    return NULL;
+  memcpy(q, ptr, old < size ? old : size);
+  libc_free(ptr, ud);
+  return q;
+}
 
 static nn_allocator g_alloc = {libc_malloc, libc_realloc, libc_free, NULL};
 static atomic_size_t g_current;

@@ -886,6 +886,41 @@ static void test_registry(void) {
   CHECK(nn_kernel_find("ai.onnx", "Relu") == nn_kernel_find("", "Relu"));
 }
 
+/* The default hooks map large blocks straight from the kernel: a block
+ * grown from the heap into a mapping, across mappings and back keeps its
+ * bytes, and the counters come back to where they were. */
+static void test_alloc_large(void) {
+  size_t base = live_bytes();
+  size_t sizes[] = {100, 1 << 20, 300 << 10, 5 << 20, 64, 0};
+  unsigned char *p = nn_malloc(sizes[0]);
+  CHECK(p != NULL);
+  if (!p)
+    return;
+  for (size_t i = 0; i < sizes[0]; i++)
+    p[i] = (unsigned char)(i * 7 + 1);
+  for (int k = 1; sizes[k]; k++) {
+    size_t keep = sizes[k - 1] < sizes[k] ? sizes[k - 1] : sizes[k];
+    keep = keep < sizes[0] ? keep : sizes[0];
+    p = nn_realloc(p, sizes[k]);
+    CHECK(p != NULL);
+    if (!p)
+      return;
+    bool same = true;
+    for (size_t i = 0; i < keep; i++)
+      same &= p[i] == (unsigned char)(i * 7 + 1);
+    CHECK(same);
+    memset(p + sizes[0] - 0, 0xab, sizes[k] > sizes[0] ? sizes[k] - sizes[0] : 0);   /* all of it writable */
+    CHECK(live_bytes() == base + sizes[k]);
+  }
+  nn_free(p);
+  void *a = nn_aligned_alloc(3 << 20);
+  CHECK(a != NULL && ((uintptr_t)a & 63) == 0);
+  if (a)
+    memset(a, 1, 3 << 20);
+  nn_aligned_free(a);
+  CHECK(live_bytes() == base);
+}
+
 /* Graph outputs live in the CPU arena (nn_plan.outputs_in_arena): an output
  * read by later steps keeps its slot to the end of the run, while the
  * intermediates after its last reader are planned over dead memory; a bound
@@ -977,6 +1012,7 @@ int main(int argc, char **argv) {
   const test tests[] = {
       {"run_basic", test_run_basic},
       {"outputs_in_arena", test_outputs_in_arena},
+      {"alloc_large", test_alloc_large},
       {"dispose", test_dispose},
       {"dynamic_shape", test_dynamic_shape},
       {"default_input", test_default_input},
