@@ -125,13 +125,25 @@ void nn_memory_usage(size_t *current, size_t *peak) {
 void nn_alloc_pin(void) { atomic_fetch_add(&g_pins, 1); }
 void nn_alloc_unpin(void) { atomic_fetch_sub(&g_pins, 1); }
 
+/* The header: the block's size, then whether the default hooks made it.
+ * A default block (which has a header of its own: libc_malloc) goes back
+ * through them even after nn_set_allocator replaced them, as a file read
+ * before a fuzzer installed its hooks and freed after does. */
+static void hdr_put(unsigned char *p, size_t size, bool dflt) {
+  memcpy(p, &size, sizeof size);
+  p[sizeof size] = dflt;
+}
+
+static bool hdr_default(const unsigned char *p) { return p[sizeof(size_t)] != 0; }
+
 void *nn_malloc(size_t size) {
   if (size > SIZE_MAX - HDR)
     return NULL;
+  const bool dflt = g_alloc.malloc == libc_malloc;
   unsigned char *p = g_alloc.malloc(size + HDR, g_alloc.ud);
   if (!p)
     return NULL;
-  memcpy(p, &size, sizeof size);
+  hdr_put(p, size, dflt);
   account_add(size);
   return p + HDR;
 }
@@ -154,10 +166,12 @@ void *nn_realloc(void *ptr, size_t size) {
   unsigned char *base = (unsigned char *)ptr - HDR;
   size_t old;
   memcpy(&old, base, sizeof old);
-  unsigned char *p = g_alloc.realloc(base, size + HDR, g_alloc.ud);
+  const bool dflt = hdr_default(base);
+  unsigned char *p = dflt ? libc_realloc(base, size + HDR, NULL)
+                          : g_alloc.realloc(base, size + HDR, g_alloc.ud);
   if (!p)
     return NULL;
-  memcpy(p, &size, sizeof size);
+  hdr_put(p, size, dflt);
   atomic_fetch_sub(&g_current, old);
   account_add(size);
   return p + HDR;
@@ -170,7 +184,10 @@ void nn_free(void *ptr) {
   size_t size;
   memcpy(&size, base, sizeof size);
   atomic_fetch_sub(&g_current, size);
-  g_alloc.free(base, g_alloc.ud);
+  if (hdr_default(base))
+    libc_free(base, NULL);
+  else
+    g_alloc.free(base, g_alloc.ud);
 }
 
 char *nn_strndup(const char *s, size_t n) {

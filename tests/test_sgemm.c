@@ -895,7 +895,9 @@ static void test_pack_b_fn_rows(void) {
       fill(x, g.C * g.IH * g.IW);
       g.x = x;
       size_t bytes = nn_sgemm_pack_b_size(K, N);
-      void *want = nn_malloc(bytes), *got = nn_malloc(bytes);
+      /* both 64-byte aligned: the packed block's layout (its header's gap)
+       * follows its address, so two blocks compare byte for byte only alike */
+      void *want = nn_aligned_alloc(bytes), *got = nn_aligned_alloc(bytes);
       memset(want, 0x7f, bytes);   /* the header's alignment gap is not written */
       nn_sgemm_pack_b_fn(NULL, K, N, 0, nn_sgemm_pack_im2col, &g, want);
       const int64_t units[] = {(int64_t)g.KH * g.KW, 1, K + 5, 0};
@@ -911,8 +913,8 @@ static void test_pack_b_fn_rows(void) {
         n++;
       }
       nn_free(x);
-      nn_free(want);
-      nn_free(got);
+      nn_aligned_free(want);
+      nn_aligned_free(got);
     }
     printf("  %-8s %d im2col packed-once cases, %d failed\n", nn_cpu_isa_name((nn_cpu_isa)isa), n,
            g_failed - before);
