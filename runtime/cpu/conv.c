@@ -2034,6 +2034,20 @@ static int32_t conv_q8(const nn_value *v, int64_t i) {
   return v->dtype == NN_DTYPE_UINT8 ? ((const uint8_t *)v->data)[i] : ((const int8_t *)v->data)[i];
 }
 
+/* QLinearConv's requantization of output channel m: the multiplier as the
+ * ONNX reference forms it (float32 x * w / y, applied to the int32 sum in
+ * double), the channel's bias and the output zero point. */
+static void qconv_requant_of(const nn_node *n, const nn_qconv_in *q, int64_t m, double *mult,
+                             int32_t *bias, double *zp) {
+  const nn_value *wsv = conv_qget(n, q->w_scale), *bv = conv_qget(n, q->bias);
+  const nn_value *yzpv = conv_qget(n, q->y_zp);
+  float xs = *(const float *)conv_qget(n, q->x_scale)->data, ys = *(const float *)conv_qget(n, q->y_scale)->data;
+  float wsc = ((const float *)wsv->data)[wsv->numel == 1 ? 0 : m];
+  *mult = (double)(float)(xs * wsc / ys);
+  *bias = bv ? ((const int32_t *)bv->data)[m] : 0;
+  *zp = yzpv ? conv_q8(yzpv, 0) : 0;
+}
+
 /* qconv_run_float (below): windows of up to this many taps, whose one input
  * channel's sum (x 255 x 255) stays exact in float32; the bound itself */
 #define QCONV_MAX_TAPS 256
@@ -2086,9 +2100,7 @@ static nn_status qconv_run_float(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   const nn_conv_geom *g = &p->g;
   const nn_value *x = conv_qget(n, q->x), *w = conv_qget(n, q->w);
   const nn_value *xzpv = conv_qget(n, q->x_zp), *wzpv = conv_qget(n, q->w_zp);
-  const nn_value *bv = conv_qget(n, q->bias), *yzpv = conv_qget(n, q->y_zp);
-  const nn_value *xsv = conv_qget(n, q->x_scale), *wsv = conv_qget(n, q->w_scale);
-  const nn_value *ysv = conv_qget(n, q->y_scale);
+  const nn_value *xsv = conv_qget(n, q->x_scale);
   nn_value *y = n->y[0];
   const int64_t K = p->K, N = g->out_sz, in_sz = g->in_sz, ksz = g->k_sz;
   float *xf = n->ws, *wf = xf + p->qx_floats, *cmax = wf + p->qw_floats, *yf = cmax + p->qc_floats;
@@ -2182,11 +2194,9 @@ static nn_status qconv_run_float(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
           yo[t] = chunked ? am[t] : (int32_t)ym[t];
         continue;
       }
-      float xsc = *(const float *)xsv->data, ysc = *(const float *)ysv->data;
-      float wsc = ((const float *)wsv->data)[wsv->numel == 1 ? 0 : m];
-      double mult = (double)(float)(xsc * wsc / ysc);
-      int32_t bias = bv ? ((const int32_t *)bv->data)[m] : 0;
-      double zp = yzpv ? conv_q8(yzpv, 0) : 0;
+      double mult, zp;
+      int32_t bias;
+      qconv_requant_of(n, q, m, &mult, &bias, &zp);
       /* nearbyint as (v + 1.5 * 2^52) - 1.5 * 2^52 (round half to even,
        * exact below 2^51; larger values saturate either way): the libm call
        * per element cost more than the product of a depthwise layer */
@@ -2224,9 +2234,7 @@ static nn_status qconv_run_with(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   const nn_conv_geom *g = &p->g;
   const nn_value *x = conv_qget(n, q->x), *w = conv_qget(n, q->w);
   const nn_value *xzpv = conv_qget(n, q->x_zp), *wzpv = conv_qget(n, q->w_zp);
-  const nn_value *bv = conv_qget(n, q->bias), *yzpv = conv_qget(n, q->y_zp);
-  const nn_value *xsv = conv_qget(n, q->x_scale), *wsv = conv_qget(n, q->w_scale);
-  const nn_value *ysv = conv_qget(n, q->y_scale);
+  const nn_value *xsv = conv_qget(n, q->x_scale);
   nn_value *y = n->y[0];
   int32_t *wq = n->ws;
   int32_t *col = wq + p->wt_floats;
@@ -2275,13 +2283,9 @@ static nn_status qconv_run_with(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
             memcpy((int32_t *)y->data + obase, a, (size_t)nn * sizeof(int32_t));
             continue;
           }
-          /* the multiplier as the ONNX reference forms it: float32 x*w/y,
-           * applied to the int32 sum in double */
-          float xs = *(const float *)xsv->data, ys = *(const float *)ysv->data;
-          float wsc = ((const float *)wsv->data)[wsv->numel == 1 ? 0 : mo];
-          double mult = (double)(float)(xs * wsc / ys);
-          int32_t bias = bv ? ((const int32_t *)bv->data)[mo] : 0;
-          double zp = yzpv ? conv_q8(yzpv, 0) : 0;
+          double mult, zp;
+          int32_t bias;
+          qconv_requant_of(n, q, mo, &mult, &bias, &zp);
           double lo = y->dtype == NN_DTYPE_UINT8 ? 0.0 : -128.0;
           double hi = y->dtype == NN_DTYPE_UINT8 ? 255.0 : 127.0;
           for (int64_t t = 0; t < nn; t++) {

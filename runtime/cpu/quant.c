@@ -296,6 +296,19 @@ static float qlmm_mult(const nn_node *n, int64_t ia, int64_t ib, int64_t iy) {
   return fa * fb / fy;
 }
 
+/* Element offsets of product t's A and B (broadcast batch dims). */
+static void qlmm_offsets(const nn_qlmm_geom *p, int64_t t, int64_t *oa, int64_t *ob) {
+  int64_t a = 0, b = 0, rem = t;
+  for (int d = p->brank - 1; d >= 0; d--) {
+    int64_t i = rem % p->bdims[d];
+    rem /= p->bdims[d];
+    a += i * p->astr[d];
+    b += i * p->bstr[d];
+  }
+  *oa = a * p->M * p->K;
+  *ob = b * p->K * p->N;
+}
+
 /* 8-bit QLinearMatMul through the float engine, exactly (as conv.c's
  * qconv_run_float): (a - a_zp) and (b - b_zp) as floats, the depth cut into
  * chunks whose partial sums stay below 2^24 (bound: the largest |a - a_zp|
@@ -319,15 +332,8 @@ static nn_status qlmm_run_float(nn_ctx *c, nn_node *n) {
     ((qlmm_params *)q)->b_ready = true;
   }
   for (int64_t t = 0; t < p->batch; t++) {
-    int64_t oa = 0, ob = 0, rem = t;
-    for (int d = p->brank - 1; d >= 0; d--) {
-      int64_t i = rem % p->bdims[d];
-      rem /= p->bdims[d];
-      oa += i * p->astr[d];
-      ob += i * p->bstr[d];
-    }
-    oa *= M * K;
-    ob *= K * N;
+    int64_t oa, ob;
+    qlmm_offsets(p, t, &oa, &ob);
     float amax = 0.0f;
     for (int64_t m = 0; m < M; m++) {
       int32_t za = qlmm_ld(azp->data, azp->dtype, p->a_row ? m : 0);
@@ -389,15 +395,8 @@ static nn_status qlmm_run(nn_ctx *c, nn_node *n) {
   nn_value *y = n->y[0];
   const int64_t M = p->M, K = p->K, N = p->N;
   for (int64_t t = 0; t < p->batch; t++) {
-    int64_t oa = 0, ob = 0, rem = t;
-    for (int d = p->brank - 1; d >= 0; d--) {
-      int64_t i = rem % p->bdims[d];
-      rem /= p->bdims[d];
-      oa += i * p->astr[d];
-      ob += i * p->bstr[d];
-    }
-    oa *= M * K;
-    ob *= K * N;
+    int64_t oa, ob;
+    qlmm_offsets(p, t, &oa, &ob);
     for (int64_t m = 0; m < M; m++) {
       int32_t za = qlmm_ld(azp->data, azp->dtype, p->a_row ? m : 0);
       for (int64_t j = 0; j < N; j++) {
