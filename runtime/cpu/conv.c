@@ -208,6 +208,9 @@ typedef struct conv_priv {
    * output (and as many int32 sums), in that order */
   bool qfloat;
   size_t qx_floats, qw_floats, qc_floats, qy_floats;
+  /* constant weights (and zero points): their float copy and the bounds
+   * kept after the struct instead, made at the first run */
+  bool qw_const, qw_ready;
   float norm_lo, norm_hi;
   /* a channel-scale Mul fused before this 1x1 conv (the squeeze-excitation
    * gate, nn_node.pre): packed as the normalization with a[c] the run's
@@ -297,6 +300,10 @@ static nn_status conv_finish_priv(nn_ctx *c, nn_node *n, const conv_priv *p) {
       (nn_mul_overflow_size(p->taps_pa_bytes, (size_t)p->g.k_sz, &packed) ||
        __builtin_add_overflow(priv, packed, &priv)))
     return nn_fail(c, NN_ERR_LIMIT, "per-tap weights overflow");
+  if (p->qw_const &&
+      (nn_mul_overflow_size(p->qw_floats + p->qc_floats, sizeof(float), &packed) ||
+       __builtin_add_overflow(priv, packed, &priv)))
+    return nn_fail(c, NN_ERR_LIMIT, "the integer weights' float copy overflows");
   if (p->norm_pre && (p->packed_bytes ||
                       __builtin_add_overflow(priv, (size_t)p->C * 2 * sizeof(float), &priv)))
     return nn_fail(c, NN_ERR_LIMIT, "the fused normalization's parameters overflow");
@@ -2048,6 +2055,26 @@ static void qconv_requant_of(const nn_node *n, const nn_qconv_in *q, int64_t m, 
   *zp = yzpv ? conv_q8(yzpv, 0) : 0;
 }
 
+/* Store n requantized sums (from af, floats holding exact integers, or
+ * else ai) as y's 8-bit elements from off: vector blocks through vmath, the
+ * rest here, value for value the same. */
+static void qconv_store8(nn_value *y, int64_t off, const float *af, const int32_t *ai, int64_t n,
+                         double mult, int32_t bias, double zp) {
+  const bool u8 = y->dtype == NN_DTYPE_UINT8;
+  const double lo = u8 ? 0.0 : -128.0, hi = u8 ? 255.0 : 127.0;
+  unsigned char *dst = (unsigned char *)y->data + off;
+  for (int64_t t = nn_vmath_requant_8(af, ai, bias, mult, zp, lo, hi, u8, dst, n); t < n; t++) {
+    int32_t a = af ? (int32_t)af[t] : ai[t];
+    double v = nearbyint((double)((int64_t)a + bias) * mult) + zp;
+    v = v > lo ? v : lo;   /* NaN (zero scales) saturates low */
+    v = v < hi ? v : hi;
+    if (u8)
+      ((uint8_t *)dst)[t] = (uint8_t)v;
+    else
+      ((int8_t *)dst)[t] = (int8_t)v;
+  }
+}
+
 /* qconv_run_float (below): windows of up to this many taps, whose one input
  * channel's sum (x 255 x 255) stays exact in float32; the bound itself */
 #define QCONV_MAX_TAPS 256
@@ -2068,7 +2095,9 @@ static nn_status qconv_prepare(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
     p.qw_floats = nn_align_up((size_t)(p.M * p.K), 16);
     p.qc_floats = nn_align_up((size_t)p.C, 16);
     p.qy_floats = nn_align_up((size_t)(p.M * p.g.out_sz), 16);
-    p.col_floats = p.qx_floats + p.qw_floats + p.qc_floats + 2 * p.qy_floats;
+    const nn_value *wv = conv_qget(n, q->w), *wzv = conv_qget(n, q->w_zp);
+    p.qw_const = wv->known && wv->data && (!wzv || wzv->known);
+    p.col_floats = p.qx_floats + (p.qw_const ? 0 : p.qw_floats + p.qc_floats) + 2 * p.qy_floats;
     p.gemm_ws = conv_gemm_ws(c, p.Mg, p.g.out_sz, p.K);
     return conv_finish_priv(c, n, &p);
   }
@@ -2103,16 +2132,20 @@ static nn_status qconv_run_float(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   const nn_value *xsv = conv_qget(n, q->x_scale);
   nn_value *y = n->y[0];
   const int64_t K = p->K, N = g->out_sz, in_sz = g->in_sz, ksz = g->k_sz;
-  float *xf = n->ws, *wf = xf + p->qx_floats, *cmax = wf + p->qw_floats, *yf = cmax + p->qc_floats;
+  float *xf = n->ws, *wf = xf + p->qx_floats, *cmax, *yf;
+  if (p->qw_const)   /* priv is the node's own: written once, before any use */
+    wf = (float *)((char *)p + CONV_PRIV_HEAD);
+  cmax = wf + p->qw_floats;
+  yf = p->qw_const ? xf + p->qx_floats : cmax + p->qc_floats;
   uint32_t *acc = (uint32_t *)(yf + p->qy_floats);
   void *gws = (float *)acc + p->qy_floats;
   const int32_t xzp = xzpv ? conv_q8(xzpv, 0) : 0;
   const int32_t xlo = x->dtype == NN_DTYPE_UINT8 ? 0 : -128, xhi = x->dtype == NN_DTYPE_UINT8 ? 255 : 127;
   const double xb = (double)(xzp - xlo > xhi - xzp ? xzp - xlo : xhi - xzp);
   /* the weights minus their zero points, and each input channel's bound */
-  for (int64_t ci = 0; ci < p->C; ci++)
+  for (int64_t ci = 0; ci < p->C && !p->qw_ready; ci++)
     cmax[ci] = 0.0f;
-  for (int64_t m = 0; m < p->M; m++) {
+  for (int64_t m = 0; m < p->M && !p->qw_ready; m++) {
     int32_t wzp = wzpv ? conv_q8(wzpv, wzpv->numel == 1 ? 0 : m) : 0;
     int64_t cbase = m / p->Mg * p->Cg;
     for (int64_t cl = 0; cl < p->Cg; cl++) {
@@ -2128,8 +2161,9 @@ static nn_status qconv_run_float(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
         cmax[cbase + cl] = s;
     }
   }
+  if (p->qw_const)
+    ((conv_priv *)p)->qw_ready = true;
   const bool dw = p->Cg == 1 && p->group == p->C;
-  const double lo = y->dtype == NN_DTYPE_UINT8 ? 0.0 : -128.0, hi = y->dtype == NN_DTYPE_UINT8 ? 255.0 : 127.0;
   for (int64_t bi = 0; bi < p->batch; bi++) {
     const int64_t xn = p->C * in_sz;
     if (x->dtype == NN_DTYPE_UINT8) {
@@ -2197,30 +2231,7 @@ static nn_status qconv_run_float(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
       double mult, zp;
       int32_t bias;
       qconv_requant_of(n, q, m, &mult, &bias, &zp);
-      /* nearbyint as (v + 1.5 * 2^52) - 1.5 * 2^52 (round half to even,
-       * exact below 2^51; larger values saturate either way): the libm call
-       * per element cost more than the product of a depthwise layer */
-      const double magic = 6755399441055744.0;
-      if (nn_vmath_requant_8(chunked ? NULL : ym, am, bias, mult, zp, lo, hi,
-                             y->dtype == NN_DTYPE_UINT8, (unsigned char *)y->data + obase, N))
-        continue;
-      if (y->dtype == NN_DTYPE_UINT8) {
-        uint8_t *yo = (uint8_t *)y->data + obase;
-        for (int64_t t = 0; t < N; t++) {
-          int32_t a = chunked ? am[t] : (int32_t)ym[t];
-          double v = (((double)((int64_t)a + bias) * mult + magic) - magic) + zp;
-          v = v > lo ? v : lo;   /* NaN (zero scales) saturates low */
-          yo[t] = (uint8_t)(v < hi ? v : hi);
-        }
-      } else {
-        int8_t *yo = (int8_t *)y->data + obase;
-        for (int64_t t = 0; t < N; t++) {
-          int32_t a = chunked ? am[t] : (int32_t)ym[t];
-          double v = (((double)((int64_t)a + bias) * mult + magic) - magic) + zp;
-          v = v > lo ? v : lo;
-          yo[t] = (int8_t)(v < hi ? v : hi);
-        }
-      }
+      qconv_store8(y, obase, chunked ? NULL : ym, am, N, mult, bias, zp);
     }
   }
   return NN_OK;
@@ -2286,17 +2297,7 @@ static nn_status qconv_run_with(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
           double mult, zp;
           int32_t bias;
           qconv_requant_of(n, q, mo, &mult, &bias, &zp);
-          double lo = y->dtype == NN_DTYPE_UINT8 ? 0.0 : -128.0;
-          double hi = y->dtype == NN_DTYPE_UINT8 ? 255.0 : 127.0;
-          for (int64_t t = 0; t < nn; t++) {
-            double v = nearbyint((double)((int64_t)a[t] + bias) * mult) + zp;
-            v = v > lo ? v : lo;   /* NaN (zero scales) saturates low */
-            v = v < hi ? v : hi;
-            if (y->dtype == NN_DTYPE_UINT8)
-              ((uint8_t *)y->data)[obase + t] = (uint8_t)v;
-            else
-              ((int8_t *)y->data)[obase + t] = (int8_t)v;
-          }
+          qconv_store8(y, obase, NULL, a, nn, mult, bias, zp);
         }
       }
   return NN_OK;

@@ -106,10 +106,9 @@ static void quant_span(const quant_params *p, const nn_value *x, const nn_value 
   const float *xs = (const float *)x->data + e0;
   const float z = zp ? (y->dtype == NN_DTYPE_UINT8 ? ((const uint8_t *)zp->data)[a]
                                                     : ((const int8_t *)zp->data)[a]) : 0;
-  if (nn_vmath_quantize_f32(xs, s, z, lo, hi, y->dtype == NN_DTYPE_UINT8,
-                            (unsigned char *)y->data + e0, n))
-    return;
-  for (int64_t i = 0; i < n; i++) {
+  int64_t i = nn_vmath_quantize_f32(xs, s, z, lo, hi, y->dtype == NN_DTYPE_UINT8,
+                                    (unsigned char *)y->data + e0, n);
+  for (; i < n; i++) {
     float qf = xs[i] / s;
     qf = qf > big ? big : qf < -big ? -big : qf;
     float r = (qf + magic) - magic;

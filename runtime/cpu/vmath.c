@@ -250,7 +250,7 @@ static SG_ALWAYS_INLINE SG256 void vm2_store8(__m256i v, bool u8, void *y) {
   _mm_storel_epi64((__m128i *)y, w);
 }
 
-static SG256 void vm2_quantize(const float *x, float s, float z, float lo, float hi, bool u8,
+static SG256 int64_t vm2_quantize(const float *x, float s, float z, float lo, float hi, bool u8,
                                void *y, int64_t n) {
   const __m256 vs = _mm256_set1_ps(s), vz = _mm256_set1_ps(z), vlo = _mm256_set1_ps(lo),
                vhi = _mm256_set1_ps(hi), zero = _mm256_setzero_ps();
@@ -262,19 +262,10 @@ static SG256 void vm2_quantize(const float *x, float s, float z, float lo, float
     q = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(q, vz), vlo), vhi);
     vm2_store8(_mm256_cvtps_epi32(q), u8, (unsigned char *)y + i);
   }
-  for (; i < n; i++) {
-    float q = x[i] / s;
-    q = q != q ? 0.0f : nearbyintf(q);
-    q = q + z;
-    q = q < lo ? lo : q > hi ? hi : q;
-    if (u8)
-      ((uint8_t *)y)[i] = (uint8_t)(int32_t)q;
-    else
-      ((int8_t *)y)[i] = (int8_t)(int32_t)q;
-  }
+  return i;
 }
 
-static SG256 void vm2_requant(const float *af, const int32_t *ai, int32_t bias, double mult,
+static SG256 int64_t vm2_requant(const float *af, const int32_t *ai, int32_t bias, double mult,
                               double zp, double lo, double hi, bool u8, void *y, int64_t n) {
   const __m256d vb = _mm256_set1_pd((double)bias), vm = _mm256_set1_pd(mult),
                 vz = _mm256_set1_pd(zp), vlo = _mm256_set1_pd(lo), vhi = _mm256_set1_pd(hi);
@@ -299,32 +290,17 @@ static SG256 void vm2_requant(const float *af, const int32_t *ai, int32_t bias, 
     }
     vm2_store8(_mm256_setr_m128i(r[0], r[1]), u8, (unsigned char *)y + i);
   }
-  for (; i < n; i++) {
-    int32_t a = af ? (int32_t)af[i] : ai[i];
-    double v = nearbyint((double)((int64_t)a + bias) * mult) + zp;
-    v = v > lo ? v : lo;
-    v = v < hi ? v : hi;
-    if (u8)
-      ((uint8_t *)y)[i] = (uint8_t)v;
-    else
-      ((int8_t *)y)[i] = (int8_t)v;
-  }
+  return i;
 }
 
-bool nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float hi, bool u8, void *y,
-                           int64_t n) {
-  if (nn_cpu_isa_get() < NN_CPU_AVX2)
-    return false;
-  vm2_quantize(x, s, z, lo, hi, u8, y, n);
-  return true;
+int64_t nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float hi, bool u8,
+                              void *y, int64_t n) {
+  return nn_cpu_isa_get() < NN_CPU_AVX2 ? 0 : vm2_quantize(x, s, z, lo, hi, u8, y, n);
 }
 
-bool nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, double mult, double zp,
-                        double lo, double hi, bool u8, void *y, int64_t n) {
-  if (nn_cpu_isa_get() < NN_CPU_AVX2)
-    return false;
-  vm2_requant(af, ai, bias, mult, zp, lo, hi, u8, y, n);
-  return true;
+int64_t nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, double mult, double zp,
+                           double lo, double hi, bool u8, void *y, int64_t n) {
+  return nn_cpu_isa_get() < NN_CPU_AVX2 ? 0 : vm2_requant(af, ai, bias, mult, zp, lo, hi, u8, y, n);
 }
 
 bool nn_vmath_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,
@@ -346,16 +322,16 @@ bool nn_vmath_softmax_row_f32(const float *x, float *y, int64_t n) {
 
 #else /* no x86 vector path */
 
-bool nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float hi, bool u8, void *y,
-                           int64_t n) {
+int64_t nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float hi, bool u8,
+                              void *y, int64_t n) {
   (void)x, (void)s, (void)z, (void)lo, (void)hi, (void)u8, (void)y, (void)n;
-  return false;
+  return 0;
 }
 
-bool nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, double mult, double zp,
-                        double lo, double hi, bool u8, void *y, int64_t n) {
+int64_t nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, double mult, double zp,
+                           double lo, double hi, bool u8, void *y, int64_t n) {
   (void)af, (void)ai, (void)bias, (void)mult, (void)zp, (void)lo, (void)hi, (void)u8, (void)y, (void)n;
-  return false;
+  return 0;
 }
 
 bool nn_vmath_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,

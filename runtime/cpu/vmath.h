@@ -57,15 +57,17 @@ bool nn_vmath_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t l
 
 /* QuantizeLinear to 8 bits: y[i] = clamp(rint(x[i] / s) + z, lo, hi) with
  * the quotient rounded in float (half to even) and NaN taken as 0, as the
- * reference; y is uint8 when u8, else int8.  Returns false, writing
- * nothing, on a path without a vector form. */
-bool nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float hi, bool u8, void *y,
+ * reference; y is uint8 when u8, else int8.  Vector blocks only: returns
+ * how many leading elements it wrote (a multiple of 8; 0 on a path without
+ * a vector form), the caller computes the rest. */
+int64_t nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float hi, bool u8, void *y,
                            int64_t n);
 
 /* An integer convolution's requantization to 8 bits, in double as the
  * scalar reference: y[i] = clamp(rint((a[i] + bias) * mult) + zp, lo, hi),
- * a[i] from af (floats holding exact integers) or, when af is NULL, ai. */
-bool nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, double mult, double zp,
+ * a[i] from af (floats holding exact integers) or, when af is NULL, ai.
+ * Vector blocks only, as nn_vmath_quantize_f32: the count written. */
+int64_t nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, double mult, double zp,
                         double lo, double hi, bool u8, void *y, int64_t n);
 
 #endif /* NN_CPU_VMATH_H */
