@@ -1027,19 +1027,22 @@ typedef struct qconv_case {
   bool per_channel;
   bool worst;                   /* x at its maximum (a few one below), w at +wrange: sums far
                                    past 2^24, wrong unless cut into exact chunks */
+  int dil, batch;               /* 0 = 1 */
+  bool wz0;                     /* per-tensor weight zero point 0 (+128 for uint8) */
 } qconv_case;
 
 static bool run_qconv_case(const qconv_case *t) {
   const int64_t Cg = t->C / t->group, Mg = t->M / t->group, K = Cg * t->k * t->k;
-  const int64_t OH = (t->H + 2 * t->pad - t->k) / t->s + 1, OW = (t->W + 2 * t->pad - t->k) / t->s + 1;
-  const int64_t xn = t->C * t->H * t->W, wn = t->M * K, yn = t->M * OH * OW;
+  const int64_t D = t->dil ? t->dil : 1, NB = t->batch ? t->batch : 1, ke = D * (t->k - 1) + 1;
+  const int64_t OH = (t->H + 2 * t->pad - ke) / t->s + 1, OW = (t->W + 2 * t->pad - ke) / t->s + 1;
+  const int64_t xn = NB * t->C * t->H * t->W, wn = t->M * K, yn = NB * t->M * OH * OW;
   unsigned char *x = malloc((size_t)xn), *w = malloc((size_t)wn);
   int32_t *bias = malloc(sizeof(int32_t) * (size_t)t->M), wzp[512];
   float wsc[512];
   for (int64_t i = 0; i < xn; i++)
     x[i] = (unsigned char)(g_rng = g_rng * 6364136223846793005ull + 1442695040888963407ull, g_rng >> 56);
   for (int64_t m = 0; m < t->M; m++) {
-    wzp[m] = t->per_channel ? (int)(m % 5) - 2 : 1;
+    wzp[m] = t->per_channel ? (int)(m % 5) - 2 : t->wz0 ? 0 : 1;
     if (t->w_u8)
       wzp[m] += 128;
     wsc[m] = 0.002f + 0.0005f * (float)(m % 7);
@@ -1056,8 +1059,8 @@ static bool run_qconv_case(const qconv_case *t) {
   const int yzp = t->x_u8 ? 120 : -7;
   /* reference: exact int32 sums, the spec's requantization */
   int64_t *acc = calloc((size_t)yn, sizeof(int64_t));
-  for (int64_t m = 0; m < t->M; m++) {
-    int64_t gi = m / Mg;
+  for (int64_t bm = 0; bm < NB * t->M; bm++) {
+    int64_t m = bm % t->M, bi = bm / t->M, gi = m / Mg;
     int wz = wzp[t->per_channel ? m : 0];
     for (int64_t oh = 0; oh < OH; oh++)
       for (int64_t ow = 0; ow < OW; ow++) {
@@ -1065,20 +1068,20 @@ static bool run_qconv_case(const qconv_case *t) {
         for (int64_t cl = 0; cl < Cg; cl++)
           for (int64_t kh = 0; kh < t->k; kh++)
             for (int64_t kw = 0; kw < t->k; kw++) {
-              int64_t ih = oh * t->s - t->pad + kh, iw = ow * t->s - t->pad + kw;
+              int64_t ih = oh * t->s - t->pad + kh * D, iw = ow * t->s - t->pad + kw * D;
               if (ih < 0 || ih >= t->H || iw < 0 || iw >= t->W)
                 continue;
-              unsigned char xb = x[((gi * Cg + cl) * t->H + ih) * t->W + iw];
+              unsigned char xb = x[(((bi * t->C) + gi * Cg + cl) * t->H + ih) * t->W + iw];
               unsigned char wb = w[m * K + (cl * t->k + kh) * t->k + kw];
               int xv = t->x_u8 ? (int)xb : (int)(int8_t)xb, wv = t->w_u8 ? (int)wb : (int)(int8_t)wb;
               a += (int64_t)(xv - t->xzp) * (wv - wz);
             }
-        acc[(m * OH + oh) * OW + ow] = a;
+        acc[(bm * OH + oh) * OW + ow] = a;
       }
   }
   mb m;
   mb_init(&m, 13);
-  int64_t xd[4] = {1, t->C, t->H, t->W}, wd[4] = {t->M, Cg, t->k, t->k}, one = 1, mdim = t->M;
+  int64_t xd[4] = {NB, t->C, t->H, t->W}, wd[4] = {t->M, Cg, t->k, t->k}, one = 1, mdim = t->M;
   mb_input(&m, "x", t->x_u8 ? NN_DTYPE_UINT8 : NN_DTYPE_INT8, 4, xd);
   int xdt = t->x_u8 ? NN_DTYPE_UINT8 : NN_DTYPE_INT8, wdt = t->w_u8 ? NN_DTYPE_UINT8 : NN_DTYPE_INT8;
   unsigned char xz = (unsigned char)t->xzp, yz = (unsigned char)yzp, wz8[512];
@@ -1102,6 +1105,8 @@ static bool run_qconv_case(const qconv_case *t) {
   }
   attr_ints(&m, nd, "pads", 4, ins_pads);
   attr_ints(&m, nd, "strides", 2, strides);
+  int64_t dils[2] = {D, D};
+  attr_ints(&m, nd, "dilations", 2, dils);
   mb_attr_int(&m, nd, "group", t->group);
   mb_output(&m, "y");
   bool ok = true;
@@ -1113,7 +1118,7 @@ static bool run_qconv_case(const qconv_case *t) {
       ok = false;
     }
     for (int64_t i = 0; ok && i < yn; i++) {
-      int64_t mo = i / (OH * OW);
+      int64_t mo = i / (OH * OW) % t->M;
       int64_t want, have;
       if (t->linear) {
         double mult = (double)(float)(xs * wsc[t->per_channel ? mo : 0] / ys);
@@ -1152,6 +1157,19 @@ static const qconv_case qconv_cases[] = {
   {"qlinearconv grouped 1x1 int8 x u8 w", true, false, true, 32, 48, 2, 9, 10, 1, 1, 0, 5, 100, true},
   {"convinteger 3x3 chunked", false, true, false, 200, 20, 1, 8, 9, 3, 1, 1, 0, 127, false},
   {"convinteger 3x3 worst sums", false, true, false, 200, 20, 1, 8, 9, 3, 1, 1, 0, 127, false, true},
+  /* the integer GEMM's layouts: wide rows of a padded copy (stride 1), rows
+   * gathered (stride 2), the image in place (uint8, no padding: 1x1, and a
+   * strided 3x3), an int8 image shifted (in place for a 1x1 only through its
+   * copy), several column blocks, batches, dilation, groups, weight zero
+   * points 0 (no column sums) */
+  {"qlinearconv 3x3 u8 wide blocks batch 2", true, true, false, 40, 70, 1, 37, 41, 3, 1, 1, 131, 127, true, false, 1, 2},
+  {"qlinearconv 3x3 int8 dil 2 wz 0", true, false, false, 24, 19, 1, 23, 29, 3, 1, 2, -5, 90, false, false, 2, 1, true},
+  {"qlinearconv 3x3 s2 unpadded u8 in place", true, true, true, 17, 33, 1, 21, 18, 3, 2, 0, 7, 127, false, false, 0, 2, true},
+  {"qlinearconv 3x3 s1 unpadded u8 copy", true, true, false, 16, 9, 1, 12, 13, 3, 1, 0, 200, 60, true},
+  {"qlinearconv 1x1 int8 s1", true, false, false, 96, 40, 1, 17, 30, 1, 1, 0, 3, 127, true, false, 0, 2},
+  {"qlinearconv 1x1 u8 wz 0 in place", true, true, true, 64, 33, 1, 24, 24, 1, 1, 0, 0, 127, false, false, 0, 1, true},
+  {"qlinearconv 5x5 s2 grouped int8", true, false, true, 24, 36, 3, 19, 22, 5, 2, 2, 11, 127, true},
+  {"convinteger 1x1 s2 int8 wz 0", false, false, false, 40, 24, 1, 15, 16, 1, 2, 0, 1, 127, false, false, 0, 2, true},
 };
 
 /* QLinearMatMul (uint8 A, int8 B with per-column zero points and scales):

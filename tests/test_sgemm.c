@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "cpu/dwconv.h"
+#include "cpu/qgemm.h"
 #include "cpu/sgemm.h"
 #include "cpu/vmath.h"
 #include "threadpool.h"
@@ -870,6 +871,104 @@ static void test_conv_im2col(void) {
  * k_unit rows (a channel's KH * KW, single rows, a unit past K, none) is
  * the serial packing, byte for byte, on small maps (the padded-plane gather)
  * and large ones (the run copies), K not a multiple of the groups. */
+/* ---- the 8-bit integer GEMM (cpu/qgemm.h) ------------------------------------
+ * Every path against int64 sums wrapped to int32, serial and on 2 threads:
+ * edge shapes (1, K not a multiple of 4, one past a panel, several column
+ * blocks), zero points absent and present, rows handed over both in place
+ * and through the scratch, every result stored exactly once, and sums
+ * past 2^31 (they wrap as the int32 reference's). */
+typedef struct qg_io {
+  const uint8_t *b;     /* K x N row-major */
+  int32_t *c;           /* M x N */
+  int *hits;            /* stores per element */
+  int64_t N;
+} qg_io;
+
+static const uint8_t *qg_test_row(void *user, int64_t k, int64_t j0, int64_t nb, uint8_t *scratch) {
+  const qg_io *s = user;
+  if (k % 2 == 0)
+    return s->b + k * s->N + j0;
+  memcpy(scratch, s->b + k * s->N + j0, (size_t)nb);
+  return scratch;
+}
+
+static void qg_test_store(void *user, int64_t m0, int64_t mr, int64_t j0, int64_t nb,
+                          const int32_t *c, int64_t ldc) {
+  qg_io *d = user;
+  for (int64_t r = 0; r < mr; r++)
+    for (int64_t t = 0; t < nb; t++) {
+      d->c[(m0 + r) * d->N + j0 + t] = c[r * ldc + t];
+      __atomic_fetch_add(&d->hits[(m0 + r) * d->N + j0 + t], 1, __ATOMIC_RELAXED);
+    }
+}
+
+static bool qgemm_case(int64_t M, int64_t N, int64_t K, int zmode, bool worst) {
+  int8_t *A = nn_malloc((size_t)(M * K));
+  uint8_t *B = nn_malloc((size_t)(K * N));
+  int32_t *za = nn_malloc(sizeof(int32_t) * (size_t)M), *C = nn_malloc(sizeof(int32_t) * (size_t)(M * N));
+  int *hits = nn_malloc(sizeof(int) * (size_t)(M * N));
+  for (int64_t i = 0; i < M * K; i++)
+    A[i] = worst ? -128 : (int8_t)(rand() % 256 - 128);
+  for (int64_t i = 0; i < K * N; i++)
+    B[i] = worst ? 255 : (uint8_t)(rand() % 256);
+  for (int64_t m = 0; m < M; m++)
+    za[m] = zmode == 0 ? 0 : zmode == 1 ? 3 : rand() % 256 - 128;
+  const int32_t zb = zmode == 0 ? 0 : worst ? 0 : rand() % 256;
+  void *pa = nn_malloc(nn_qgemm_pack_a_size(M, K));
+  nn_qgemm_pack_a(M, K, A, K, zmode == 0 ? NULL : za, pa);
+  qg_io io = {B, C, hits, N};
+  bool ok = true;
+  for (int threads = 1; threads <= 2 && ok; threads++) {
+    size_t wsb = nn_qgemm_workspace(M, K, N, threads);
+    void *ws = nn_malloc(wsb);
+    memset(hits, 0, sizeof(int) * (size_t)(M * N));
+    nn_status st = nn_qgemm_compute(threads > 1 ? g_ctx2 : NULL, pa, N, zb, qg_test_row,
+                                    qg_test_store, &io, ws, wsb);
+    nn_free(ws);
+    ok = st == NN_OK;
+    for (int64_t m = 0; ok && m < M; m++)
+      for (int64_t n = 0; ok && n < N; n++) {
+        int64_t want = 0;
+        for (int64_t k = 0; k < K; k++)
+          want += ((int64_t)A[m * K + k] - (zmode == 0 ? 0 : za[m])) * ((int64_t)B[k * N + n] - zb);
+        int32_t w32 = (int32_t)(uint32_t)(uint64_t)want;
+        if (hits[m * N + n] != 1 || C[m * N + n] != w32) {
+          fprintf(stderr, "FAIL qgemm %s threads=%d M=%lld N=%lld K=%lld z=%d: C[%lld][%lld] = %d "
+                  "(stored %d times), want %d\n", nn_cpu_isa_name(nn_cpu_isa_get()), threads,
+                  (long long)M, (long long)N, (long long)K, zmode, (long long)m, (long long)n,
+                  C[m * N + n], hits[m * N + n], w32);
+          ok = false;
+        }
+      }
+  }
+  nn_free(pa);
+  nn_free(A);
+  nn_free(B);
+  nn_free(za);
+  nn_free(C);
+  nn_free(hits);
+  return ok;
+}
+
+static void test_qgemm(void) {
+  static const int64_t shapes[][3] = {
+      {1, 1, 1},   {1, 33, 5},   {5, 17, 3},  {8, 32, 4},    {9, 33, 7},    {6, 16, 8},
+      {7, 49, 576}, {13, 100, 37}, {24, 700, 9}, {64, 1200, 64}, {3, 5000, 12}, {40, 70, 2000},
+  };
+  for (int isa = 0; isa < NN_CPU_ISA_COUNT; isa++) {
+    if (!nn_cpu_isa_set((nn_cpu_isa)isa))
+      continue;
+    int before = g_failed;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+      for (int z = 0; z < 3; z++)
+        tally(qgemm_case(shapes[i][0], shapes[i][1], shapes[i][2], z, false));
+    /* 70000 x 255 x 128 is past 2^31: the sums wrap */
+    tally(qgemm_case(3, 5, 70000, 0, true));
+    tally(qgemm_case(2, 40, 70001, 1, true));
+    printf("%s qgemm (%s)\n", g_failed == before ? "ok  " : "FAIL", nn_cpu_isa_name((nn_cpu_isa)isa));
+  }
+}
+
 static void test_pack_b_fn_rows(void) {
   static const struct {
     int64_t C, IH, IW;
@@ -1737,6 +1836,7 @@ int main(int argc, char **argv) {
   test_pack_b_fn_rows();
   test_dwconv();
   test_dwconv_pack();
+  test_qgemm();
   nn_cpu_isa_set(top);
   nn_free(g_res);
   nn_threadpool_destroy(pool);
