@@ -5,7 +5,8 @@ MaxPool; maps from 2x2 to 28x28 and one past the path's size limit, which
 takes the row path), and MaxPool and AveragePool stride 2 with padding 0
 or 1 before, any after, ceil_mode on and off; 2x2 stride 2 unpadded; 5x5,
 9x9 and 13x13 stride 1 padded (SPP); one window the size of the plane,
-unpadded;
+unpadded; MaxPool on uint8 and int8 (the 8-bit path: strides 1 and 2,
+padded, ceil_mode, rows wider than its column chunk);
 on every CPU instruction set this machine has,
 serial and on two threads.  The backend-ops harness compares the CPU backend
 with itself; this compares it with values computed another way.
@@ -46,18 +47,24 @@ def reference(x, op, include_pad, s, pads, ceil, k=(3, 3)):
     return y.astype(np.float32)
 
 
-def make_case(d, shape, op, include_pad, seed, s=1, pads=(1, 1, 1, 1), ceil=False, k=(3, 3)):
+def make_case(d, shape, op, include_pad, seed, s=1, pads=(1, 1, 1, 1), ceil=False, k=(3, 3),
+              dtype=np.float32):
     rng = np.random.default_rng(seed)
-    x = rng.uniform(-2, 2, shape).astype(np.float32)
+    if dtype == np.float32:
+        x = rng.uniform(-2, 2, shape).astype(np.float32)
+    else:
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
+    elem = {np.float32: TensorProto.FLOAT, np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}[dtype]
     attrs = dict(kernel_shape=list(k), strides=[s, s], pads=list(pads))
     if op == "AveragePool":
         attrs["count_include_pad"] = int(include_pad)
     if ceil:
         attrs["ceil_mode"] = 1
-    y = reference(x.astype(np.float64), op, include_pad, s, pads, ceil, k)
+    y = reference(x.astype(np.float64), op, include_pad, s, pads, ceil, k).astype(dtype)
     node = helper.make_node(op, ["x"], ["y"], **attrs)
-    g = helper.make_graph([node], "pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))])
+    g = helper.make_graph([node], "pool", [helper.make_tensor_value_info("x", elem, list(shape))],
+                          [helper.make_tensor_value_info("y", elem, list(y.shape))])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 7
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
@@ -117,6 +124,18 @@ def main():
     for i, (shape, op) in enumerate([((1, 8, 7, 7), "AveragePool"), ((2, 3, 5, 3), "MaxPool")]):
         d = os.path.join(work, f"{op}_whole_{'x'.join(map(str, shape))}")
         make_case(d, shape, op, False, 200 + i, 1, (0, 0, 0, 0), False, shape[2:])
+        cases.append(d)
+    # 8-bit MaxPool (an int8 model's): ResNet's 3x3 stride 2 padded, ceil_mode
+    # unpadded, 5x5 stride 1, 2x2 stride 2, rows past the 2048-column chunk
+    for i, (shape, k, st, pads, ceil, dt) in enumerate([
+            ((1, 3, 37, 41), 3, 2, (1, 1, 1, 1), False, np.uint8),
+            ((2, 2, 13, 13), 3, 2, (0, 0, 0, 0), True, np.int8),
+            ((1, 2, 9, 40), 5, 1, (2, 2, 2, 2), False, np.int8),
+            ((1, 2, 8, 9), 2, 2, (0, 0, 0, 0), True, np.uint8),
+            ((1, 1, 4, 2500), 3, 1, (1, 1, 1, 1), False, np.uint8),
+            ((1, 1, 3, 4400), 3, 2, (1, 0, 1, 1), False, np.int8)]):
+        d = os.path.join(work, f"MaxPool8_{np.dtype(dt).name}_{k}s{st}_{'x'.join(map(str, shape))}")
+        make_case(d, shape, "MaxPool", False, 400 + i, st, pads, ceil, (k, k), dt)
         cases.append(d)
     failures, runs = [], 0
     for isa in ("portable", "avx2", "avx512"):
