@@ -216,6 +216,9 @@ typedef struct conv_priv {
    * weights (qa_bytes each) follow the struct, made at prepare */
   bool qgemm;
   size_t qa_bytes;
+  /* then, for each k of a group's K, its offset in the (padded) image from
+   * the group's first plane at output pixel 0 (qconv_gemm_row) */
+  size_t qk_bytes;
   float norm_lo, norm_hi;
   /* a channel-scale Mul fused before this 1x1 conv (the squeeze-excitation
    * gate, nn_node.pre): packed as the normalization with a[c] the run's
@@ -313,6 +316,8 @@ static nn_status conv_finish_priv(nn_ctx *c, nn_node *n, const conv_priv *p) {
       (nn_mul_overflow_size(p->qa_bytes, (size_t)p->group, &packed) ||
        __builtin_add_overflow(priv, packed, &priv)))
     return nn_fail(c, NN_ERR_LIMIT, "the packed integer weights overflow");
+  if (p->qk_bytes && __builtin_add_overflow(priv, p->qk_bytes, &priv))
+    return nn_fail(c, NN_ERR_LIMIT, "the integer convolution's offsets overflow");
   if (p->norm_pre && (p->packed_bytes ||
                       __builtin_add_overflow(priv, (size_t)p->C * 2 * sizeof(float), &priv)))
     return nn_fail(c, NN_ERR_LIMIT, "the fused normalization's parameters overflow");
@@ -2067,11 +2072,10 @@ static void qconv_requant_of(const nn_node *n, const nn_qconv_in *q, int64_t m, 
 /* Store n requantized sums (from af, floats holding exact integers, or
  * else ai) as y's 8-bit elements from off: vector blocks through vmath, the
  * rest here, value for value the same. */
-static void qconv_store8(nn_value *y, int64_t off, const float *af, const int32_t *ai, int64_t n,
+static void qconv_store8(bool u8, void *out, const float *af, const int32_t *ai, int64_t n,
                          double mult, int32_t bias, double zp) {
-  const bool u8 = y->dtype == NN_DTYPE_UINT8;
   const double lo = u8 ? 0.0 : -128.0, hi = u8 ? 255.0 : 127.0;
-  unsigned char *dst = (unsigned char *)y->data + off;
+  unsigned char *dst = out;
   for (int64_t t = nn_vmath_requant_8(af, ai, bias, mult, zp, lo, hi, u8, dst, n); t < n; t++) {
     int32_t a = af ? (int32_t)af[t] : ai[t];
     double v = nearbyint((double)((int64_t)a + bias) * mult) + zp;
@@ -2104,6 +2108,10 @@ static size_t qconv_pad_geom(const conv_priv *p, bool s8, int64_t *Hp, int64_t *
   return nn_align_up((size_t)(p->C * *Hp * *Wp + *Wp + (g->k[2] - 1) * g->d[2] + 64), 64);
 }
 
+static int64_t *qconv_koff(const conv_priv *p) {
+  return (int64_t *)((char *)p + CONV_PRIV_HEAD + (size_t)p->group * p->qa_bytes);
+}
+
 /* The integer GEMM's weights (qconv_run_qgemm): each group's M/group x K
  * matrix as int8 (uint8 weights shifted by -128 with their zero points, so
  * every w - w_zp stays), packed into priv once. */
@@ -2129,6 +2137,15 @@ static nn_status qconv_pack(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
     nn_qgemm_pack_a(p->Mg, p->K, a, p->K, za,
                     (char *)p + CONV_PRIV_HEAD + (size_t)gi * p->qa_bytes);
   }
+  {
+    int64_t Hp, Wp, *koff = qconv_koff(p);
+    qconv_pad_geom(p, n->x[q->x]->dtype == NN_DTYPE_INT8, &Hp, &Wp);
+    const nn_conv_geom *g = &p->g;
+    for (int64_t k = 0; k < p->K; k++) {
+      const int64_t tap = k % g->k_sz, kh = tap / g->k[2], kw = tap % g->k[2];
+      koff[k] = k / g->k_sz * Hp * Wp + kh * g->d[1] * Wp + kw * g->d[2];
+    }
+  }
 out:
   nn_free(a);
   nn_free(za);
@@ -2149,6 +2166,7 @@ static nn_status qconv_prepare(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   if (p.g.nsp == 2 && conv_geom_fits_int(&p.g) && w_const && !depthwise) {
     p.qgemm = true;
     p.qa_bytes = nn_align_up(nn_qgemm_pack_a_size(p.Mg, p.K), 64);
+    p.qk_bytes = nn_align_up((size_t)p.K * sizeof(int64_t), 64);
     int64_t Hp, Wp;
     const size_t pad = qconv_pad_geom(&p, n->x[q->x]->dtype == NN_DTYPE_INT8, &Hp, &Wp);
     const int64_t cols = p.g.s[1] == 1 && p.g.s[2] == 1 ? p.g.out[1] * Wp : p.g.out_sz;
@@ -2300,7 +2318,8 @@ static nn_status qconv_run_float(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
       double mult, zp;
       int32_t bias;
       qconv_requant_of(n, q, m, &mult, &bias, &zp);
-      qconv_store8(y, obase, chunked ? NULL : ym, am, N, mult, bias, zp);
+      qconv_store8(y->dtype == NN_DTYPE_UINT8, (unsigned char *)y->data + obase, chunked ? NULL : ym, am, N,
+                   mult, bias, zp);
     }
   }
   return NN_OK;
@@ -2328,6 +2347,7 @@ typedef struct qconv_gemm_job {
   const conv_priv *p;
   const uint8_t *x;       /* the group's first (padded) input plane of this image */
   int64_t Hp, Wp, plane;  /* the padded image's rows, columns, plane size */
+  const int64_t *koff;    /* each k's offset (qconv_koff) */
   bool wide;              /* stride 1: columns are oh * Wp + ow, ow < OW stored */
   int64_t ybase;          /* element offset of the group's first output row */
   int64_t mbase;          /* the group's first output channel */
@@ -2338,9 +2358,8 @@ static const uint8_t *qconv_gemm_row(void *user, int64_t k, int64_t j0, int64_t 
                                      uint8_t *dst) {
   const qconv_gemm_job *jb = user;
   const nn_conv_geom *g = &jb->p->g;
-  const int64_t OW = g->out[2], KW = g->k[2], Wp = jb->Wp;
-  const int64_t tap = k % g->k_sz, kh = tap / KW, kw = tap % KW;
-  const uint8_t *plane = jb->x + (k / g->k_sz) * jb->plane + kh * g->d[1] * Wp + kw * g->d[2];
+  const int64_t OW = g->out[2], Wp = jb->Wp;
+  const uint8_t *plane = jb->x + jb->koff[k];
   if (jb->wide)
     return plane + j0;
   const int64_t SH = g->s[1], SW = g->s[2];
@@ -2363,23 +2382,29 @@ static void qconv_gemm_store(void *user, int64_t m0, int64_t mr, int64_t j0, int
   const int64_t N = jb->p->g.out_sz, OW = jb->p->g.out[2];
   const int64_t W = jb->wide ? jb->Wp : OW;   /* the columns' row length */
   nn_value *y = jb->n->y[0];
+  const bool u8 = y->dtype == NN_DTYPE_UINT8;
+  /* requantized a whole row at a time, in vectors: a wide 7x7 map's runs of
+   * 7 would all take the scalar tail */
+  unsigned char q8[NN_QGEMM_COLS_MAX];
   for (int64_t r = 0; r < mr; r++) {
-    double mult = 0, zp = 0;
-    int32_t bias = 0;
-    if (jb->requant)
+    const int32_t *src = cc + r * ldc;
+    if (jb->requant) {
+      double mult, zp;
+      int32_t bias;
       qconv_requant_of(jb->n, jb->q, jb->mbase + m0 + r, &mult, &bias, &zp);
+      qconv_store8(u8, q8, NULL, src, nb, mult, bias, zp);
+    }
     /* runs of stored columns: whole rows unless wide */
     for (int64_t j = j0, end = j0 + nb; j < end;) {
       const int64_t oh = j / W, ow = j % W;
-      int64_t seg = (end - j < W - ow ? end - j : W - ow);
+      const int64_t seg = end - j < W - ow ? end - j : W - ow;
       const int64_t keep = ow >= OW ? 0 : seg < OW - ow ? seg : OW - ow;
       if (keep > 0) {
         const int64_t off = jb->ybase + (m0 + r) * N + oh * OW + ow;
-        const int32_t *src = cc + r * ldc + (j - j0);
         if (jb->requant)
-          qconv_store8(y, off, NULL, src, keep, mult, bias, zp);
+          memcpy((unsigned char *)y->data + off, q8 + (j - j0), (size_t)keep);
         else
-          memcpy((int32_t *)y->data + off, src, (size_t)keep * sizeof(int32_t));
+          memcpy((int32_t *)y->data + off, src + (j - j0), (size_t)keep * sizeof(int32_t));
       }
       j += seg;
     }
@@ -2393,7 +2418,8 @@ static nn_status qconv_run_qgemm(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   const bool s8 = x->dtype == NN_DTYPE_INT8;
   const int32_t zb = (xzpv ? conv_q8(xzpv, 0) : 0) + (s8 ? 128 : 0);
   const uint8_t fl = s8 ? 0x80 : 0;
-  qconv_gemm_job jb = {.n = n, .q = q, .p = p, .requant = conv_qget(n, q->x_scale) != NULL};
+  qconv_gemm_job jb = {.n = n, .q = q, .p = p, .requant = conv_qget(n, q->x_scale) != NULL,
+                       .koff = qconv_koff(p)};
   const size_t pad_bytes = qconv_pad_geom(p, s8, &jb.Hp, &jb.Wp);
   jb.plane = jb.Hp * jb.Wp;
   jb.wide = g->s[1] == 1 && g->s[2] == 1;
@@ -2501,7 +2527,8 @@ static nn_status qconv_run_with(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
           double mult, zp;
           int32_t bias;
           qconv_requant_of(n, q, mo, &mult, &bias, &zp);
-          qconv_store8(y, obase, NULL, a, nn, mult, bias, zp);
+          qconv_store8(y->dtype == NN_DTYPE_UINT8, (unsigned char *)y->data + obase, NULL, a, nn, mult,
+                     bias, zp);
         }
       }
   return NN_OK;

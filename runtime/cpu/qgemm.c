@@ -28,7 +28,7 @@ enum { QG_PORTABLE = 0, QG_AVX2 = 1, QG_VNNI = 2 };
 
 #define QG_MAGIC 0x7167656du   /* "qgem" */
 #define QG_LINE 64
-#define QG_NB_MAX 512          /* columns per block at most */
+#define QG_NB_MAX NN_QGEMM_COLS_MAX   /* columns per block at most */
 #define QG_B_BYTES (128 * 1024) /* a packed B block's budget (L2) */
 #define QG_MAX_BLOCKS 64
 

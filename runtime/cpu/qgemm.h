@@ -52,8 +52,11 @@ void nn_qgemm_pack_a(int64_t M, int64_t K, const int8_t *A, int64_t lda, const i
 typedef const uint8_t *(*nn_qgemm_row_fn)(void *user, int64_t k, int64_t j0, int64_t nb,
                                           uint8_t *scratch);
 
-/* The finished sums of rows m0 .. m0 + mr - 1, columns j0 .. j0 + nb - 1:
- * c[r * ldc + t] is C[m0 + r][j0 + t].  Concurrent calls get disjoint
+/* The most columns a store is handed at once. */
+#define NN_QGEMM_COLS_MAX 512
+
+/* The finished sums of rows m0 .. m0 + mr - 1, columns j0 .. j0 + nb - 1
+ * (nb <= NN_QGEMM_COLS_MAX): c[r * ldc + t] is C[m0 + r][j0 + t].  Concurrent calls get disjoint
  * blocks; must not allocate. */
 typedef void (*nn_qgemm_store_fn)(void *user, int64_t m0, int64_t mr, int64_t j0, int64_t nb,
                                   const int32_t *c, int64_t ldc);
