@@ -21,6 +21,8 @@ like the originals, so a weakness no model in ../shared shows comes out:
     arcface      112x112 face, IResNet-18: BatchNorm around convs, PRelu
     u2netp       320x320, nested U-blocks, dilated 3x3 at 16 channels, Resize
     mobilenetv2_qdq  MobileNetV2 in 8 bits, QDQ format (ONNX Runtime's quantizer)
+    resnet_qop   ResNet-18 in 8 bits, QOperator format (QLinearConv, com.microsoft
+                 QLinearAdd / QLinearGlobalAveragePool, QLinearMatMul; the zoo's *-int8)
 
     tools/arch-models.py OUT_DIR [NAME ...]
 
@@ -369,11 +371,102 @@ def mobilenetv2_qdq(path):
     x=g.op('Gemm',[qdq(x),g.w(rng.standard_normal((1000,1280))*0.03),g.w(np.zeros(1000))],transB=1)
     g.save('x',[1,3,224,224],[x],path)
 
+def resnet_qop(path, S=224):
+    """ResNet-18 quantized to 8 bits in ONNX Runtime's QOperator format (the
+    model zoo's *-int8 models): QuantizeLinear at the input, QLinearConv
+    (uint8 activations, int8 weights per output channel, int32 bias; each
+    Relu folded into its output's zero point 0), MaxPool on uint8, the
+    residuals as com.microsoft QLinearAdd (Relu folded the same way),
+    QLinearGlobalAveragePool, Flatten, a QLinearMatMul head and
+    DequantizeLinear.  Calibrated as the quantizer's MinMax does, on a
+    float run of the same network (numpy) over one random image.  Outputs:
+    the float logits and the uint8 ones before DequantizeLinear."""
+    nrng = np.random.default_rng(7)
+    g = G('rqop')
+
+    def conv_f(x, w, b, st, p):   # float Conv (NCHW, batch 1) through im2col
+        _, c, hh, ww = x.shape
+        co, _, k, _ = w.shape
+        xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+        oh, ow = (hh + 2 * p - k) // st + 1, (ww + 2 * p - k) // st + 1
+        cols = np.empty((c, k, k, oh, ow), np.float32)
+        for i in range(k):
+            for j in range(k):
+                cols[:, i, j] = xp[0, :, i:i + st * oh:st, j:j + st * ow:st]
+        return (w.reshape(co, -1) @ cols.reshape(-1, oh * ow) + b[:, None]).reshape(1, co, oh, ow)
+
+    def maxpool_f(x):             # 3x3 stride 2, pads 1
+        xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+        oh, ow = (x.shape[2] - 1) // 2 + 1, (x.shape[3] - 1) // 2 + 1
+        return np.max([xp[:, :, i:i + 2 * oh:2, j:j + 2 * ow:2] for i in range(3) for j in range(3)], axis=0)
+
+    def aparams(v, relu):          # uint8 activation: MinMax over the calibration run, 0 exact
+        lo, hi = (0.0, float(v.max())) if relu else (min(0.0, float(v.min())), max(0.0, float(v.max())))
+        s = max(hi - lo, 1e-6) / 255.0
+        return np.float32(s), int(np.clip(np.round(-lo / s), 0, 255))
+
+    def init(arr, dt):
+        nm = g.t('c'); g.inits.append(nh.from_array(np.asarray(arr, dtype=dt), nm)); return nm
+
+    def qp(q):                     # (scale, zero point) -> the two initializers
+        return [init(q[0], np.float32), init(q[1], np.uint8)]
+
+    def qconv(x, cin, cout, k, st, relu):
+        """x: (name, float calibration activations, (scale, zp))."""
+        xq, xf, xs = x
+        wf = (nrng.standard_normal((cout, cin, k, k)) * np.sqrt(2.0 / (cin * k * k))).astype(np.float32)
+        bf = (nrng.standard_normal(cout) * 0.05).astype(np.float32)
+        yf = conv_f(xf, wf, bf, st, k // 2)
+        if relu:
+            yf = np.maximum(yf, 0)
+        ws = (np.abs(wf).reshape(cout, -1).max(1) / 127.0).astype(np.float32)
+        wq = np.clip(np.round(wf / ws[:, None, None, None]), -127, 127)
+        bq = np.round(bf / (xs[0] * ws))
+        ys = aparams(yf, relu)
+        y = g.op('QLinearConv', [xq, *qp(xs), init(wq, np.int8), init(ws, np.float32),
+                                 init(np.zeros(cout), np.int8), *qp(ys), init(bq, np.int32)],
+                 kernel_shape=[k, k], strides=[st, st], pads=[k // 2] * 4)
+        return y, yf, ys
+
+    calib = nrng.standard_normal((1, 3, S, S)).astype(np.float32)
+    xs = aparams(calib, False)
+    x = (g.op('QuantizeLinear', ['x', *qp(xs)]), calib, xs)
+    x = qconv(x, 3, 64, 7, 2, True)
+    x = (g.op('MaxPool', [x[0]], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]), maxpool_f(x[1]), x[2])
+    c = 64
+    for co, st in [(64, 1), (64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1)]:
+        y = qconv(qconv(x, c, co, 3, st, True), co, co, 3, 1, False)
+        sc = x if (st == 1 and c == co) else qconv(x, c, co, 1, st, False)
+        of = np.maximum(y[1] + sc[1], 0)
+        os_ = aparams(of, True)
+        x = (g.op('QLinearAdd', [y[0], *qp(y[2]), sc[0], *qp(sc[2]), *qp(os_)], domain='com.microsoft'), of, os_)
+        c = co
+    pf = x[1].mean(axis=(2, 3), keepdims=True)
+    ps = aparams(pf, True)
+    p = g.op('QLinearGlobalAveragePool', [x[0], *qp(x[2]), *qp(ps)], domain='com.microsoft', channels_last=0)
+    p = g.op('Flatten', [p])
+    wf = (nrng.standard_normal((c, 1000)) * 0.03).astype(np.float32)
+    lf = pf.reshape(1, c) @ wf
+    wsc = np.float32(np.abs(wf).max() / 127.0)
+    ls = aparams(lf, False)
+    lq = g.op('QLinearMatMul', [p, *qp(ps), init(np.clip(np.round(wf / wsc), -127, 127), np.int8),
+                                init(wsc, np.float32), init(0, np.int8), *qp(ls)])
+    logits = g.op('DequantizeLinear', [lq, *qp(ls)])
+    gr = h.make_graph(g.nodes, g.name, [h.make_tensor_value_info('x', T.FLOAT, [1, 3, S, S])],
+                      [h.make_tensor_value_info(logits, T.FLOAT, [1, 1000]),
+                       h.make_tensor_value_info(lq, T.UINT8, [1, 1000])], g.inits)
+    m = h.make_model(gr, opset_imports=[h.make_opsetid('', 13), h.make_opsetid('com.microsoft', 1)])
+    m.ir_version = 8
+    os.makedirs(path + '/test_data_set_0', exist_ok=True)
+    onnx.save(m, path + '/model.onnx')
+    xin = nrng.standard_normal((1, 3, S, S)).astype(np.float32)
+    open(path + '/test_data_set_0/input_0.pb', 'wb').write(nh.from_array(xin, 'x').SerializeToString())
+
 ARCHS = [('mobilenetv2', mobilenetv2), ('resnet18', resnet18), ('yolov8n', yolov8n),
          ('effnet_b0', effnet_b0), ('mobilenetv3', mobilenetv3), ('vit_tiny', vit_tiny),
          ('unet', unet), ('deeplabv3', deeplabv3), ('espcn', espcn), ('style', style),
          ('convnext', convnext), ('crnn', crnn), ('arcface', arcface), ('u2netp', u2netp),
-         ('mobilenetv2_qdq', mobilenetv2_qdq)]
+         ('mobilenetv2_qdq', mobilenetv2_qdq), ('resnet_qop', resnet_qop)]
 
 if __name__ == '__main__':
     if len(sys.argv) < 2 or sys.argv[1].startswith('-'):
