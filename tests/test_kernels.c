@@ -1121,8 +1121,11 @@ static bool run_qconv_case(const qconv_case *t) {
       int64_t mo = i / (OH * OW) % t->M;
       int64_t want, have;
       if (t->linear) {
-        double mult = (double)(float)(xs * wsc[t->per_channel ? mo : 0] / ys);
-        double v = nearbyint((double)(acc[i] + bias[mo]) * mult) + yzp;
+        /* ONNX Runtime's requantization (MLAS): the wrapped int32 sum times
+         * the float32 multiplier, in float32, clamped, rounded half to even */
+        float mult = xs * wsc[t->per_channel ? mo : 0] / ys;
+        int32_t s32 = (int32_t)((uint32_t)(uint64_t)acc[i] + (uint32_t)bias[mo]);
+        double v = nearbyintf((float)s32 * mult) + yzp;
         double lo = t->x_u8 ? 0 : -128, hi = t->x_u8 ? 255 : 127;
         want = (int64_t)(v < lo ? lo : v > hi ? hi : v);
         have = t->x_u8 ? got[i] : (int8_t)got[i];
@@ -1214,7 +1217,7 @@ static bool run_qlmm_case(bool worst) {
           int64_t s = 0;
           for (int k = 0; k < K; k++)
             s += (int64_t)(a[i * K + k] - az) * ((int8_t)b[k * N + j] - (int8_t)bz[j]);
-          double v = nearbyint((double)s * (double)(as * bs[j] / ys)) + yz;
+          double v = nearbyintf((float)(int32_t)(uint32_t)(uint64_t)s * (as * bs[j] / ys)) + yz;
           unsigned char want = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
           if (got[i * N + j] != want) {
             fprintf(stderr, "  qlinearmatmul%s threads=%d: [%d][%d] is %d, want %d\n", worst ? " worst" : "",

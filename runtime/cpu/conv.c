@@ -2055,36 +2055,40 @@ static int32_t conv_q8(const nn_value *v, int64_t i) {
   return v->dtype == NN_DTYPE_UINT8 ? ((const uint8_t *)v->data)[i] : ((const int8_t *)v->data)[i];
 }
 
-/* QLinearConv's requantization of output channel m: the multiplier as the
- * ONNX reference forms it (float32 x * w / y, applied to the int32 sum in
- * double), the channel's bias and the output zero point. */
-static void qconv_requant_of(const nn_node *n, const nn_qconv_in *q, int64_t m, double *mult,
-                             int32_t *bias, double *zp) {
+/* QLinearConv's requantization of output channel m: the multiplier float32
+ * x * w / y (as ONNX Runtime and the reference form it), the channel's bias
+ * and the output zero point. */
+static void qconv_requant_of(const nn_node *n, const nn_qconv_in *q, int64_t m, float *mult,
+                             int32_t *bias, int32_t *zp) {
   const nn_value *wsv = conv_qget(n, q->w_scale), *bv = conv_qget(n, q->bias);
   const nn_value *yzpv = conv_qget(n, q->y_zp);
   float xs = *(const float *)conv_qget(n, q->x_scale)->data, ys = *(const float *)conv_qget(n, q->y_scale)->data;
   float wsc = ((const float *)wsv->data)[wsv->numel == 1 ? 0 : m];
-  *mult = (double)(float)(xs * wsc / ys);
+  *mult = xs * wsc / ys;
   *bias = bv ? ((const int32_t *)bv->data)[m] : 0;
   *zp = yzpv ? conv_q8(yzpv, 0) : 0;
 }
 
 /* Store n requantized sums (from af, floats holding exact integers, or
- * else ai) as y's 8-bit elements from off: vector blocks through vmath, the
- * rest here, value for value the same. */
+ * else ai) as 8-bit elements: ONNX Runtime's arithmetic (vmath.h's
+ * nn_vmath_requant_8: the product rounded to float32, where the ONNX
+ * reference keeps it in double and a tie such as 140.5000038 falls the other
+ * way), vector blocks through vmath, the rest here, value for value the
+ * same. */
 static void qconv_store8(bool u8, void *out, const float *af, const int32_t *ai, int64_t n,
-                         double mult, int32_t bias, double zp) {
-  const double lo = u8 ? 0.0 : -128.0, hi = u8 ? 255.0 : 127.0;
+                         float mult, int32_t bias, int32_t zp) {
+  const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
   unsigned char *dst = out;
-  for (int64_t t = nn_vmath_requant_8(af, ai, bias, mult, zp, lo, hi, u8, dst, n); t < n; t++) {
-    int32_t a = af ? (int32_t)af[t] : ai[t];
-    double v = nearbyint((double)((int64_t)a + bias) * mult) + zp;
+  for (int64_t t = nn_vmath_requant_8(af, ai, bias, mult, zp, u8, dst, n); t < n; t++) {
+    uint32_t a = (uint32_t)(af ? (int32_t)af[t] : ai[t]) + (uint32_t)bias;   /* wraps, as int32 */
+    float v = (float)(int32_t)a * mult;
     v = v > lo ? v : lo;   /* NaN (zero scales) saturates low */
     v = v < hi ? v : hi;
+    int32_t r = (int32_t)nearbyintf(v) + zp;
     if (u8)
-      ((uint8_t *)dst)[t] = (uint8_t)v;
+      ((uint8_t *)dst)[t] = (uint8_t)r;
     else
-      ((int8_t *)dst)[t] = (int8_t)v;
+      ((int8_t *)dst)[t] = (int8_t)r;
   }
 }
 
@@ -2315,8 +2319,8 @@ static nn_status qconv_run_float(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
           yo[t] = chunked ? am[t] : (int32_t)ym[t];
         continue;
       }
-      double mult, zp;
-      int32_t bias;
+      float mult;
+      int32_t bias, zp;
       qconv_requant_of(n, q, m, &mult, &bias, &zp);
       qconv_store8(y->dtype == NN_DTYPE_UINT8, (unsigned char *)y->data + obase, chunked ? NULL : ym, am, N,
                    mult, bias, zp);
@@ -2389,8 +2393,8 @@ static void qconv_gemm_store(void *user, int64_t m0, int64_t mr, int64_t j0, int
   for (int64_t r = 0; r < mr; r++) {
     const int32_t *src = cc + r * ldc;
     if (jb->requant) {
-      double mult, zp;
-      int32_t bias;
+      float mult;
+      int32_t bias, zp;
       qconv_requant_of(jb->n, jb->q, jb->mbase + m0 + r, &mult, &bias, &zp);
       qconv_store8(u8, q8, NULL, src, nb, mult, bias, zp);
     }
@@ -2524,8 +2528,8 @@ static nn_status qconv_run_with(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
             memcpy((int32_t *)y->data + obase, a, (size_t)nn * sizeof(int32_t));
             continue;
           }
-          double mult, zp;
-          int32_t bias;
+          float mult;
+          int32_t bias, zp;
           qconv_requant_of(n, q, mo, &mult, &bias, &zp);
           qconv_store8(y->dtype == NN_DTYPE_UINT8, (unsigned char *)y->data + obase, NULL, a, nn, mult,
                      bias, zp);

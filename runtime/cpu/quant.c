@@ -295,6 +295,19 @@ static float qlmm_mult(const nn_node *n, int64_t ia, int64_t ib, int64_t iy) {
   return fa * fb / fy;
 }
 
+/* One output as ONNX Runtime's MLAS requantizes it: the int32 sum (wrapping)
+ * times the multiplier in float32, clamped to the range less the zero point
+ * (NaN to its low end), rounded half to even, plus the zero point.  The
+ * ONNX reference keeps the product in double; ties such as 140.5000038 then
+ * fall the other way.  Same as cpu/conv.c's QLinearConv. */
+static double qlmm_requant(int64_t s, float mult, int32_t zp, double qmin, double qmax) {
+  float v = (float)(int32_t)(uint32_t)(uint64_t)s * mult;
+  const float lo = (float)(qmin - zp), hi = (float)(qmax - zp);
+  v = v > lo ? v : lo;
+  v = v < hi ? v : hi;
+  return (double)nearbyintf(v) + zp;
+}
+
 /* Element offsets of product t's A and B (broadcast batch dims). */
 static void qlmm_offsets(const nn_qlmm_geom *p, int64_t t, int64_t *oa, int64_t *ob) {
   int64_t a = 0, b = 0, rem = t;
@@ -377,9 +390,9 @@ static nn_status qlmm_run_float(nn_ctx *c, nn_node *n) {
       for (int64_t j = 0; j < N; j++) {
         int64_t iy = p->y_col ? j : 0;
         int64_t s = chunked ? acc[m * N + j] : (int64_t)fy[m * N + j];
-        double v = quant_rint((double)s * qlmm_mult(n, p->a_row ? m : 0, p->b_col ? j : 0, iy)) +
-                   qlmm_ld(yzp->data, yzp->dtype, iy);
-        ku_std(y->data, y->dtype, (t * M + m) * N + j, ku_clampd(v, q->qmin, q->qmax));
+        double v = qlmm_requant(s, qlmm_mult(n, p->a_row ? m : 0, p->b_col ? j : 0, iy),
+                                qlmm_ld(yzp->data, yzp->dtype, iy), q->qmin, q->qmax);
+        ku_std(y->data, y->dtype, (t * M + m) * N + j, v);
       }
   }
   return NN_OK;
@@ -405,9 +418,9 @@ static nn_status qlmm_run(nn_ctx *c, nn_node *n) {
           acc += (int64_t)(qlmm_ld(a->data, a->dtype, oa + m * K + k) - za) *
                  (qlmm_ld(b->data, b->dtype, ob + k * N + j) - zb);
         int64_t iy = p->y_col ? j : 0;
-        double v = quant_rint((double)acc * qlmm_mult(n, p->a_row ? m : 0, p->b_col ? j : 0, iy)) +
-                   qlmm_ld(yzp->data, yzp->dtype, iy);
-        ku_std(y->data, y->dtype, (t * M + m) * N + j, ku_clampd(v, q->qmin, q->qmax));
+        double v = qlmm_requant(acc, qlmm_mult(n, p->a_row ? m : 0, p->b_col ? j : 0, iy),
+                                qlmm_ld(yzp->data, yzp->dtype, iy), q->qmin, q->qmax);
+        ku_std(y->data, y->dtype, (t * M + m) * N + j, v);
       }
     }
   }

@@ -265,30 +265,18 @@ static SG256 int64_t vm2_quantize(const float *x, float s, float z, float lo, fl
   return i;
 }
 
-static SG256 int64_t vm2_requant(const float *af, const int32_t *ai, int32_t bias, double mult,
-                              double zp, double lo, double hi, bool u8, void *y, int64_t n) {
-  const __m256d vb = _mm256_set1_pd((double)bias), vm = _mm256_set1_pd(mult),
-                vz = _mm256_set1_pd(zp), vlo = _mm256_set1_pd(lo), vhi = _mm256_set1_pd(hi);
+static SG256 int64_t vm2_requant(const float *af, const int32_t *ai, int32_t bias, float mult,
+                                 int32_t zp, bool u8, void *y, int64_t n) {
+  const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
+  const __m256i vb = _mm256_set1_epi32(bias), vz = _mm256_set1_epi32(zp);
+  const __m256 vm = _mm256_set1_ps(mult), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    __m256d d[2];
-    if (af) {
-      __m256 f = _mm256_loadu_ps(af + i);
-      d[0] = _mm256_cvtps_pd(_mm256_castps256_ps128(f));
-      d[1] = _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1));
-    } else {
-      __m256i a = _mm256_loadu_si256((const __m256i *)(ai + i));
-      d[0] = _mm256_cvtepi32_pd(_mm256_castsi256_si128(a));
-      d[1] = _mm256_cvtepi32_pd(_mm256_extracti128_si256(a, 1));
-    }
-    __m128i r[2];
-    for (int h = 0; h < 2; h++) {
-      __m256d v = _mm256_mul_pd(_mm256_add_pd(d[h], vb), vm);
-      v = _mm256_add_pd(_mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vz);
-      v = _mm256_min_pd(_mm256_max_pd(v, vlo), vhi);   /* NaN -> lo, as the scalar code */
-      r[h] = _mm256_cvtpd_epi32(v);
-    }
-    vm2_store8(_mm256_setr_m128i(r[0], r[1]), u8, (unsigned char *)y + i);
+    __m256i a = af ? _mm256_cvttps_epi32(_mm256_loadu_ps(af + i))
+                   : _mm256_loadu_si256((const __m256i *)(ai + i));
+    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(a, vb)), vm);
+    v = _mm256_min_ps(_mm256_max_ps(v, vlo), vhi);   /* NaN -> lo, as MLAS */
+    vm2_store8(_mm256_add_epi32(_mm256_cvtps_epi32(v), vz), u8, (unsigned char *)y + i);
   }
   return i;
 }
@@ -298,9 +286,9 @@ int64_t nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float 
   return nn_cpu_isa_get() < NN_CPU_AVX2 ? 0 : vm2_quantize(x, s, z, lo, hi, u8, y, n);
 }
 
-int64_t nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, double mult, double zp,
-                           double lo, double hi, bool u8, void *y, int64_t n) {
-  return nn_cpu_isa_get() < NN_CPU_AVX2 ? 0 : vm2_requant(af, ai, bias, mult, zp, lo, hi, u8, y, n);
+int64_t nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, float mult, int32_t zp,
+                           bool u8, void *y, int64_t n) {
+  return nn_cpu_isa_get() < NN_CPU_AVX2 ? 0 : vm2_requant(af, ai, bias, mult, zp, u8, y, n);
 }
 
 bool nn_vmath_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,
@@ -328,9 +316,9 @@ int64_t nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float 
   return 0;
 }
 
-int64_t nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, double mult, double zp,
-                           double lo, double hi, bool u8, void *y, int64_t n) {
-  (void)af, (void)ai, (void)bias, (void)mult, (void)zp, (void)lo, (void)hi, (void)u8, (void)y, (void)n;
+int64_t nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, float mult, int32_t zp,
+                           bool u8, void *y, int64_t n) {
+  (void)af, (void)ai, (void)bias, (void)mult, (void)zp, (void)u8, (void)y, (void)n;
   return 0;
 }
 

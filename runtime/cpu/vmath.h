@@ -63,11 +63,13 @@ bool nn_vmath_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t l
 int64_t nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float hi, bool u8, void *y,
                            int64_t n);
 
-/* An integer convolution's requantization to 8 bits, in double as the
- * scalar reference: y[i] = clamp(rint((a[i] + bias) * mult) + zp, lo, hi),
- * a[i] from af (floats holding exact integers) or, when af is NULL, ai.
- * Vector blocks only, as nn_vmath_quantize_f32: the count written. */
-int64_t nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, double mult, double zp,
-                        double lo, double hi, bool u8, void *y, int64_t n);
+/* An integer convolution's requantization to 8 bits, as ONNX Runtime's
+ * (MLAS) does it: v = float(a[i] + bias) * mult in float32 (the int32 sum
+ * wrapping), clamped to the type's range less zp (NaN to its low end),
+ * rounded half to even, plus zp.  a[i] from af (floats holding exact
+ * integers) or, when af is NULL, ai.  Vector blocks only, as
+ * nn_vmath_quantize_f32: the count written. */
+int64_t nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, float mult, int32_t zp,
+                           bool u8, void *y, int64_t n);
 
 #endif /* NN_CPU_VMATH_H */
