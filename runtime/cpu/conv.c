@@ -2109,7 +2109,12 @@ static size_t qconv_pad_geom(const conv_priv *p, bool s8, int64_t *Hp, int64_t *
   const bool wide = g->s[1] == 1 && g->s[2] == 1;
   if (!pad && !s8 && (!wide || g->k[2] == 1))
     return 0;
-  return nn_align_up((size_t)(p->C * *Hp * *Wp + *Wp + (g->k[2] - 1) * g->d[2] + 64), 64);
+  /* hostile pads (up to INT_MAX each) must not wrap the size */
+  int64_t b;
+  if (__builtin_mul_overflow(*Hp, *Wp, &b) || __builtin_mul_overflow(b, p->C, &b) ||
+      __builtin_add_overflow(b, *Wp + (g->k[2] - 1) * g->d[2] + 64, &b) || b > INT64_MAX / 2)
+    return SIZE_MAX;
+  return nn_align_up((size_t)b, 64);
 }
 
 static int64_t *qconv_koff(const conv_priv *p) {
@@ -2173,6 +2178,9 @@ static nn_status qconv_prepare(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
     p.qk_bytes = nn_align_up((size_t)p.K * sizeof(int64_t), 64);
     int64_t Hp, Wp;
     const size_t pad = qconv_pad_geom(&p, n->x[q->x]->dtype == NN_DTYPE_INT8, &Hp, &Wp);
+    if (pad == SIZE_MAX)
+      return nn_fail(c, NN_ERR_LIMIT, "the padded input (%lld x %lld per channel) is too large",
+                     (long long)Hp, (long long)Wp);
     const int64_t cols = p.g.s[1] == 1 && p.g.s[2] == 1 ? p.g.out[1] * Wp : p.g.out_sz;
     p.gemm_ws = pad + nn_qgemm_workspace(p.Mg, p.K, cols, c->threads > 1 ? c->threads : 1);
     if ((st = conv_finish_priv(c, n, &p)))

@@ -324,6 +324,21 @@ def gen_dims():
                                     [vi("y", F, None)], [const_i64("ax", [0, 1])], opset=13),
          args=["--limit-rank", "4"], msg="would have rank 5 \\(limit 4\\)")
     case("limit-model-bytes", small_convnet(), args=["--limit-model", "1000"], msg="bytes, more than the limit 1000")
+    # an 8-bit convolution with pads near INT_MAX (stride alike, so the output
+    # stays tiny): its padded copy's size must not wrap
+    P = (1 << 31) - 5
+    qin = [numpy_helper.from_array(np.array(0.02, np.float32), "xs"),
+           numpy_helper.from_array(np.array(128, np.uint8), "xz"),
+           numpy_helper.from_array(np.ones((4, 2, 3, 3), np.int8), "w"),
+           numpy_helper.from_array(np.array(0.01, np.float32), "ws"),
+           numpy_helper.from_array(np.array(0, np.int8), "wz"),
+           numpy_helper.from_array(np.array(0.05, np.float32), "ys"),
+           numpy_helper.from_array(np.array(128, np.uint8), "yz")]
+    case("qlinearconv-huge-pads", model([helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"],
+                                                          ["y"], kernel_shape=[3, 3], pads=[P] * 4, strides=[P, P])],
+                                        [vi("x", TensorProto.UINT8, [1, 2, 4, 4])], [vi("y", TensorProto.UINT8, None)],
+                                        qin, opset=13),
+         msg="padded input .* is too large")
     # thousands of inputs, each within the element limit, together over the
     # I/O budget
     ins = [vi(f"x{i}", F, [1 << 20]) for i in range(64)]
