@@ -58,6 +58,7 @@
 #include "cpu/dwconv.h"
 #include "cpu/kernel_util.h"
 #include "cpu/ops.h"
+#include "cpu/qconv_direct.h"
 #include "cpu/qgemm.h"
 #include "cpu/sgemm.h"
 #include "cpu/vmath.h"
@@ -216,6 +217,9 @@ typedef struct conv_priv {
    * weights (qa_bytes each) follow the struct, made at prepare */
   bool qgemm;
   size_t qa_bytes;
+  /* ... or, group 1 with weight zero points 0, the direct kernel
+   * (cpu/qconv_direct.h): its packed block in that place, no offsets */
+  bool qdirect;
   /* then, for each k of a group's K, its offset in the (padded) image from
    * the group's first plane at output pixel 0 (qconv_gemm_row) */
   size_t qk_bytes;
@@ -2117,6 +2121,33 @@ static size_t qconv_pad_geom(const conv_priv *p, bool s8, int64_t *Hp, int64_t *
   return nn_align_up((size_t)b, 64);
 }
 
+/* The direct kernel's view of a group-1 2-D convolution. */
+static void qconv_direct_shape(const conv_priv *p, nn_qdc_shape *s) {
+  const nn_conv_geom *g = &p->g;
+  *s = (nn_qdc_shape){.C = p->C, .M = p->M, .IH = g->in[1], .IW = g->in[2], .OH = g->out[1],
+                      .OW = g->out[2], .KH = g->k[1], .KW = g->k[2], .SH = g->s[1], .SW = g->s[2],
+                      .DH = g->d[1], .DW = g->d[2], .PT = g->pb[1], .PL = g->pb[2]};
+}
+
+/* Whether the direct kernel takes the convolution: group 1, channels a
+ * multiple of 4 (3 would compute a fourth for nothing: the GEMM packs K =
+ * 3 x taps rounded once), and every weight zero point at 0 after the
+ * uint8 shift. */
+static bool qconv_direct_ok(const nn_node *n, const nn_qconv_in *q, const conv_priv *p) {
+  if (nn_knobs().no_direct || p->group != 1 || p->C % 4)
+    return false;
+  nn_qdc_shape s;
+  qconv_direct_shape(p, &s);
+  if (!nn_qdc_fits(&s))
+    return false;
+  const nn_value *w = conv_qget(n, q->w), *wzp = conv_qget(n, q->w_zp);
+  const int32_t shift = w->dtype == NN_DTYPE_UINT8 ? 128 : 0;
+  for (int64_t m = 0; m < p->M; m++)
+    if ((wzp ? conv_q8(wzp, wzp->numel == 1 ? 0 : m) : 0) != shift)
+      return false;
+  return true;
+}
+
 static int64_t *qconv_koff(const conv_priv *p) {
   return (int64_t *)((char *)p + CONV_PRIV_HEAD + (size_t)p->group * p->qa_bytes);
 }
@@ -2142,6 +2173,12 @@ static nn_status qconv_pack(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
       for (int64_t k = 0; k < p->K; k++)
         a[r * p->K + k] = (int8_t)(u8 ? src[k] ^ 0x80u : src[k]);
       za[r] = (wzp ? conv_q8(wzp, wzp->numel == 1 ? 0 : m) : 0) - (u8 ? 128 : 0);
+    }
+    if (p->qdirect) {
+      nn_qdc_shape sh;
+      qconv_direct_shape(p, &sh);
+      nn_qdc_pack(&sh, a, (char *)p + CONV_PRIV_HEAD);
+      goto out;
     }
     nn_qgemm_pack_a(p->Mg, p->K, a, p->K, za,
                     (char *)p + CONV_PRIV_HEAD + (size_t)gi * p->qa_bytes);
@@ -2174,6 +2211,16 @@ static nn_status qconv_prepare(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   const bool depthwise = p.Cg == 1 && p.group == p.C;
   if (p.g.nsp == 2 && conv_geom_fits_int(&p.g) && w_const && !depthwise) {
     p.qgemm = true;
+    if (qconv_direct_ok(n, q, &p)) {
+      nn_qdc_shape sh;
+      qconv_direct_shape(&p, &sh);
+      p.qdirect = true;
+      p.qa_bytes = nn_align_up(nn_qdc_pack_size(&sh), 64);
+      p.gemm_ws = nn_qdc_workspace(&sh);
+      if ((st = conv_finish_priv(c, n, &p)))
+        return st;
+      return qconv_pack(c, n, q);
+    }
     p.qa_bytes = nn_align_up(nn_qgemm_pack_a_size(p.Mg, p.K), 64);
     p.qk_bytes = nn_align_up((size_t)p.K * sizeof(int64_t), 64);
     int64_t Hp, Wp;
@@ -2436,6 +2483,18 @@ static nn_status qconv_run_qgemm(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   jb.plane = jb.Hp * jb.Wp;
   jb.wide = g->s[1] == 1 && g->s[2] == 1;
   const int64_t cols = jb.wide ? g->out[1] * jb.Wp : g->out_sz;
+  if (p->qdirect) {
+    jb.wide = false;
+    for (int64_t bi = 0; bi < p->batch; bi++) {
+      jb.ybase = bi * p->M * g->out_sz;
+      nn_status st = nn_qdc_compute(c, (const char *)p + CONV_PRIV_HEAD,
+                                    (const uint8_t *)x->data + bi * p->C * g->in_sz, fl, zb,
+                                    qconv_gemm_store, &jb, n->ws, n->ws_bytes);
+      if (st)
+        return nn_fail(c, st, "the direct integer convolution refused its operands");
+    }
+    return NN_OK;
+  }
   uint8_t *xp = n->ws;
   void *gws = (char *)n->ws + pad_bytes;
   const size_t gws_bytes = n->ws_bytes - pad_bytes;

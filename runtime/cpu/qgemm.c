@@ -45,7 +45,7 @@ static const uint8_t qg_zero_row[QG_NB_MAX];
 static int64_t qg_round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 static int64_t qg_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
-static int qg_path_now(void) {
+int nn_qgemm_path(void) {
   nn_cpu_isa isa = nn_cpu_isa_get();
 #if SG_X86
   if (isa == NN_CPU_AVX512) {
@@ -94,7 +94,7 @@ void nn_qgemm_pack_a(int64_t M, int64_t K, const int8_t *A, int64_t lda, const i
   qg_head *h = qg_head_of(dst);
   memset(h, 0, sizeof *h);
   h->magic = QG_MAGIC;
-  h->path = qg_path_now();
+  h->path = nn_qgemm_path();
   qg_geom(h->path, &h->mr, &h->nr);
   h->M = M < 0 ? 0 : M;
   h->K = K < 0 ? 0 : K;

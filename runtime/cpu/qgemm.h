@@ -35,6 +35,10 @@
 
 #include "nn_internal.h"
 
+/* The path this machine's CPU (nn_cpu_isa_get) takes: 0 portable, 1 AVX2,
+ * 2 AVX-512 VNNI (cpu/qconv_direct.c follows the same choice). */
+int nn_qgemm_path(void);
+
 /* Bytes of a packed A of M x K: an upper bound for every path. */
 size_t nn_qgemm_pack_a_size(int64_t M, int64_t K);
 

@@ -1,0 +1,385 @@
+/* qconv_direct.c - the direct 8-bit integer convolution of qconv_direct.h.
+ *
+ * Layouts, per path:
+ *   VNNI, portable: the copy is [Hp][Wp][Cp] uint8 (Cp = C rounded up to
+ *     4); a panel of 64 output channels is [tap][Cp/4][64][4] int8, so one
+ *     vpdpbusd takes a broadcast dword (4 channels of one pixel) against 16
+ *     output channels' 4 weights.
+ *   AVX2: the copy is [Hp][Wp][Cp] int16, a panel of 16 output channels is
+ *     [tap][Cp/2][16][2] int16: vpmaddwd's pairs.
+ * Padding rows and columns, and the channels past C, hold the zero point
+ * (and weights past C or M are 0), so every sum is over the full window and
+ * zb * (the channel's weight sum) comes off afterwards.
+ *
+ * Work: tasks are (panel, run of pixels); a task's tiles of 6 pixels each
+ * read the panel (L2) once and their pixels' taps (the copy, L1/L2), and
+ * the run's sums go to the caller's store in the channel-major layout of
+ * qgemm.h's, whole runs at a time (requantized in vectors there).
+ */
+#include <string.h>
+
+#include "cpu/qconv_direct.h"
+#include "cpu/qgemm.h"
+#include "cpu/sgemm_simd.h"
+#include "threadpool.h"
+
+enum { QD_PORTABLE = 0, QD_AVX2 = 1, QD_VNNI = 2 };   /* nn_qgemm_path's numbering */
+
+#define QD_MAGIC 0x71646331u   /* "qdc1" */
+#define QD_LINE 64
+#define QD_R 6                 /* pixels per tile */
+#define QD_PW_MAX 64           /* output channels per panel, widest path */
+#define QD_LIMIT ((int64_t)1 << 40)
+#define QD_MAX_BLOCKS 64
+
+typedef struct qd_head {
+  uint32_t magic;
+  int path, pw, el;            /* lanes per panel, bytes per copied element */
+  nn_qdc_shape s;
+  int64_t Cp, Hp, Wp, taps, panels;
+  size_t pan_bytes;            /* one panel */
+  size_t sums, pan;            /* offsets from the head: channel sums, panels */
+} qd_head;
+
+static int64_t qd_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
+static int64_t qd_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t qd_max(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* The copy's rows and columns: the input at (PT, PL), and as far as the
+ * last output pixel's last tap reaches. */
+static void qd_padded(const nn_qdc_shape *s, int64_t *Hp, int64_t *Wp) {
+  *Hp = qd_max(s->PT + s->IH, (s->OH - 1) * s->SH + (s->KH - 1) * s->DH + 1);
+  *Wp = qd_max(s->PL + s->IW, (s->OW - 1) * s->SW + (s->KW - 1) * s->DW + 1);
+}
+
+bool nn_qdc_fits(const nn_qdc_shape *s) {
+  const int64_t *v = &s->C;
+  for (size_t i = 0; i < sizeof *s / sizeof *v; i++)
+    if (v[i] < 0 || v[i] >= QD_LIMIT >> 20)
+      return false;
+  if (s->C < 1 || s->M < 1 || s->OH < 1 || s->OW < 1 || s->KH < 1 || s->KW < 1 || s->SH < 1 ||
+      s->SW < 1 || s->DH < 1 || s->DW < 1)
+    return false;
+  int64_t Hp, Wp;
+  qd_padded(s, &Hp, &Wp);
+  const int64_t Cp = qd_up(s->C, 4);
+  return Hp < QD_LIMIT / Wp && Hp * Wp < QD_LIMIT / (2 * Cp) && s->KH * s->KW < QD_LIMIT / Cp &&
+         s->KH * s->KW * Cp < QD_LIMIT / (2 * (s->M + QD_PW_MAX)) &&
+         s->OH < QD_LIMIT / s->OW;
+}
+
+static qd_head *qd_head_of(const void *block) {
+  return (qd_head *)(((uintptr_t)block + QD_LINE - 1) & ~(uintptr_t)(QD_LINE - 1));
+}
+static int32_t *qd_sums(const qd_head *h) { return (int32_t *)((char *)h + h->sums); }
+
+size_t nn_qdc_pack_size(const nn_qdc_shape *s) {
+  const int64_t Cp = qd_up(s->C, 4), taps = s->KH * s->KW;
+  return 2 * QD_LINE + nn_align_up(sizeof(qd_head), QD_LINE) +
+         nn_align_up((size_t)s->M * sizeof(int32_t), QD_LINE) +
+         (size_t)(s->M + QD_PW_MAX) * (size_t)(taps * Cp) * 2;
+}
+
+void nn_qdc_pack(const nn_qdc_shape *s, const int8_t *w, void *dst) {
+  qd_head *h = qd_head_of(dst);
+  memset(h, 0, sizeof *h);
+  h->magic = QD_MAGIC;
+  h->path = nn_qgemm_path();
+  h->pw = h->path == QD_AVX2 ? 16 : 64;
+  h->el = h->path == QD_AVX2 ? 2 : 1;
+  h->s = *s;
+  h->Cp = qd_up(s->C, 4);
+  qd_padded(s, &h->Hp, &h->Wp);
+  h->taps = s->KH * s->KW;
+  h->panels = (s->M + h->pw - 1) / h->pw;
+  h->pan_bytes = (size_t)(h->taps * h->Cp * h->pw * h->el);
+  h->sums = nn_align_up(sizeof *h, QD_LINE);
+  h->pan = h->sums + nn_align_up((size_t)s->M * sizeof(int32_t), QD_LINE);
+  const int64_t K = s->C * h->taps;
+  int32_t *sums = qd_sums(h);
+  for (int64_t m = 0; m < s->M; m++) {
+    uint32_t t = 0;
+    for (int64_t k = 0; k < K; k++)
+      t += (uint32_t)(int32_t)w[m * K + k];
+    sums[m] = (int32_t)t;
+  }
+  const int grp = h->el == 2 ? 2 : 4, pw = h->pw;
+  const int64_t cq_n = h->Cp / grp;
+  for (int64_t pm = 0; pm < h->panels; pm++) {
+    char *pp = (char *)h + h->pan + (size_t)pm * h->pan_bytes;
+    for (int64_t t = 0; t < h->taps; t++)
+      for (int64_t cq = 0; cq < cq_n; cq++)
+        for (int l = 0; l < pw; l++)
+          for (int i = 0; i < grp; i++) {
+            const int64_t m = pm * pw + l, ch = cq * grp + i;
+            const int8_t v = m < s->M && ch < s->C ? w[(m * s->C + ch) * h->taps + t] : 0;
+            const size_t at = (size_t)(((t * cq_n + cq) * pw + l) * grp + i);
+            if (h->el == 2)
+              ((int16_t *)pp)[at] = v;
+            else
+              ((int8_t *)pp)[at] = v;
+          }
+  }
+}
+
+static size_t qd_copy_bytes(int64_t Hp, int64_t Wp, int64_t Cp, int el) {
+  return nn_align_up((size_t)(Hp * Wp * Cp * el), QD_LINE);
+}
+
+size_t nn_qdc_workspace(const nn_qdc_shape *s) {
+  int64_t Hp, Wp;
+  qd_padded(s, &Hp, &Wp);
+  return QD_LINE + qd_copy_bytes(Hp, Wp, qd_up(s->C, 4), 2) +
+         nn_align_up((size_t)(s->KH * s->KW) * sizeof(int64_t), QD_LINE);
+}
+
+/* ---- tile kernels: out[r][l] = sum over taps and channels (wrapping) ---------- */
+
+static void qd_kernel_c(int R, const uint8_t *const *px, const int64_t *toff, int64_t taps,
+                        int64_t C4, const int8_t *w, int32_t *out) {
+  uint32_t acc[QD_R][64];
+  memset(acc, 0, sizeof acc);
+  for (int64_t t = 0; t < taps; t++)
+    for (int64_t c4 = 0; c4 < C4; c4++, w += 256)
+      for (int r = 0; r < R; r++) {
+        const uint8_t *a = px[r] + toff[t] + 4 * c4;
+        for (int l = 0; l < 64; l++)
+          acc[r][l] += (uint32_t)((int32_t)a[0] * w[4 * l] + (int32_t)a[1] * w[4 * l + 1] +
+                                  (int32_t)a[2] * w[4 * l + 2] + (int32_t)a[3] * w[4 * l + 3]);
+      }
+  for (int r = 0; r < R; r++)
+    for (int l = 0; l < 64; l++)
+      out[r * 64 + l] = (int32_t)acc[r][l];
+}
+
+#if SG_X86
+#define QD_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#define QD_AVX2_TARGET __attribute__((target("avx2,fma")))
+
+QD_VNNI_TARGET static inline __attribute__((always_inline)) void
+qd_vnni_r(const int R, const uint8_t *const *px, const int64_t *toff, int64_t taps, int64_t C4,
+          const int8_t *w, int32_t *out) {
+  __m512i acc[QD_R][4];
+  SG_UNROLL(6)
+  for (int r = 0; r < R; r++)
+    acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = _mm512_setzero_si512();
+  for (int64_t t = 0; t < taps; t++) {
+    const uint8_t *p[QD_R];
+    SG_UNROLL(6)
+    for (int r = 0; r < R; r++)
+      p[r] = px[r] + toff[t];
+    for (int64_t c4 = 0; c4 < C4; c4++, w += 256) {
+      const __m512i w0 = _mm512_loadu_si512((const void *)w);
+      const __m512i w1 = _mm512_loadu_si512((const void *)(w + 64));
+      const __m512i w2 = _mm512_loadu_si512((const void *)(w + 128));
+      const __m512i w3 = _mm512_loadu_si512((const void *)(w + 192));
+      SG_UNROLL(6)
+      for (int r = 0; r < R; r++) {
+        int32_t v;
+        memcpy(&v, p[r] + 4 * c4, sizeof v);
+        const __m512i a = _mm512_set1_epi32(v);
+        acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], a, w0);
+        acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], a, w1);
+        acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], a, w2);
+        acc[r][3] = _mm512_dpbusd_epi32(acc[r][3], a, w3);
+      }
+    }
+  }
+  SG_UNROLL(6)
+  for (int r = 0; r < R; r++)
+    SG_UNROLL(4)
+    for (int v = 0; v < 4; v++)
+      _mm512_storeu_si512((void *)(out + r * 64 + 16 * v), acc[r][v]);
+}
+
+QD_VNNI_TARGET static void qd_kernel_vnni(int R, const uint8_t *const *px, const int64_t *toff,
+                                          int64_t taps, int64_t C4, const int8_t *w, int32_t *out) {
+  switch (R) {
+  case 6: qd_vnni_r(6, px, toff, taps, C4, w, out); break;
+  case 5: qd_vnni_r(5, px, toff, taps, C4, w, out); break;
+  case 4: qd_vnni_r(4, px, toff, taps, C4, w, out); break;
+  case 3: qd_vnni_r(3, px, toff, taps, C4, w, out); break;
+  case 2: qd_vnni_r(2, px, toff, taps, C4, w, out); break;
+  default: qd_vnni_r(1, px, toff, taps, C4, w, out); break;
+  }
+}
+
+QD_AVX2_TARGET static inline __attribute__((always_inline)) void
+qd_avx2_r(const int R, const uint8_t *const *px, const int64_t *toff, int64_t taps, int64_t C2,
+          const int16_t *w, int32_t *out) {
+  __m256i acc[QD_R][2];
+  SG_UNROLL(6)
+  for (int r = 0; r < R; r++)
+    acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (int64_t t = 0; t < taps; t++) {
+    const uint8_t *p[QD_R];
+    SG_UNROLL(6)
+    for (int r = 0; r < R; r++)
+      p[r] = px[r] + toff[t];
+    for (int64_t c2 = 0; c2 < C2; c2++, w += 32) {
+      const __m256i w0 = _mm256_loadu_si256((const __m256i *)w);
+      const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + 16));
+      SG_UNROLL(6)
+      for (int r = 0; r < R; r++) {
+        int32_t v;
+        memcpy(&v, p[r] + 4 * c2, sizeof v);   /* two channels as int16 */
+        const __m256i a = _mm256_set1_epi32(v);
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(a, w0));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(a, w1));
+      }
+    }
+  }
+  SG_UNROLL(6)
+  for (int r = 0; r < R; r++) {
+    _mm256_storeu_si256((__m256i *)(out + r * 16), acc[r][0]);
+    _mm256_storeu_si256((__m256i *)(out + r * 16 + 8), acc[r][1]);
+  }
+}
+
+QD_AVX2_TARGET static void qd_kernel_avx2(int R, const uint8_t *const *px, const int64_t *toff,
+                                          int64_t taps, int64_t C2, const int16_t *w, int32_t *out) {
+  switch (R) {
+  case 6: qd_avx2_r(6, px, toff, taps, C2, w, out); break;
+  case 5: qd_avx2_r(5, px, toff, taps, C2, w, out); break;
+  case 4: qd_avx2_r(4, px, toff, taps, C2, w, out); break;
+  case 3: qd_avx2_r(3, px, toff, taps, C2, w, out); break;
+  case 2: qd_avx2_r(2, px, toff, taps, C2, w, out); break;
+  default: qd_avx2_r(1, px, toff, taps, C2, w, out); break;
+  }
+}
+#endif
+
+/* ---- compute ---------------------------------------------------------------------- */
+
+typedef struct qd_job {
+  const qd_head *h;
+  const uint8_t *xc;           /* the copy */
+  const int64_t *toff;         /* each tap's byte offset in the copy */
+  int32_t zb;
+  int64_t run, runs;           /* pixels per task (a multiple of QD_R), tasks per panel */
+  nn_qdc_store_fn store;
+  void *user;
+  nn_block blk[QD_MAX_BLOCKS];
+  int nblk;
+} qd_job;
+
+static void qd_task(const qd_job *j, int64_t task) {
+  const qd_head *h = j->h;
+  const nn_qdc_shape *s = &h->s;
+  const int pw = h->pw;
+  const int64_t pm = task / j->runs, p0 = task % j->runs * j->run;
+  const int64_t P = s->OH * s->OW, np = qd_min(j->run, P - p0);
+  const int64_t m0 = pm * pw, mr = qd_min(pw, s->M - m0);
+  const char *wp = (const char *)h + h->pan + (size_t)pm * h->pan_bytes;
+  const int32_t *sums = qd_sums(h) + m0;
+  const size_t pix = (size_t)(h->Cp * h->el);
+  int32_t tile[QD_R * QD_PW_MAX];
+  int32_t cols[QD_PW_MAX * NN_QDC_COLS_MAX];
+  for (int64_t t0 = 0; t0 < np; t0 += QD_R) {
+    const int R = (int)qd_min(QD_R, np - t0);
+    const uint8_t *px[QD_R];
+    for (int r = 0; r < R; r++) {
+      const int64_t p = p0 + t0 + r, oh = p / s->OW, ow = p % s->OW;
+      px[r] = j->xc + (size_t)(oh * s->SH * h->Wp + ow * s->SW) * pix;
+    }
+#if SG_X86
+    if (h->path == QD_VNNI)
+      qd_kernel_vnni(R, px, j->toff, h->taps, h->Cp / 4, (const int8_t *)wp, tile);
+    else if (h->path == QD_AVX2)
+      qd_kernel_avx2(R, px, j->toff, h->taps, h->Cp / 2, (const int16_t *)wp, tile);
+    else
+#endif
+      qd_kernel_c(R, px, j->toff, h->taps, h->Cp / 4, (const int8_t *)wp, tile);
+    /* channel-major, less zb times each channel's weight sum (mod 2^32) */
+    for (int64_t l = 0; l < mr; l++) {
+      const uint32_t off = (uint32_t)j->zb * (uint32_t)sums[l];
+      for (int r = 0; r < R; r++)
+        cols[l * NN_QDC_COLS_MAX + t0 + r] = (int32_t)((uint32_t)tile[r * pw + l] - off);
+    }
+  }
+  j->store(j->user, m0, mr, p0, np, cols, NN_QDC_COLS_MAX);
+}
+
+static void qd_tasks(void *arg, int64_t s0, int64_t s1) {
+  qd_job *j = arg;
+  for (int64_t s = s0; s < s1; s++)
+    for (;;) {
+      int64_t t = nn_blocks_claim(j->blk, j->nblk, nn_parallel_worker() % j->nblk);
+      if (t < 0)
+        break;
+      qd_task(j, t);
+    }
+}
+
+/* The channels-last copy of one image, padded with zb. */
+static void qd_copy(const qd_head *h, const uint8_t *x, uint8_t flip, int32_t zb, uint8_t *xc) {
+  const nn_qdc_shape *s = &h->s;
+  const int64_t Cp = h->Cp, plane = s->IH * s->IW;
+  if (h->el == 1) {
+    memset(xc, zb, (size_t)(h->Hp * h->Wp * Cp));
+    for (int64_t ih = 0; ih < s->IH; ih++) {
+      uint8_t *row = xc + ((ih + s->PT) * h->Wp + s->PL) * Cp;
+      for (int64_t c = 0; c < s->C; c++) {
+        const uint8_t *src = x + c * plane + ih * s->IW;
+        for (int64_t iw = 0; iw < s->IW; iw++)
+          row[iw * Cp + c] = src[iw] ^ flip;
+      }
+    }
+    return;
+  }
+  int16_t *xs = (int16_t *)xc;
+  for (int64_t i = 0, n = h->Hp * h->Wp * Cp; i < n; i++)
+    xs[i] = (int16_t)zb;
+  for (int64_t ih = 0; ih < s->IH; ih++) {
+    int16_t *row = xs + ((ih + s->PT) * h->Wp + s->PL) * Cp;
+    for (int64_t c = 0; c < s->C; c++) {
+      const uint8_t *src = x + c * plane + ih * s->IW;
+      for (int64_t iw = 0; iw < s->IW; iw++)
+        row[iw * Cp + c] = (int16_t)(uint8_t)(src[iw] ^ flip);
+    }
+  }
+}
+
+nn_status nn_qdc_compute(nn_ctx *c, const void *packed, const uint8_t *x, uint8_t flip, int32_t zb,
+                         nn_qdc_store_fn store, void *user, void *ws, size_t ws_bytes) {
+  if (!packed || qd_head_of(packed)->magic != QD_MAGIC || !x || !store || !ws)
+    return NN_ERR_INVALID_ARG;
+  const qd_head *h = qd_head_of(packed);
+  const nn_qdc_shape *s = &h->s;
+  uintptr_t base = ((uintptr_t)ws + QD_LINE - 1) & ~(uintptr_t)(QD_LINE - 1);
+  const size_t copy = qd_copy_bytes(h->Hp, h->Wp, h->Cp, h->el);
+  if (ws_bytes < (size_t)(base - (uintptr_t)ws) + copy + (size_t)h->taps * sizeof(int64_t))
+    return NN_ERR_INVALID_ARG;
+  uint8_t *xc = (uint8_t *)base;
+  int64_t *toff = (int64_t *)(xc + copy);
+  qd_copy(h, x, flip, zb, xc);
+  for (int64_t t = 0; t < h->taps; t++)
+    toff[t] = ((t / s->KW) * s->DH * h->Wp + (t % s->KW) * s->DW) * h->Cp * h->el;
+  qd_job j;
+  memset(&j, 0, sizeof j);
+  j.h = h;
+  j.xc = xc;
+  j.toff = toff;
+  j.zb = zb;
+  j.store = store;
+  j.user = user;
+  /* runs of up to NN_QDC_COLS_MAX pixels, fewer when two workers would
+   * otherwise lack tasks, then evened out (49 pixels: 30 + 19, not 48 + 1) */
+  const int threads = c ? nn_parallel_width(c) : 1;
+  const int64_t P = s->OH * s->OW;
+  int64_t run = NN_QDC_COLS_MAX;
+  while (run > QD_R && threads > 1 && h->panels * ((P + run - 1) / run) < 4 * threads)
+    run -= QD_R;
+  const int64_t runs = (P + run - 1) / run;
+  j.run = qd_min(run, qd_up((P + runs - 1) / runs, QD_R));
+  j.runs = (P + j.run - 1) / j.run;
+  const int64_t tasks = h->panels * j.runs;
+  const int64_t par = qd_min(threads, tasks);
+  j.nblk = (int)(par < 1 ? 1 : qd_min(par, QD_MAX_BLOCKS));
+  nn_blocks_init(j.blk, j.nblk, tasks);
+  if (par <= 1)
+    qd_tasks(&j, 0, 1);
+  else
+    nn_parallel_for(c, par, 1, qd_tasks, &j);
+  return NN_OK;
+}

@@ -1,0 +1,77 @@
+/* qconv_direct.h - direct 8-bit integer 2-D convolution (group 1) over a
+ * channels-last copy of the input, for QLinearConv and ConvInteger
+ * (cpu/conv.c):
+ *
+ *   C[m][p] = sum_{c,kh,kw} (x[c][ih][iw] - zb) * w[m][c][kh][kw]    (int32)
+ *
+ * with ih, iw the input position of output pixel p and tap (kh, kw), the
+ * zero point outside the input (difference 0), sums wrapping modulo 2^32.
+ * The weights' zero points must all be 0 (symmetric int8 weights, or uint8
+ * weights at 128 passed shifted by -128): cpu/qgemm.h takes the others.
+ *
+ * Why: cpu/qgemm.h puts output pixels in the vector lanes, so a 7x7 map's
+ * 49 pixels fill 64 lanes (and the stride-1 "wide" columns 63 of them), and
+ * every column of the implicit im2col matrix is packed once per block.
+ * Here the output channels are the lanes (64 per panel on AVX-512 VNNI, 16
+ * on AVX2) and the pixels are broadcast: any pixel count runs without
+ * waste, and the input is read where it lies, four channels of one pixel at
+ * a time, from a padded channels-last copy made once per image (the copy is
+ * C x H x W bytes; im2col was K x OH x OW): ONNX Runtime's (MLAS's)
+ * symmetric-convolution scheme, over NCHW tensors.
+ *
+ * Paths, chosen when the weights are packed and recorded with them:
+ *   - AVX-512 VNNI: vpdpbusd, 6 pixels x 64 channels per tile;
+ *   - AVX2: the copy's channels as int16, vpmaddwd + vpaddd (exact),
+ *     6 pixels x 16 channels;
+ *   - portable C over the VNNI layout (tests cover it).
+ */
+#ifndef NN_CPU_QCONV_DIRECT_H
+#define NN_CPU_QCONV_DIRECT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nn_internal.h"
+
+typedef struct nn_qdc_shape {
+  int64_t C, M;          /* input and output channels */
+  int64_t IH, IW, OH, OW;
+  int64_t KH, KW, SH, SW, DH, DW;
+  int64_t PT, PL;        /* pads at the top and left; the bottom / right follow */
+} nn_qdc_shape;
+
+/* Whether the shape's sizes stay within what the packed block records
+ * (every product below 2^40): the caller keeps another path otherwise. */
+bool nn_qdc_fits(const nn_qdc_shape *s);
+
+/* Bytes of a packed block for s: an upper bound over every path. */
+size_t nn_qdc_pack_size(const nn_qdc_shape *s);
+
+/* Pack w (M x C x KH x KW int8 values: ONNX's layout; uint8 weights shifted
+ * by -128 by the caller) for the path in use into dst (nn_qdc_pack_size
+ * bytes, any alignment; the caller owns it).  The block keeps s and the
+ * weights' sums; it does not retain w. */
+void nn_qdc_pack(const nn_qdc_shape *s, const int8_t *w, void *dst);
+
+/* The finished sums of output channels m0 .. m0 + mr - 1 (mr <= 64) at
+ * output pixels p0 .. p0 + np - 1 (np <= NN_QDC_COLS_MAX, pixels numbered
+ * oh * OW + ow): c[r * ldc + t] is C[m0 + r][p0 + t], the layout of
+ * qgemm.h's store.  Concurrent calls get disjoint blocks; must not
+ * allocate. */
+#define NN_QDC_COLS_MAX 48
+typedef void (*nn_qdc_store_fn)(void *user, int64_t m0, int64_t mr, int64_t p0, int64_t np,
+                                const int32_t *c, int64_t ldc);
+
+/* Scratch bytes of a compute for shape s (its input copy): an upper bound
+ * for every path, so a size taken at prepare stays valid. */
+size_t nn_qdc_workspace(const nn_qdc_shape *s);
+
+/* C of one image: x is the image (C x IH x IW, 8-bit), each byte xor'd with
+ * flip (0x80 turns int8 into uint8 order) and taken as uint8 with zero
+ * point zb (0..255).  ws / ws_bytes: nn_qdc_workspace bytes at least.
+ * NN_ERR_INVALID_ARG for a block that is not a packed one, or too little
+ * scratch. */
+nn_status nn_qdc_compute(nn_ctx *c, const void *packed, const uint8_t *x, uint8_t flip, int32_t zb,
+                         nn_qdc_store_fn store, void *user, void *ws, size_t ws_bytes);
+
+#endif /* NN_CPU_QCONV_DIRECT_H */
