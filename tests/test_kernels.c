@@ -1181,6 +1181,7 @@ static const qconv_case qconv_cases[] = {
   {"qlinearconv direct 3x3 s2 int8 x u8 w M 130", true, false, true, 36, 130, 1, 17, 20, 3, 2, 1, -7, 127, false, false, 0, 1, true},
   {"qlinearconv direct 3x3 7x7 map", true, true, false, 64, 64, 1, 7, 7, 3, 1, 1, 128, 127, false, false, 0, 1, true},
   {"convinteger direct 3x3 worst sums", false, true, false, 200, 20, 1, 8, 9, 3, 1, 1, 0, 127, false, true, 0, 1, true},
+  {"qlinearconv direct 3x3 c12 u8 x u8 w", true, true, true, 12, 10, 1, 9, 8, 3, 1, 1, 100, 127, false, false, 0, 1, true},
   {"qlinearconv direct 5x5 s2 pad 2 int8", true, false, false, 52, 17, 1, 19, 22, 5, 2, 2, 11, 127, false, false, 0, 1, true},
 };
 

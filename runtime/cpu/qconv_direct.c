@@ -311,10 +311,74 @@ static void qd_tasks(void *arg, int64_t s0, int64_t s1) {
     }
 }
 
-/* The channels-last copy of one image, padded with zb. */
+#if SG_X86
+/* 16 channels x 16 pixels of the image (x at channel c0, flat pixel p0;
+ * pixels are contiguous across rows) into the copy, a pixel's 16 channels
+ * at a time: a 16 x 16 byte transpose in four unpack stages (bytes, then
+ * 16-, 32- and 64-bit units), uint8 or widened to int16. */
+static void qd_copy16(const qd_head *h, const uint8_t *x, int64_t c0, int64_t p0, uint8_t flip,
+                      uint8_t *xc) {
+  const nn_qdc_shape *s = &h->s;
+  const int64_t plane = s->IH * s->IW;
+  const __m128i f = _mm_set1_epi8((char)flip);
+  __m128i a[16], b[16], c[16], d[16];
+  for (int i = 0; i < 16; i++)
+    a[i] = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x + (c0 + i) * plane + p0)), f);
+  for (int i = 0; i < 8; i++) {
+    b[i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+    b[i + 8] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; i++) {
+    c[i] = _mm_unpacklo_epi16(b[2 * i], b[2 * i + 1]);
+    c[i + 4] = _mm_unpackhi_epi16(b[2 * i], b[2 * i + 1]);
+    c[i + 8] = _mm_unpacklo_epi16(b[2 * i + 8], b[2 * i + 9]);
+    c[i + 12] = _mm_unpackhi_epi16(b[2 * i + 8], b[2 * i + 9]);
+  }
+  for (int g = 0; g < 4; g++) {
+    d[4 * g] = _mm_unpacklo_epi32(c[4 * g], c[4 * g + 1]);
+    d[4 * g + 1] = _mm_unpackhi_epi32(c[4 * g], c[4 * g + 1]);
+    d[4 * g + 2] = _mm_unpacklo_epi32(c[4 * g + 2], c[4 * g + 3]);
+    d[4 * g + 3] = _mm_unpackhi_epi32(c[4 * g + 2], c[4 * g + 3]);
+  }
+  const __m128i z = _mm_setzero_si128();
+  for (int g = 0; g < 4; g++)
+    for (int k = 0; k < 4; k++) {
+      const __m128i lo = d[4 * g + k / 2], hi = d[4 * g + 2 + k / 2];
+      const __m128i col = k % 2 ? _mm_unpackhi_epi64(lo, hi) : _mm_unpacklo_epi64(lo, hi);
+      const int64_t p = p0 + 4 * g + k, ih = p / s->IW, iw = p % s->IW;
+      const int64_t at = (((ih + s->PT) * h->Wp + s->PL + iw) * h->Cp + c0) * h->el;
+      if (h->el == 1) {
+        _mm_storeu_si128((__m128i *)(xc + at), col);
+      } else {
+        _mm_storeu_si128((__m128i *)(xc + at), _mm_unpacklo_epi8(col, z));
+        _mm_storeu_si128((__m128i *)(xc + at + 16), _mm_unpackhi_epi8(col, z));
+      }
+    }
+}
+#endif
+
+/* The channels-last copy of one image, padded with zb: 16 x 16 blocks
+ * where the image has 16 channels and 16 pixels (the last block of each
+ * overlapping the one before: the same bytes written twice), the rest
+ * element by element. */
 static void qd_copy(const qd_head *h, const uint8_t *x, uint8_t flip, int32_t zb, uint8_t *xc) {
   const nn_qdc_shape *s = &h->s;
   const int64_t Cp = h->Cp, plane = s->IH * s->IW;
+#if SG_X86
+  if (s->C >= 16 && plane >= 16) {
+    if (h->el == 1) {
+      memset(xc, zb, (size_t)(h->Hp * h->Wp * Cp));
+    } else {
+      int16_t *xs = (int16_t *)xc;
+      for (int64_t i = 0, n = h->Hp * h->Wp * Cp; i < n; i++)
+        xs[i] = (int16_t)zb;
+    }
+    for (int64_t c0 = 0; c0 < s->C; c0 += 16)
+      for (int64_t p0 = 0; p0 < plane; p0 += 16)
+        qd_copy16(h, x, qd_min(c0, s->C - 16), qd_min(p0, plane - 16), flip, xc);
+    return;
+  }
+#endif
   if (h->el == 1) {
     memset(xc, zb, (size_t)(h->Hp * h->Wp * Cp));
     for (int64_t ih = 0; ih < s->IH; ih++) {
