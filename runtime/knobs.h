@@ -16,7 +16,9 @@
  *                                 layers (cpu/conv_smallc.h) and stride-1
  *                                 (and AVX-512 stride-2) ones with up to
  *                                 128 input channels (cpu/conv_direct.h)
- *                                 through im2col+GEMM or Winograd
+ *                                 through im2col+GEMM or Winograd, and
+ *                                 8-bit convolutions (cpu/qconv_direct.h)
+ *                                 through the integer GEMM
  *   NN_NO_FUSION=1                no plan-time activation/Add fusion
  *   NN_NO_PACK=1                  weights stay in the ONNX layout (no packed
  *                                 GEMM panels)
