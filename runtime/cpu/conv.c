@@ -2079,21 +2079,25 @@ static void qconv_requant_of(const nn_node *n, const nn_qconv_in *q, int64_t m, 
  * reference keeps it in double and a tie such as 140.5000038 falls the other
  * way), vector blocks through vmath, the rest here, value for value the
  * same. */
+static void qconv_store1(bool u8, unsigned char *dst, int32_t acc, float mult, int32_t bias,
+                         int32_t zp) {
+  const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
+  uint32_t a = (uint32_t)acc + (uint32_t)bias;   /* wraps, as int32 */
+  float v = (float)(int32_t)a * mult;
+  v = v > lo ? v : lo;   /* NaN (zero scales) saturates low */
+  v = v < hi ? v : hi;
+  int32_t r = (int32_t)nearbyintf(v) + zp;
+  if (u8)
+    *(uint8_t *)dst = (uint8_t)r;
+  else
+    *(int8_t *)dst = (int8_t)r;
+}
+
 static void qconv_store8(bool u8, void *out, const float *af, const int32_t *ai, int64_t n,
                          float mult, int32_t bias, int32_t zp) {
-  const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
   unsigned char *dst = out;
-  for (int64_t t = nn_vmath_requant_8(af, ai, bias, mult, zp, u8, dst, n); t < n; t++) {
-    uint32_t a = (uint32_t)(af ? (int32_t)af[t] : ai[t]) + (uint32_t)bias;   /* wraps, as int32 */
-    float v = (float)(int32_t)a * mult;
-    v = v > lo ? v : lo;   /* NaN (zero scales) saturates low */
-    v = v < hi ? v : hi;
-    int32_t r = (int32_t)nearbyintf(v) + zp;
-    if (u8)
-      ((uint8_t *)dst)[t] = (uint8_t)r;
-    else
-      ((int8_t *)dst)[t] = (int8_t)r;
-  }
+  for (int64_t t = nn_vmath_requant_8(af, ai, bias, mult, zp, u8, dst, n); t < n; t++)
+    qconv_store1(u8, dst + t, af ? (int32_t)af[t] : ai[t], mult, bias, zp);
 }
 
 /* qconv_run_float (below): windows of up to this many taps, whose one input
@@ -2119,6 +2123,11 @@ static size_t qconv_pad_geom(const conv_priv *p, bool s8, int64_t *Hp, int64_t *
       __builtin_add_overflow(b, *Wp + (g->k[2] - 1) * g->d[2] + 64, &b) || b > INT64_MAX / 2)
     return SIZE_MAX;
   return nn_align_up((size_t)b, 64);
+}
+
+/* The direct kernel's workspace head: M multipliers and M biases. */
+static size_t qconv_direct_head(int64_t M) {
+  return nn_align_up((size_t)M * (sizeof(float) + sizeof(int32_t)), 64);
 }
 
 /* The direct kernel's view of a group-1 2-D convolution. */
@@ -2216,7 +2225,7 @@ static nn_status qconv_prepare(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
       qconv_direct_shape(&p, &sh);
       p.qdirect = true;
       p.qa_bytes = nn_align_up(nn_qdc_pack_size(&sh), 64);
-      p.gemm_ws = nn_qdc_workspace(&sh);
+      p.gemm_ws = qconv_direct_head(p.M) + nn_qdc_workspace(&sh);
       if ((st = conv_finish_priv(c, n, &p)))
         return st;
       return qconv_pack(c, n, q);
@@ -2411,6 +2420,11 @@ typedef struct qconv_gemm_job {
   int64_t ybase;          /* element offset of the group's first output row */
   int64_t mbase;          /* the group's first output channel */
   bool requant;
+  /* the direct kernel: each channel's multiplier and bias (its zero point's
+   * term folded in: nn_qdc_offsets), the output zero point */
+  const float *dmult;
+  const int32_t *dbias;
+  int32_t dzp;
 } qconv_gemm_job;
 
 static const uint8_t *qconv_gemm_row(void *user, int64_t k, int64_t j0, int64_t nb,
@@ -2470,6 +2484,34 @@ static void qconv_gemm_store(void *user, int64_t m0, int64_t mr, int64_t j0, int
   }
 }
 
+/* The direct kernel's runs (cpu/qconv_direct.h: pixel-major), requantized a
+ * pixel's channels at a time in vectors, then turned channel-major into y
+ * in 16 x 16 byte blocks. */
+static void qconv_direct_store(void *user, int64_t m0, int64_t mr, int64_t p0, int64_t np,
+                               const int32_t *cc, int64_t ldc) {
+  const qconv_gemm_job *jb = user;
+  const int64_t N = jb->p->g.out_sz;
+  nn_value *y = jb->n->y[0];
+  const int32_t *bias = jb->dbias + m0;
+  if (!jb->requant) {   /* ConvInteger: int32 out */
+    int32_t *yo = (int32_t *)y->data + jb->ybase + m0 * N + p0;
+    for (int64_t t = 0; t < np; t++)
+      for (int64_t r = 0; r < mr; r++)
+        yo[r * N + t] = (int32_t)((uint32_t)cc[t * ldc + r] + (uint32_t)bias[r]);
+    return;
+  }
+  const bool u8 = y->dtype == NN_DTYPE_UINT8;
+  const float *mult = jb->dmult + m0;
+  unsigned char b8[NN_QDC_COLS_MAX * 64];
+  for (int64_t t = 0; t < np; t++) {
+    const int32_t *row = cc + t * ldc;
+    unsigned char *dst = b8 + t * 64;
+    for (int64_t r = nn_vmath_requant_8_lanes(row, bias, mult, jb->dzp, u8, dst, mr); r < mr; r++)
+      qconv_store1(u8, dst + r, row[r], mult[r], bias[r], jb->dzp);
+  }
+  nn_vmath_transpose_u8((uint8_t *)y->data + jb->ybase + m0 * N + p0, N, b8, 64, np, mr, 0);
+}
+
 static nn_status qconv_run_qgemm(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   const conv_priv *p = n->priv;
   const nn_conv_geom *g = &p->g;
@@ -2484,12 +2526,24 @@ static nn_status qconv_run_qgemm(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   jb.wide = g->s[1] == 1 && g->s[2] == 1;
   const int64_t cols = jb.wide ? g->out[1] * jb.Wp : g->out_sz;
   if (p->qdirect) {
-    jb.wide = false;
+    /* the workspace: each channel's multiplier and bias, then the kernel's */
+    const void *pk = (const char *)p + CONV_PRIV_HEAD;
+    const size_t head = qconv_direct_head(p->M);
+    float *mult = n->ws;
+    int32_t *bias = (int32_t *)(mult + p->M);
+    nn_qdc_offsets(pk, zb, bias);
+    for (int64_t m = 0; jb.requant && m < p->M; m++) {
+      int32_t b;
+      qconv_requant_of(n, q, m, &mult[m], &b, &jb.dzp);
+      bias[m] = (int32_t)((uint32_t)bias[m] + (uint32_t)b);
+    }
+    jb.dmult = mult;
+    jb.dbias = bias;
     for (int64_t bi = 0; bi < p->batch; bi++) {
       jb.ybase = bi * p->M * g->out_sz;
-      nn_status st = nn_qdc_compute(c, (const char *)p + CONV_PRIV_HEAD,
-                                    (const uint8_t *)x->data + bi * p->C * g->in_sz, fl, zb,
-                                    qconv_gemm_store, &jb, n->ws, n->ws_bytes);
+      nn_status st = nn_qdc_compute(c, pk, (const uint8_t *)x->data + bi * p->C * g->in_sz, fl, zb,
+                                    qconv_direct_store, &jb, (char *)n->ws + head,
+                                    n->ws_bytes - head);
       if (st)
         return nn_fail(c, st, "the direct integer convolution refused its operands");
     }

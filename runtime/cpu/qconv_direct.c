@@ -21,6 +21,7 @@
 #include "cpu/qconv_direct.h"
 #include "cpu/qgemm.h"
 #include "cpu/sgemm_simd.h"
+#include "cpu/vmath.h"
 #include "threadpool.h"
 
 enum { QD_PORTABLE = 0, QD_AVX2 = 1, QD_VNNI = 2 };   /* nn_qgemm_path's numbering */
@@ -120,6 +121,13 @@ void nn_qdc_pack(const nn_qdc_shape *s, const int8_t *w, void *dst) {
               ((int8_t *)pp)[at] = v;
           }
   }
+}
+
+void nn_qdc_offsets(const void *packed, int32_t zb, int32_t *off) {
+  const qd_head *h = qd_head_of(packed);
+  const int32_t *sums = qd_sums(h);
+  for (int64_t m = 0; m < h->s.M; m++)
+    off[m] = (int32_t)(0u - (uint32_t)zb * (uint32_t)sums[m]);
 }
 
 static size_t qd_copy_bytes(int64_t Hp, int64_t Wp, int64_t Cp, int el) {
@@ -255,7 +263,6 @@ typedef struct qd_job {
   const qd_head *h;
   const uint8_t *xc;           /* the copy */
   const int64_t *toff;         /* each tap's byte offset in the copy */
-  int32_t zb;
   int64_t run, runs;           /* pixels per task (a multiple of QD_R), tasks per panel */
   nn_qdc_store_fn store;
   void *user;
@@ -271,10 +278,8 @@ static void qd_task(const qd_job *j, int64_t task) {
   const int64_t P = s->OH * s->OW, np = qd_min(j->run, P - p0);
   const int64_t m0 = pm * pw, mr = qd_min(pw, s->M - m0);
   const char *wp = (const char *)h + h->pan + (size_t)pm * h->pan_bytes;
-  const int32_t *sums = qd_sums(h) + m0;
   const size_t pix = (size_t)(h->Cp * h->el);
-  int32_t tile[QD_R * QD_PW_MAX];
-  int32_t cols[QD_PW_MAX * NN_QDC_COLS_MAX];
+  int32_t run[NN_QDC_COLS_MAX * QD_PW_MAX];   /* [pixel][channel of the panel] */
   for (int64_t t0 = 0; t0 < np; t0 += QD_R) {
     const int R = (int)qd_min(QD_R, np - t0);
     const uint8_t *px[QD_R];
@@ -282,6 +287,7 @@ static void qd_task(const qd_job *j, int64_t task) {
       const int64_t p = p0 + t0 + r, oh = p / s->OW, ow = p % s->OW;
       px[r] = j->xc + (size_t)(oh * s->SH * h->Wp + ow * s->SW) * pix;
     }
+    int32_t *tile = run + t0 * pw;
 #if SG_X86
     if (h->path == QD_VNNI)
       qd_kernel_vnni(R, px, j->toff, h->taps, h->Cp / 4, (const int8_t *)wp, tile);
@@ -290,14 +296,8 @@ static void qd_task(const qd_job *j, int64_t task) {
     else
 #endif
       qd_kernel_c(R, px, j->toff, h->taps, h->Cp / 4, (const int8_t *)wp, tile);
-    /* channel-major, less zb times each channel's weight sum (mod 2^32) */
-    for (int64_t l = 0; l < mr; l++) {
-      const uint32_t off = (uint32_t)j->zb * (uint32_t)sums[l];
-      for (int r = 0; r < R; r++)
-        cols[l * NN_QDC_COLS_MAX + t0 + r] = (int32_t)((uint32_t)tile[r * pw + l] - off);
-    }
   }
-  j->store(j->user, m0, mr, p0, np, cols, NN_QDC_COLS_MAX);
+  j->store(j->user, m0, mr, p0, np, run, pw);
 }
 
 static void qd_tasks(void *arg, int64_t s0, int64_t s1) {
@@ -311,51 +311,26 @@ static void qd_tasks(void *arg, int64_t s0, int64_t s1) {
     }
 }
 
-#if SG_X86
 /* 16 channels x 16 pixels of the image (x at channel c0, flat pixel p0;
  * pixels are contiguous across rows) into the copy, a pixel's 16 channels
- * at a time: a 16 x 16 byte transpose in four unpack stages (bytes, then
- * 16-, 32- and 64-bit units), uint8 or widened to int16. */
+ * at a time, uint8 or widened to int16. */
 static void qd_copy16(const qd_head *h, const uint8_t *x, int64_t c0, int64_t p0, uint8_t flip,
                       uint8_t *xc) {
   const nn_qdc_shape *s = &h->s;
-  const int64_t plane = s->IH * s->IW;
-  const __m128i f = _mm_set1_epi8((char)flip);
-  __m128i a[16], b[16], c[16], d[16];
-  for (int i = 0; i < 16; i++)
-    a[i] = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x + (c0 + i) * plane + p0)), f);
-  for (int i = 0; i < 8; i++) {
-    b[i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
-    b[i + 8] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
-  }
-  for (int i = 0; i < 4; i++) {
-    c[i] = _mm_unpacklo_epi16(b[2 * i], b[2 * i + 1]);
-    c[i + 4] = _mm_unpackhi_epi16(b[2 * i], b[2 * i + 1]);
-    c[i + 8] = _mm_unpacklo_epi16(b[2 * i + 8], b[2 * i + 9]);
-    c[i + 12] = _mm_unpackhi_epi16(b[2 * i + 8], b[2 * i + 9]);
-  }
-  for (int g = 0; g < 4; g++) {
-    d[4 * g] = _mm_unpacklo_epi32(c[4 * g], c[4 * g + 1]);
-    d[4 * g + 1] = _mm_unpackhi_epi32(c[4 * g], c[4 * g + 1]);
-    d[4 * g + 2] = _mm_unpacklo_epi32(c[4 * g + 2], c[4 * g + 3]);
-    d[4 * g + 3] = _mm_unpackhi_epi32(c[4 * g + 2], c[4 * g + 3]);
-  }
-  const __m128i z = _mm_setzero_si128();
-  for (int g = 0; g < 4; g++)
-    for (int k = 0; k < 4; k++) {
-      const __m128i lo = d[4 * g + k / 2], hi = d[4 * g + 2 + k / 2];
-      const __m128i col = k % 2 ? _mm_unpackhi_epi64(lo, hi) : _mm_unpacklo_epi64(lo, hi);
-      const int64_t p = p0 + 4 * g + k, ih = p / s->IW, iw = p % s->IW;
-      const int64_t at = (((ih + s->PT) * h->Wp + s->PL + iw) * h->Cp + c0) * h->el;
-      if (h->el == 1) {
-        _mm_storeu_si128((__m128i *)(xc + at), col);
-      } else {
-        _mm_storeu_si128((__m128i *)(xc + at), _mm_unpacklo_epi8(col, z));
-        _mm_storeu_si128((__m128i *)(xc + at + 16), _mm_unpackhi_epi8(col, z));
-      }
+  uint8_t blk[16 * 16];
+  nn_vmath_transpose_u8(blk, 16, x + c0 * s->IH * s->IW + p0, s->IH * s->IW, 16, 16, flip);
+  for (int k = 0; k < 16; k++) {
+    const int64_t p = p0 + k, ih = p / s->IW, iw = p % s->IW;
+    const int64_t at = ((ih + s->PT) * h->Wp + s->PL + iw) * h->Cp + c0;
+    if (h->el == 1) {
+      memcpy(xc + at, blk + 16 * k, 16);
+    } else {
+      int16_t *o = (int16_t *)xc + at;
+      for (int i = 0; i < 16; i++)
+        o[i] = blk[16 * k + i];
     }
+  }
 }
-#endif
 
 /* The channels-last copy of one image, padded with zb: 16 x 16 blocks
  * where the image has 16 channels and 16 pixels (the last block of each
@@ -364,7 +339,6 @@ static void qd_copy16(const qd_head *h, const uint8_t *x, int64_t c0, int64_t p0
 static void qd_copy(const qd_head *h, const uint8_t *x, uint8_t flip, int32_t zb, uint8_t *xc) {
   const nn_qdc_shape *s = &h->s;
   const int64_t Cp = h->Cp, plane = s->IH * s->IW;
-#if SG_X86
   if (s->C >= 16 && plane >= 16) {
     if (h->el == 1) {
       memset(xc, zb, (size_t)(h->Hp * h->Wp * Cp));
@@ -378,7 +352,6 @@ static void qd_copy(const qd_head *h, const uint8_t *x, uint8_t flip, int32_t zb
         qd_copy16(h, x, qd_min(c0, s->C - 16), qd_min(p0, plane - 16), flip, xc);
     return;
   }
-#endif
   if (h->el == 1) {
     memset(xc, zb, (size_t)(h->Hp * h->Wp * Cp));
     for (int64_t ih = 0; ih < s->IH; ih++) {
@@ -424,7 +397,6 @@ nn_status nn_qdc_compute(nn_ctx *c, const void *packed, const uint8_t *x, uint8_
   j.h = h;
   j.xc = xc;
   j.toff = toff;
-  j.zb = zb;
   j.store = store;
   j.user = user;
   /* runs of up to NN_QDC_COLS_MAX pixels, fewer when two workers would

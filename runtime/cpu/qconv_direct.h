@@ -53,14 +53,19 @@ size_t nn_qdc_pack_size(const nn_qdc_shape *s);
  * weights' sums; it does not retain w. */
 void nn_qdc_pack(const nn_qdc_shape *s, const int8_t *w, void *dst);
 
-/* The finished sums of output channels m0 .. m0 + mr - 1 (mr <= 64) at
- * output pixels p0 .. p0 + np - 1 (np <= NN_QDC_COLS_MAX, pixels numbered
- * oh * OW + ow): c[r * ldc + t] is C[m0 + r][p0 + t], the layout of
- * qgemm.h's store.  Concurrent calls get disjoint blocks; must not
- * allocate. */
+/* The sums of output channels m0 .. m0 + mr - 1 (mr <= 64) at output
+ * pixels p0 .. p0 + np - 1 (np <= NN_QDC_COLS_MAX, pixels numbered
+ * oh * OW + ow), pixel-major and before the zero point's term:
+ * c[t * ldc + r] + off[m0 + r] is C[m0 + r][p0 + t] (mod 2^32), off from
+ * nn_qdc_offsets (a requantizing caller folds it into its bias).
+ * Concurrent calls get disjoint blocks; must not allocate. */
 #define NN_QDC_COLS_MAX 48
 typedef void (*nn_qdc_store_fn)(void *user, int64_t m0, int64_t mr, int64_t p0, int64_t np,
                                 const int32_t *c, int64_t ldc);
+
+/* off[m] = -zb * (the sum of output channel m's weights), mod 2^32, for
+ * m < M: the term the store adds (see nn_qdc_store_fn). */
+void nn_qdc_offsets(const void *packed, int32_t zb, int32_t *off);
 
 /* Scratch bytes of a compute for shape s (its input copy): an upper bound
  * for every path, so a size taken at prepare stays valid. */

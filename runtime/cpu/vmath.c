@@ -281,6 +281,74 @@ static SG256 int64_t vm2_requant(const float *af, const int32_t *ai, int32_t bia
   return i;
 }
 
+static SG256 int64_t vm2_requant_lanes(const int32_t *ai, const int32_t *bias, const float *mult,
+                                       int32_t zp, bool u8, void *y, int64_t n) {
+  const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
+  const __m256i vz = _mm256_set1_epi32(zp);
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256i a = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(ai + i)),
+                                 _mm256_loadu_si256((const __m256i *)(bias + i)));
+    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_loadu_ps(mult + i));
+    v = _mm256_min_ps(_mm256_max_ps(v, vlo), vhi);   /* NaN -> lo, as MLAS */
+    vm2_store8(_mm256_add_epi32(_mm256_cvtps_epi32(v), vz), u8, (unsigned char *)y + i);
+  }
+  return i;
+}
+
+int64_t nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const float *mult,
+                                 int32_t zp, bool u8, void *y, int64_t n) {
+  return nn_cpu_isa_get() < NN_CPU_AVX2 ? 0 : vm2_requant_lanes(ai, bias, mult, zp, u8, y, n);
+}
+
+/* One 16 x 16 block: four unpack stages (bytes, then 16-, 32- and 64-bit
+ * units) take row i's byte j to row j's byte i. */
+static void vm_transpose16_u8(uint8_t *dst, int64_t ldd, const uint8_t *src, int64_t lds,
+                              __m128i f) {
+  __m128i a[16], b[16], c[16], d[16];
+  for (int i = 0; i < 16; i++)
+    a[i] = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + i * lds)), f);
+  for (int i = 0; i < 8; i++) {
+    b[i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+    b[i + 8] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; i++) {
+    c[i] = _mm_unpacklo_epi16(b[2 * i], b[2 * i + 1]);
+    c[i + 4] = _mm_unpackhi_epi16(b[2 * i], b[2 * i + 1]);
+    c[i + 8] = _mm_unpacklo_epi16(b[2 * i + 8], b[2 * i + 9]);
+    c[i + 12] = _mm_unpackhi_epi16(b[2 * i + 8], b[2 * i + 9]);
+  }
+  for (int g = 0; g < 4; g++) {
+    d[4 * g] = _mm_unpacklo_epi32(c[4 * g], c[4 * g + 1]);
+    d[4 * g + 1] = _mm_unpackhi_epi32(c[4 * g], c[4 * g + 1]);
+    d[4 * g + 2] = _mm_unpacklo_epi32(c[4 * g + 2], c[4 * g + 3]);
+    d[4 * g + 3] = _mm_unpackhi_epi32(c[4 * g + 2], c[4 * g + 3]);
+  }
+  for (int g = 0; g < 4; g++)
+    for (int k = 0; k < 4; k++) {
+      const __m128i lo = d[4 * g + k / 2], hi = d[4 * g + 2 + k / 2];
+      _mm_storeu_si128((__m128i *)(dst + (4 * g + k) * ldd),
+                       k % 2 ? _mm_unpackhi_epi64(lo, hi) : _mm_unpacklo_epi64(lo, hi));
+    }
+}
+
+void nn_vmath_transpose_u8(uint8_t *dst, int64_t ldd, const uint8_t *src, int64_t lds, int64_t rows,
+                           int64_t cols, uint8_t flip) {
+  if (rows >= 16 && cols >= 16) {
+    const __m128i f = _mm_set1_epi8((char)flip);
+    for (int64_t i = 0; i < rows; i += 16)
+      for (int64_t j = 0; j < cols; j += 16) {
+        const int64_t i0 = i + 16 <= rows ? i : rows - 16, j0 = j + 16 <= cols ? j : cols - 16;
+        vm_transpose16_u8(dst + j0 * ldd + i0, ldd, src + i0 * lds + j0, lds, f);
+      }
+    return;
+  }
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++)
+      dst[j * ldd + i] = src[i * lds + j] ^ flip;
+}
+
 int64_t nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float hi, bool u8,
                               void *y, int64_t n) {
   return nn_cpu_isa_get() < NN_CPU_AVX2 ? 0 : vm2_quantize(x, s, z, lo, hi, u8, y, n);
@@ -309,6 +377,19 @@ bool nn_vmath_softmax_row_f32(const float *x, float *y, int64_t n) {
 }
 
 #else /* no x86 vector path */
+
+int64_t nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const float *mult,
+                                 int32_t zp, bool u8, void *y, int64_t n) {
+  (void)ai, (void)bias, (void)mult, (void)zp, (void)u8, (void)y, (void)n;
+  return 0;
+}
+
+void nn_vmath_transpose_u8(uint8_t *dst, int64_t ldd, const uint8_t *src, int64_t lds, int64_t rows,
+                           int64_t cols, uint8_t flip) {
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++)
+      dst[j * ldd + i] = src[i * lds + j] ^ flip;
+}
 
 int64_t nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float hi, bool u8,
                               void *y, int64_t n) {

@@ -72,4 +72,16 @@ int64_t nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float 
 int64_t nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, float mult, int32_t zp,
                            bool u8, void *y, int64_t n);
 
+/* nn_vmath_requant_8 with a bias and a multiplier per element (an output
+ * channel's, when the lanes are channels): v = float(ai[i] + bias[i]) *
+ * mult[i], the same steps.  Vector blocks only: the count written. */
+int64_t nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const float *mult,
+                                 int32_t zp, bool u8, void *y, int64_t n);
+
+/* dst[j * ldd + i] = src[i * lds + j] ^ flip for i < rows, j < cols (bytes):
+ * 16 x 16 blocks of SSE2 unpacks where both sides reach 16 (an edge block
+ * overlapping the one before it), element by element otherwise. */
+void nn_vmath_transpose_u8(uint8_t *dst, int64_t ldd, const uint8_t *src, int64_t lds, int64_t rows,
+                           int64_t cols, uint8_t flip);
+
 #endif /* NN_CPU_VMATH_H */
