@@ -280,11 +280,13 @@ static void qd_task(const qd_job *j, int64_t task) {
   const char *wp = (const char *)h + h->pan + (size_t)pm * h->pan_bytes;
   const size_t pix = (size_t)(h->Cp * h->el);
   int32_t run[NN_QDC_COLS_MAX * QD_PW_MAX];   /* [pixel][channel of the panel] */
+  int64_t oh = p0 / s->OW, ow = p0 % s->OW;   /* the next pixel's row and column */
   for (int64_t t0 = 0; t0 < np; t0 += QD_R) {
     const int R = (int)qd_min(QD_R, np - t0);
     const uint8_t *px[QD_R];
-    for (int r = 0; r < R; r++) {
-      const int64_t p = p0 + t0 + r, oh = p / s->OW, ow = p % s->OW;
+    for (int r = 0; r < R; r++, ow++) {
+      if (ow == s->OW)
+        ow = 0, oh++;
       px[r] = j->xc + (size_t)(oh * s->SH * h->Wp + ow * s->SW) * pix;
     }
     int32_t *tile = run + t0 * pw;
@@ -319,8 +321,10 @@ static void qd_copy16(const qd_head *h, const uint8_t *x, int64_t c0, int64_t p0
   const nn_qdc_shape *s = &h->s;
   uint8_t blk[16 * 16];
   nn_vmath_transpose_u8(blk, 16, x + c0 * s->IH * s->IW + p0, s->IH * s->IW, 16, 16, flip);
-  for (int k = 0; k < 16; k++) {
-    const int64_t p = p0 + k, ih = p / s->IW, iw = p % s->IW;
+  int64_t ih = p0 / s->IW, iw = p0 % s->IW;   /* stepped, not divided, per pixel */
+  for (int k = 0; k < 16; k++, iw++) {
+    if (iw == s->IW)
+      iw = 0, ih++;
     const int64_t at = ((ih + s->PT) * h->Wp + s->PL + iw) * h->Cp + c0;
     if (h->el == 1) {
       memcpy(xc + at, blk + 16 * k, 16);
