@@ -214,7 +214,42 @@ QL_FMA_TARGET static inline __m256 qlbin_ld8(const uint8_t *p, int64_t s, bool s
  * FMAs, _mm256_cvtps_epi32 (half to even; out of range or NaN gives
  * INT32_MIN) and the saturating packs to 16 then 8 bits, which is
  * ql_cvt_sat value for value.  The tail stays with the scalar loop. */
+/* Both operands spans (the residual Add): sixteen a step with the type fixed. */
+QL_FMA_TARGET static inline __attribute__((always_inline)) int64_t
+qlbin_add_spans(const qlbin_args *q, const bool s8) {
+  const __m256 r0 = _mm256_set1_ps(q->r0), r1 = _mm256_set1_ps(q->r1), F = _mm256_set1_ps(q->fixed);
+  const uint8_t *x0 = q->swap ? q->b : q->a, *x1 = q->swap ? q->a : q->b;
+  uint8_t *y = q->y;
+  int64_t i = 0;
+  for (; i + 16 <= q->n; i += 16) {
+    const __m128i v0 = _mm_loadu_si128((const __m128i *)(x0 + i));
+    const __m128i v1 = _mm_loadu_si128((const __m128i *)(x1 + i));
+    __m128i h[2];
+    for (int k = 0; k < 2; k++) {
+      const __m128i a = k ? _mm_srli_si128(v0, 8) : v0, b = k ? _mm_srli_si128(v1, 8) : v1;
+      const __m256 f0 = _mm256_cvtepi32_ps(s8 ? _mm256_cvtepi8_epi32(a) : _mm256_cvtepu8_epi32(a));
+      const __m256 f1 = _mm256_cvtepi32_ps(s8 ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b));
+      const __m256i v = _mm256_cvtps_epi32(_mm256_fmadd_ps(f0, r0, _mm256_fmadd_ps(f1, r1, F)));
+      h[k] = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    }
+    _mm_storeu_si128((__m128i *)(y + i), s8 ? _mm_packs_epi16(h[0], h[1]) : _mm_packus_epi16(h[0], h[1]));
+  }
+  return i;
+}
+
 QL_FMA_TARGET static void qlbin_add_fma(const qlbin_args *q) {
+  if (q->sa == 1 && q->sb == 1) {
+    const int64_t i = q->s8 ? qlbin_add_spans(q, true) : qlbin_add_spans(q, false);
+    if (i < q->n) {
+      qlbin_args t = *q;
+      t.a = (const uint8_t *)q->a + i;
+      t.b = (const uint8_t *)q->b + i;
+      t.y = (uint8_t *)q->y + i;
+      t.n = q->n - i;
+      qlbin_add_loop(&t);
+    }
+    return;
+  }
   const __m256 r0 = _mm256_set1_ps(q->r0), r1 = _mm256_set1_ps(q->r1), F = _mm256_set1_ps(q->fixed);
   const uint8_t *a = q->a, *b = q->b;
   uint8_t *y = q->y;
