@@ -126,14 +126,18 @@ def main():
         make_case(d, shape, op, False, 200 + i, 1, (0, 0, 0, 0), False, shape[2:])
         cases.append(d)
     # 8-bit MaxPool (an int8 model's): ResNet's 3x3 stride 2 padded, ceil_mode
-    # unpadded, 5x5 stride 1, 2x2 stride 2, rows past the 2048-column chunk
+    # unpadded, 5x5 stride 1, 2x2 stride 2, rows past the 2048-column chunk,
+    # stride-2 rows of 16 outputs and more
     for i, (shape, k, st, pads, ceil, dt) in enumerate([
             ((1, 3, 37, 41), 3, 2, (1, 1, 1, 1), False, np.uint8),
             ((2, 2, 13, 13), 3, 2, (0, 0, 0, 0), True, np.int8),
             ((1, 2, 9, 40), 5, 1, (2, 2, 2, 2), False, np.int8),
             ((1, 2, 8, 9), 2, 2, (0, 0, 0, 0), True, np.uint8),
             ((1, 1, 4, 2500), 3, 1, (1, 1, 1, 1), False, np.uint8),
-            ((1, 1, 3, 4400), 3, 2, (1, 0, 1, 1), False, np.int8)]):
+            ((1, 1, 3, 4400), 3, 2, (1, 0, 1, 1), False, np.int8),
+            # stride 2 in 16-output vectors: 2- and 4-wide windows, a tail
+            ((1, 2, 6, 75), 2, 2, (0, 0, 0, 0), True, np.uint8),
+            ((1, 2, 9, 70), 4, 2, (1, 2, 1, 2), False, np.int8)]):
         d = os.path.join(work, f"MaxPool8_{np.dtype(dt).name}_{k}s{st}_{'x'.join(map(str, shape))}")
         make_case(d, shape, "MaxPool", False, 400 + i, st, pads, ceil, (k, k), dt)
         cases.append(d)

@@ -803,7 +803,8 @@ static void pool_max8_plane(const pool_priv *p, const uint8_t *x, uint8_t *y) {
   const int64_t KH = g->k[1], KW = g->k[2], SH = g->s[1], SW = g->s[2];
   const uint8_t fl = p->dt == NN_DTYPE_INT8 ? 0x80 : 0;
   const int64_t span = (POOL_MAX8_COLS - KW) / SW + 1;   /* output columns per chunk */
-  uint8_t vm[POOL_MAX8_COLS], ym[POOL_MAX8_COLS];
+  /* vm: 32 bytes of slack, zeroed, for the stride-2 loads below */
+  uint8_t vm[POOL_MAX8_COLS + 32], ym[POOL_MAX8_COLS];
   for (int64_t oh = 0; oh < OH; oh++) {
     int64_t h0 = oh * SH - g->pb[1], h1 = h0 + KH;
     h0 = h0 < 0 ? 0 : h0;
@@ -814,7 +815,7 @@ static void pool_max8_plane(const pool_priv *p, const uint8_t *x, uint8_t *y) {
       /* the window rows' maximum over input columns c0 .. c0 + cn - 1 (0
        * outside the image: the neutral element of uint8) */
       int64_t v0 = c0 < 0 ? -c0 : 0, v1 = IW - c0 < cn ? IW - c0 : cn;
-      memset(vm, 0, (size_t)cn);
+      memset(vm, 0, (size_t)cn + 32);
       for (int64_t h = h0; h < h1; h++) {
         const uint8_t *xr = x + h * IW + c0;
         for (int64_t t = v0; t < v1; t++) {
@@ -823,8 +824,25 @@ static void pool_max8_plane(const pool_priv *p, const uint8_t *x, uint8_t *y) {
         }
       }
       memset(ym, 0, (size_t)on);
+      int64_t t0 = 0;
+#if SG_X86
+      /* stride 2: tap k of 16 outputs is the even bytes of 32 from vm + k */
+      if (SW == 2) {
+        const __m128i ev = _mm_set1_epi16(0xff);
+        for (; t0 + 16 <= on; t0 += 16) {
+          __m128i m = _mm_setzero_si128();
+          for (int64_t k = 0; k < KW; k++) {
+            const uint8_t *v = vm + 2 * t0 + k;
+            __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)v), ev);
+            __m128i b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(v + 16)), ev);
+            m = _mm_max_epu8(m, _mm_packus_epi16(a, b));
+          }
+          _mm_storeu_si128((__m128i *)(ym + t0), m);
+        }
+      }
+#endif
       for (int64_t k = 0; k < KW; k++)
-        for (int64_t t = 0; t < on; t++) {
+        for (int64_t t = t0; t < on; t++) {
           uint8_t v = vm[t * SW + k];
           ym[t] = v > ym[t] ? v : ym[t];
         }
