@@ -5,16 +5,17 @@
  *     4); a panel of 64 output channels is [tap][Cp/4][64][4] int8, so one
  *     vpdpbusd takes a broadcast dword (4 channels of one pixel) against 16
  *     output channels' 4 weights.
- *   AVX2: the copy is [Hp][Wp][Cp] int16, a panel of 16 output channels is
- *     [tap][Cp/2][16][2] int16: vpmaddwd's pairs.
+ *   AVX2: the copy is [Hp][Wp][Cp] int16, a panel of 32 output channels is
+ *     [tap][Cp/2][32][2] int16: vpmaddwd's pairs.
  * Padding rows and columns, and the channels past C, hold the zero point
  * (and weights past C or M are 0), so every sum is over the full window and
- * zb * (the channel's weight sum) comes off afterwards.
+ * zb * (the channel's weight sum) comes off afterwards (nn_qdc_offsets,
+ * which the caller folds into its bias).
  *
- * Work: tasks are (panel, run of pixels); a task's tiles of 6 pixels each
+ * Work: tasks are (panel, run of pixels); a task's tiles of 6 pixels (3 on AVX2) each
  * read the panel (L2) once and their pixels' taps (the copy, L1/L2), and
- * the run's sums go to the caller's store in the channel-major layout of
- * qgemm.h's, whole runs at a time (requantized in vectors there).
+ * the run's sums go to the caller's store pixel-major, whole runs of up to
+ * 48 pixels at a time (requantized in vectors there).
  */
 #include <string.h>
 
@@ -28,7 +29,8 @@ enum { QD_PORTABLE = 0, QD_AVX2 = 1, QD_VNNI = 2 };   /* nn_qgemm_path's numberi
 
 #define QD_MAGIC 0x71646331u   /* "qdc1" */
 #define QD_LINE 64
-#define QD_R 6                 /* pixels per tile */
+#define QD_R 6                 /* pixels per tile (VNNI, portable) */
+#define QD_R_AVX2 3            /* pixels per tile (AVX2) */
 #define QD_PW_MAX 64           /* output channels per panel, widest path */
 #define QD_LIMIT ((int64_t)1 << 40)
 #define QD_MAX_BLOCKS 64
@@ -86,7 +88,7 @@ void nn_qdc_pack(const nn_qdc_shape *s, const int8_t *w, void *dst) {
   memset(h, 0, sizeof *h);
   h->magic = QD_MAGIC;
   h->path = nn_qgemm_path();
-  h->pw = h->path == QD_AVX2 ? 16 : 64;
+  h->pw = h->path == QD_AVX2 ? 32 : 64;
   h->el = h->path == QD_AVX2 ? 2 : 1;
   h->s = *s;
   h->Cp = qd_up(s->C, 4);
@@ -215,41 +217,38 @@ QD_VNNI_TARGET static void qd_kernel_vnni(int R, const uint8_t *const *px, const
 QD_AVX2_TARGET static inline __attribute__((always_inline)) void
 qd_avx2_r(const int R, const uint8_t *const *px, const int64_t *toff, int64_t taps, int64_t C2,
           const int16_t *w, int32_t *out) {
-  __m256i acc[QD_R][2];
-  SG_UNROLL(6)
+  __m256i acc[QD_R_AVX2][4];
+  SG_UNROLL(3)
   for (int r = 0; r < R; r++)
-    acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = _mm256_setzero_si256();
   for (int64_t t = 0; t < taps; t++) {
-    const uint8_t *p[QD_R];
-    SG_UNROLL(6)
+    const uint8_t *p[QD_R_AVX2];
+    SG_UNROLL(3)
     for (int r = 0; r < R; r++)
       p[r] = px[r] + toff[t];
-    for (int64_t c2 = 0; c2 < C2; c2++, w += 32) {
-      const __m256i w0 = _mm256_loadu_si256((const __m256i *)w);
-      const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + 16));
-      SG_UNROLL(6)
+    for (int64_t c2 = 0; c2 < C2; c2++, w += 64) {
+      SG_UNROLL(3)
       for (int r = 0; r < R; r++) {
         int32_t v;
         memcpy(&v, p[r] + 4 * c2, sizeof v);   /* two channels as int16 */
         const __m256i a = _mm256_set1_epi32(v);
-        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(a, w0));
-        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(a, w1));
+        SG_UNROLL(4)
+        for (int q = 0; q < 4; q++)
+          acc[r][q] = _mm256_add_epi32(acc[r][q],
+                                       _mm256_madd_epi16(a, _mm256_loadu_si256((const __m256i *)(w + 16 * q))));
       }
     }
   }
-  SG_UNROLL(6)
-  for (int r = 0; r < R; r++) {
-    _mm256_storeu_si256((__m256i *)(out + r * 16), acc[r][0]);
-    _mm256_storeu_si256((__m256i *)(out + r * 16 + 8), acc[r][1]);
-  }
+  SG_UNROLL(3)
+  for (int r = 0; r < R; r++)
+    SG_UNROLL(4)
+    for (int q = 0; q < 4; q++)
+      _mm256_storeu_si256((__m256i *)(out + r * 32 + 8 * q), acc[r][q]);
 }
 
 QD_AVX2_TARGET static void qd_kernel_avx2(int R, const uint8_t *const *px, const int64_t *toff,
                                           int64_t taps, int64_t C2, const int16_t *w, int32_t *out) {
   switch (R) {
-  case 6: qd_avx2_r(6, px, toff, taps, C2, w, out); break;
-  case 5: qd_avx2_r(5, px, toff, taps, C2, w, out); break;
-  case 4: qd_avx2_r(4, px, toff, taps, C2, w, out); break;
   case 3: qd_avx2_r(3, px, toff, taps, C2, w, out); break;
   case 2: qd_avx2_r(2, px, toff, taps, C2, w, out); break;
   default: qd_avx2_r(1, px, toff, taps, C2, w, out); break;
@@ -281,8 +280,9 @@ static void qd_task(const qd_job *j, int64_t task) {
   const size_t pix = (size_t)(h->Cp * h->el);
   int32_t run[NN_QDC_COLS_MAX * QD_PW_MAX];   /* [pixel][channel of the panel] */
   int64_t oh = p0 / s->OW, ow = p0 % s->OW;   /* the next pixel's row and column */
-  for (int64_t t0 = 0; t0 < np; t0 += QD_R) {
-    const int R = (int)qd_min(QD_R, np - t0);
+  const int64_t rmax = h->path == QD_AVX2 ? QD_R_AVX2 : QD_R;
+  for (int64_t t0 = 0; t0 < np; t0 += rmax) {
+    const int R = (int)qd_min(rmax, np - t0);
     const uint8_t *px[QD_R];
     for (int r = 0; r < R; r++, ow++) {
       if (ow == s->OW)

@@ -12,7 +12,7 @@
  * Why: cpu/qgemm.h puts output pixels in the vector lanes, so a 7x7 map's
  * 49 pixels fill 64 lanes (and the stride-1 "wide" columns 63 of them), and
  * every column of the implicit im2col matrix is packed once per block.
- * Here the output channels are the lanes (64 per panel on AVX-512 VNNI, 16
+ * Here the output channels are the lanes (64 per panel on AVX-512 VNNI, 32
  * on AVX2) and the pixels are broadcast: any pixel count runs without
  * waste, and the input is read where it lies, four channels of one pixel at
  * a time, from a padded channels-last copy made once per image (the copy is
@@ -22,7 +22,8 @@
  * Paths, chosen when the weights are packed and recorded with them:
  *   - AVX-512 VNNI: vpdpbusd, 6 pixels x 64 channels per tile;
  *   - AVX2: the copy's channels as int16, vpmaddwd + vpaddd (exact),
- *     6 pixels x 16 channels;
+ *     3 pixels x 32 channels (4 vector ops per 32 products: ONNX Runtime's
+ *     vpmaddubsw takes 3, but its int16 pair sums saturate);
  *   - portable C over the VNNI layout (tests cover it).
  */
 #ifndef NN_CPU_QCONV_DIRECT_H
