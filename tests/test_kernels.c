@@ -1174,15 +1174,15 @@ static const qconv_case qconv_cases[] = {
   {"qlinearconv 5x5 s2 grouped int8", true, false, true, 24, 36, 3, 19, 22, 5, 2, 2, 11, 127, true},
   {"convinteger 1x1 s2 int8 wz 0", false, false, false, 40, 24, 1, 15, 16, 1, 2, 0, 1, 127, false, false, 0, 2, true},
   /* the direct kernel (cpu/qconv_direct.h: group 1, channels a multiple of
-   * 4, weight zero points 0): panels of output channels with a partial
-   * last one, runs of pixels that are no multiple of its 6-pixel tile,
+   * 4, weight zero points 0, output channels filling 3/4 of its panels):
+   * panels of output channels with a partial last one, runs of pixels that are no multiple of its 6-pixel tile,
    * channels past a multiple of 16, strides, a 7x7 map, wrapping sums */
-  {"qlinearconv direct 3x3 u8 M 70 batch 2", true, true, false, 20, 70, 1, 13, 11, 3, 1, 1, 131, 127, false, false, 1, 2, true},
-  {"qlinearconv direct 3x3 s2 int8 x u8 w M 130", true, false, true, 36, 130, 1, 17, 20, 3, 2, 1, -7, 127, false, false, 0, 1, true},
+  {"qlinearconv direct 3x3 u8 M 112 batch 2", true, true, false, 20, 112, 1, 13, 11, 3, 1, 1, 131, 127, false, false, 1, 2, true},
+  {"qlinearconv direct 3x3 s2 int8 x u8 w M 176", true, false, true, 36, 176, 1, 17, 20, 3, 2, 1, -7, 127, false, false, 0, 1, true},
   {"qlinearconv direct 3x3 7x7 map", true, true, false, 64, 64, 1, 7, 7, 3, 1, 1, 128, 127, false, false, 0, 1, true},
-  {"convinteger direct 3x3 worst sums", false, true, false, 200, 20, 1, 8, 9, 3, 1, 1, 0, 127, false, true, 0, 1, true},
-  {"qlinearconv direct 3x3 c12 u8 x u8 w", true, true, true, 12, 10, 1, 9, 8, 3, 1, 1, 100, 127, false, false, 0, 1, true},
-  {"qlinearconv direct 5x5 s2 pad 2 int8", true, false, false, 52, 17, 1, 19, 22, 5, 2, 2, 11, 127, false, false, 0, 1, true},
+  {"convinteger direct 3x3 worst sums", false, true, false, 200, 64, 1, 8, 9, 3, 1, 1, 0, 127, false, true, 0, 1, true},
+  {"qlinearconv direct 3x3 c12 u8 x u8 w", true, true, true, 12, 60, 1, 9, 8, 3, 1, 1, 100, 127, false, false, 0, 1, true},
+  {"qlinearconv direct 5x5 s2 pad 2 int8", true, false, false, 52, 48, 1, 19, 22, 5, 2, 2, 11, 127, false, false, 0, 1, true},
 };
 
 /* QLinearMatMul (uint8 A, int8 B with per-column zero points and scales):

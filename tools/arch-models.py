@@ -23,6 +23,7 @@ like the originals, so a weakness no model in ../shared shows comes out:
     mobilenetv2_qdq  MobileNetV2 in 8 bits, QDQ format (ONNX Runtime's quantizer)
     resnet_qop   ResNet-18 in 8 bits, QOperator format (QLinearConv, com.microsoft
                  QLinearAdd / QLinearGlobalAveragePool, QLinearMatMul; the zoo's *-int8)
+    mobilenetv2_qop  MobileNetV2 in 8 bits, QOperator format (depthwise QLinearConv)
 
     tools/arch-models.py OUT_DIR [NAME ...]
 
@@ -371,6 +372,105 @@ def mobilenetv2_qdq(path):
     x=g.op('Gemm',[qdq(x),g.w(rng.standard_normal((1000,1280))*0.03),g.w(np.zeros(1000))],transB=1)
     g.save('x',[1,3,224,224],[x],path)
 
+class QOp:
+    """Builds ONNX Runtime QOperator graphs (QLinearConv with uint8
+    activations and int8 weights per output channel, com.microsoft
+    QLinearAdd) from a float run of the same network in numpy: each
+    activation's (scale, zero point) is the quantizer's MinMax over that
+    run, 0 exact."""
+    def __init__(s, g, nrng):
+        s.g, s.nrng = g, nrng
+
+    @staticmethod
+    def conv_f(x, w, b, st, p, group=1):   # float Conv (NCHW, batch 1) through im2col
+        _, c, hh, ww = x.shape
+        co, cg, k, _ = w.shape
+        xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+        oh, ow = (hh + 2 * p - k) // st + 1, (ww + 2 * p - k) // st + 1
+        cols = np.empty((c, k, k, oh, ow), np.float32)
+        for i in range(k):
+            for j in range(k):
+                cols[:, i, j] = xp[0, :, i:i + st * oh:st, j:j + st * ow:st]
+        if group == 1:
+            y = w.reshape(co, -1) @ cols.reshape(-1, oh * ow)
+        else:
+            mg = co // group
+            cols = cols.reshape(group, cg * k * k, oh * ow)
+            y = np.concatenate([w[gi * mg:(gi + 1) * mg].reshape(mg, -1) @ cols[gi] for gi in range(group)])
+        return (y + b[:, None]).reshape(1, co, oh, ow)
+
+    @staticmethod
+    def aparams(v, relu):          # uint8 activation: MinMax over the calibration run, 0 exact
+        lo, hi = (0.0, float(v.max())) if relu else (min(0.0, float(v.min())), max(0.0, float(v.max())))
+        sc = max(hi - lo, 1e-6) / 255.0
+        return np.float32(sc), int(np.clip(np.round(-lo / sc), 0, 255))
+
+    def init(s, arr, dt):
+        nm = s.g.t('c'); s.g.inits.append(nh.from_array(np.asarray(arr, dtype=dt), nm)); return nm
+
+    def qp(s, q):                  # (scale, zero point) -> the two initializers
+        return [s.init(q[0], np.float32), s.init(q[1], np.uint8)]
+
+    def conv(s, x, cin, cout, k, st, relu, group=1, relu6=False):
+        """x: (name, float calibration activations, (scale, zp)); Relu (or
+        Relu6) folded into the output's range, as the quantizer does."""
+        xq, xf, xs = x
+        cg = cin // group
+        wf = (s.nrng.standard_normal((cout, cg, k, k)) * np.sqrt(2.0 / (cg * k * k))).astype(np.float32)
+        bf = (s.nrng.standard_normal(cout) * 0.05).astype(np.float32)
+        yf = s.conv_f(xf, wf, bf, st, k // 2, group)
+        if relu:
+            yf = np.clip(yf, 0, 6) if relu6 else np.maximum(yf, 0)
+        ws = (np.abs(wf).reshape(cout, -1).max(1) / 127.0).astype(np.float32)
+        wq = np.clip(np.round(wf / ws[:, None, None, None]), -127, 127)
+        bq = np.round(bf / (xs[0] * ws))
+        ys = s.aparams(yf, relu)
+        y = s.g.op('QLinearConv', [xq, *s.qp(xs), s.init(wq, np.int8), s.init(ws, np.float32),
+                                   s.init(np.zeros(cout), np.int8), *s.qp(ys), s.init(bq, np.int32)],
+                   kernel_shape=[k, k], strides=[st, st], pads=[k // 2] * 4, group=group)
+        return y, yf, ys
+
+    def add(s, a, b, relu):
+        of = a[1] + b[1]
+        if relu:
+            of = np.maximum(of, 0)
+        os_ = s.aparams(of, relu)
+        return (s.g.op('QLinearAdd', [a[0], *s.qp(a[2]), b[0], *s.qp(b[2]), *s.qp(os_)],
+                       domain='com.microsoft'), of, os_)
+
+    def head(s, x, c, S, path):
+        """QLinearGlobalAveragePool, Flatten, a QLinearMatMul to 1000
+        classes, DequantizeLinear; saves the model (outputs: the float
+        logits and the uint8 ones) and a random input."""
+        g = s.g
+        pf = x[1].mean(axis=(2, 3), keepdims=True)
+        ps = s.aparams(pf, True)
+        p = g.op('QLinearGlobalAveragePool', [x[0], *s.qp(x[2]), *s.qp(ps)], domain='com.microsoft',
+                 channels_last=0)
+        p = g.op('Flatten', [p])
+        wf = (s.nrng.standard_normal((c, 1000)) * 0.03).astype(np.float32)
+        lf = pf.reshape(1, c) @ wf
+        wsc = np.float32(np.abs(wf).max() / 127.0)
+        ls = s.aparams(lf, False)
+        lq = g.op('QLinearMatMul', [p, *s.qp(ps), s.init(np.clip(np.round(wf / wsc), -127, 127), np.int8),
+                                    s.init(wsc, np.float32), s.init(0, np.int8), *s.qp(ls)])
+        logits = g.op('DequantizeLinear', [lq, *s.qp(ls)])
+        gr = h.make_graph(g.nodes, g.name, [h.make_tensor_value_info('x', T.FLOAT, [1, 3, S, S])],
+                          [h.make_tensor_value_info(logits, T.FLOAT, [1, 1000]),
+                           h.make_tensor_value_info(lq, T.UINT8, [1, 1000])], g.inits)
+        m = h.make_model(gr, opset_imports=[h.make_opsetid('', 13), h.make_opsetid('com.microsoft', 1)])
+        m.ir_version = 8
+        os.makedirs(path + '/test_data_set_0', exist_ok=True)
+        onnx.save(m, path + '/model.onnx')
+        xin = s.nrng.standard_normal((1, 3, S, S)).astype(np.float32)
+        open(path + '/test_data_set_0/input_0.pb', 'wb').write(nh.from_array(xin, 'x').SerializeToString())
+
+    def input(s, S):
+        calib = s.nrng.standard_normal((1, 3, S, S)).astype(np.float32)
+        xs = s.aparams(calib, False)
+        return (s.g.op('QuantizeLinear', ['x', *s.qp(xs)]), calib, xs)
+
+
 def resnet_qop(path, S=224):
     """ResNet-18 quantized to 8 bits in ONNX Runtime's QOperator format (the
     model zoo's *-int8 models): QuantizeLinear at the input, QLinearConv
@@ -381,92 +481,53 @@ def resnet_qop(path, S=224):
     DequantizeLinear.  Calibrated as the quantizer's MinMax does, on a
     float run of the same network (numpy) over one random image.  Outputs:
     the float logits and the uint8 ones before DequantizeLinear."""
-    nrng = np.random.default_rng(7)
-    g = G('rqop')
-
-    def conv_f(x, w, b, st, p):   # float Conv (NCHW, batch 1) through im2col
-        _, c, hh, ww = x.shape
-        co, _, k, _ = w.shape
-        xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
-        oh, ow = (hh + 2 * p - k) // st + 1, (ww + 2 * p - k) // st + 1
-        cols = np.empty((c, k, k, oh, ow), np.float32)
-        for i in range(k):
-            for j in range(k):
-                cols[:, i, j] = xp[0, :, i:i + st * oh:st, j:j + st * ow:st]
-        return (w.reshape(co, -1) @ cols.reshape(-1, oh * ow) + b[:, None]).reshape(1, co, oh, ow)
+    q = QOp(G('rqop'), np.random.default_rng(7))
 
     def maxpool_f(x):             # 3x3 stride 2, pads 1
         xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
         oh, ow = (x.shape[2] - 1) // 2 + 1, (x.shape[3] - 1) // 2 + 1
         return np.max([xp[:, :, i:i + 2 * oh:2, j:j + 2 * ow:2] for i in range(3) for j in range(3)], axis=0)
 
-    def aparams(v, relu):          # uint8 activation: MinMax over the calibration run, 0 exact
-        lo, hi = (0.0, float(v.max())) if relu else (min(0.0, float(v.min())), max(0.0, float(v.max())))
-        s = max(hi - lo, 1e-6) / 255.0
-        return np.float32(s), int(np.clip(np.round(-lo / s), 0, 255))
-
-    def init(arr, dt):
-        nm = g.t('c'); g.inits.append(nh.from_array(np.asarray(arr, dtype=dt), nm)); return nm
-
-    def qp(q):                     # (scale, zero point) -> the two initializers
-        return [init(q[0], np.float32), init(q[1], np.uint8)]
-
-    def qconv(x, cin, cout, k, st, relu):
-        """x: (name, float calibration activations, (scale, zp))."""
-        xq, xf, xs = x
-        wf = (nrng.standard_normal((cout, cin, k, k)) * np.sqrt(2.0 / (cin * k * k))).astype(np.float32)
-        bf = (nrng.standard_normal(cout) * 0.05).astype(np.float32)
-        yf = conv_f(xf, wf, bf, st, k // 2)
-        if relu:
-            yf = np.maximum(yf, 0)
-        ws = (np.abs(wf).reshape(cout, -1).max(1) / 127.0).astype(np.float32)
-        wq = np.clip(np.round(wf / ws[:, None, None, None]), -127, 127)
-        bq = np.round(bf / (xs[0] * ws))
-        ys = aparams(yf, relu)
-        y = g.op('QLinearConv', [xq, *qp(xs), init(wq, np.int8), init(ws, np.float32),
-                                 init(np.zeros(cout), np.int8), *qp(ys), init(bq, np.int32)],
-                 kernel_shape=[k, k], strides=[st, st], pads=[k // 2] * 4)
-        return y, yf, ys
-
-    calib = nrng.standard_normal((1, 3, S, S)).astype(np.float32)
-    xs = aparams(calib, False)
-    x = (g.op('QuantizeLinear', ['x', *qp(xs)]), calib, xs)
-    x = qconv(x, 3, 64, 7, 2, True)
-    x = (g.op('MaxPool', [x[0]], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]), maxpool_f(x[1]), x[2])
+    x = q.conv(q.input(S), 3, 64, 7, 2, True)
+    x = (q.g.op('MaxPool', [x[0]], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]), maxpool_f(x[1]), x[2])
     c = 64
     for co, st in [(64, 1), (64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1)]:
-        y = qconv(qconv(x, c, co, 3, st, True), co, co, 3, 1, False)
-        sc = x if (st == 1 and c == co) else qconv(x, c, co, 1, st, False)
-        of = np.maximum(y[1] + sc[1], 0)
-        os_ = aparams(of, True)
-        x = (g.op('QLinearAdd', [y[0], *qp(y[2]), sc[0], *qp(sc[2]), *qp(os_)], domain='com.microsoft'), of, os_)
+        y = q.conv(q.conv(x, c, co, 3, st, True), co, co, 3, 1, False)
+        sc = x if (st == 1 and c == co) else q.conv(x, c, co, 1, st, False)
+        x = q.add(y, sc, True)
         c = co
-    pf = x[1].mean(axis=(2, 3), keepdims=True)
-    ps = aparams(pf, True)
-    p = g.op('QLinearGlobalAveragePool', [x[0], *qp(x[2]), *qp(ps)], domain='com.microsoft', channels_last=0)
-    p = g.op('Flatten', [p])
-    wf = (nrng.standard_normal((c, 1000)) * 0.03).astype(np.float32)
-    lf = pf.reshape(1, c) @ wf
-    wsc = np.float32(np.abs(wf).max() / 127.0)
-    ls = aparams(lf, False)
-    lq = g.op('QLinearMatMul', [p, *qp(ps), init(np.clip(np.round(wf / wsc), -127, 127), np.int8),
-                                init(wsc, np.float32), init(0, np.int8), *qp(ls)])
-    logits = g.op('DequantizeLinear', [lq, *qp(ls)])
-    gr = h.make_graph(g.nodes, g.name, [h.make_tensor_value_info('x', T.FLOAT, [1, 3, S, S])],
-                      [h.make_tensor_value_info(logits, T.FLOAT, [1, 1000]),
-                       h.make_tensor_value_info(lq, T.UINT8, [1, 1000])], g.inits)
-    m = h.make_model(gr, opset_imports=[h.make_opsetid('', 13), h.make_opsetid('com.microsoft', 1)])
-    m.ir_version = 8
-    os.makedirs(path + '/test_data_set_0', exist_ok=True)
-    onnx.save(m, path + '/model.onnx')
-    xin = nrng.standard_normal((1, 3, S, S)).astype(np.float32)
-    open(path + '/test_data_set_0/input_0.pb', 'wb').write(nh.from_array(xin, 'x').SerializeToString())
+    q.head(x, c, S, path)
+
+
+def mobilenetv2_qop(path, S=224):
+    """MobileNetV2 quantized to 8 bits in the QOperator format (the zoo's
+    mobilenetv2-12-int8): QLinearConv throughout, the depthwise 3x3 ones
+    with group = channels, Relu6 folded into the output ranges, the
+    residuals as QLinearAdd, the same head as resnet_qop."""
+    q = QOp(G('mqop'), np.random.default_rng(11))
+    x = q.conv(q.input(S), 3, 32, 3, 2, True, relu6=True)
+    c = 32
+    for t, co, n, st in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+                         (6, 160, 3, 2), (6, 320, 1, 1)]:
+        for i in range(n):
+            s_ = st if i == 0 else 1
+            hid, y = c * t, x
+            if t != 1:
+                y = q.conv(y, c, hid, 1, 1, True, relu6=True)
+            y = q.conv(y, hid, hid, 3, s_, True, group=hid, relu6=True)
+            y = q.conv(y, hid, co, 1, 1, False)
+            if s_ == 1 and c == co:
+                y = q.add(x, y, False)
+            x, c = y, co
+    x = q.conv(x, c, 1280, 1, 1, True, relu6=True)
+    q.head(x, 1280, S, path)
 
 ARCHS = [('mobilenetv2', mobilenetv2), ('resnet18', resnet18), ('yolov8n', yolov8n),
          ('effnet_b0', effnet_b0), ('mobilenetv3', mobilenetv3), ('vit_tiny', vit_tiny),
          ('unet', unet), ('deeplabv3', deeplabv3), ('espcn', espcn), ('style', style),
          ('convnext', convnext), ('crnn', crnn), ('arcface', arcface), ('u2netp', u2netp),
-         ('mobilenetv2_qdq', mobilenetv2_qdq), ('resnet_qop', resnet_qop)]
+         ('mobilenetv2_qdq', mobilenetv2_qdq), ('resnet_qop', resnet_qop),
+         ('mobilenetv2_qop', mobilenetv2_qop)]
 
 if __name__ == '__main__':
     if len(sys.argv) < 2 or sys.argv[1].startswith('-'):

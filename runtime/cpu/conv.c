@@ -317,7 +317,7 @@ static nn_status conv_finish_priv(nn_ctx *c, nn_node *n, const conv_priv *p) {
        __builtin_add_overflow(priv, packed, &priv)))
     return nn_fail(c, NN_ERR_LIMIT, "the integer weights' float copy overflows");
   if (p->qa_bytes &&
-      (nn_mul_overflow_size(p->qa_bytes, (size_t)p->group, &packed) ||
+      (nn_mul_overflow_size(p->qa_bytes, p->qdirect ? 1 : (size_t)p->group, &packed) ||
        __builtin_add_overflow(priv, packed, &priv)))
     return nn_fail(c, NN_ERR_LIMIT, "the packed integer weights overflow");
   if (p->qk_bytes && __builtin_add_overflow(priv, p->qk_bytes, &priv))
@@ -2140,10 +2140,13 @@ static void qconv_direct_shape(const conv_priv *p, nn_qdc_shape *s) {
 
 /* Whether the direct kernel takes the convolution: group 1, channels a
  * multiple of 4 (3 would compute a fourth for nothing: the GEMM packs K =
- * 3 x taps rounded once), and every weight zero point at 0 after the
+ * 3 x taps rounded once), output channels that fill its panels to 3/4 at
+ * least (MobileNetV2's 24-channel projections ran 3x slower in 64-lane
+ * panels than on the GEMM), and every weight zero point at 0 after the
  * uint8 shift. */
 static bool qconv_direct_ok(const nn_node *n, const nn_qconv_in *q, const conv_priv *p) {
-  if (nn_knobs().no_direct || p->group != 1 || p->C % 4)
+  if (nn_knobs().no_direct || p->group != 1 || p->C % 4 ||
+      4 * p->M < 3 * nn_qdc_panel_lanes(p->M))
     return false;
   nn_qdc_shape s;
   qconv_direct_shape(p, &s);
@@ -2168,6 +2171,19 @@ static nn_status qconv_pack(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   conv_priv *p = n->priv;
   const nn_value *w = conv_qget(n, q->w), *wzp = conv_qget(n, q->w_zp);
   const bool u8 = w->dtype == NN_DTYPE_UINT8;
+  if (p->qdirect) {   /* the whole tensor, shifted when uint8 */
+    int8_t *all = nn_malloc((size_t)w->numel + 1);
+    if (!all)
+      return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+    const unsigned char *src = w->data;
+    for (int64_t i = 0; i < w->numel; i++)
+      all[i] = (int8_t)(u8 ? src[i] ^ 0x80u : src[i]);
+    nn_qdc_shape sh;
+    qconv_direct_shape(p, &sh);
+    nn_qdc_pack(&sh, all, (char *)p + CONV_PRIV_HEAD);
+    nn_free(all);
+    return NN_OK;
+  }
   int8_t *a = nn_malloc((size_t)(p->Mg * p->K) + 1);
   int32_t *za = nn_malloc(sizeof(int32_t) * (size_t)p->Mg);
   nn_status st = NN_OK;
@@ -2182,12 +2198,6 @@ static nn_status qconv_pack(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
       for (int64_t k = 0; k < p->K; k++)
         a[r * p->K + k] = (int8_t)(u8 ? src[k] ^ 0x80u : src[k]);
       za[r] = (wzp ? conv_q8(wzp, wzp->numel == 1 ? 0 : m) : 0) - (u8 ? 128 : 0);
-    }
-    if (p->qdirect) {
-      nn_qdc_shape sh;
-      qconv_direct_shape(p, &sh);
-      nn_qdc_pack(&sh, a, (char *)p + CONV_PRIV_HEAD);
-      goto out;
     }
     nn_qgemm_pack_a(p->Mg, p->K, a, p->K, za,
                     (char *)p + CONV_PRIV_HEAD + (size_t)gi * p->qa_bytes);
@@ -2502,6 +2512,9 @@ static void qconv_direct_store(void *user, int64_t m0, int64_t mr, int64_t p0, i
   }
   const bool u8 = y->dtype == NN_DTYPE_UINT8;
   const float *mult = jb->dmult + m0;
+  uint8_t *yo = (uint8_t *)y->data + jb->ybase + m0 * N + p0;
+  if (nn_vmath_requant_transpose_8(cc, ldc, bias, mult, jb->dzp, u8, yo, N, np, mr))
+    return;
   unsigned char b8[NN_QDC_COLS_MAX * 64];
   for (int64_t t = 0; t < np; t++) {
     const int32_t *row = cc + t * ldc;
@@ -2509,7 +2522,7 @@ static void qconv_direct_store(void *user, int64_t m0, int64_t mr, int64_t p0, i
     for (int64_t r = nn_vmath_requant_8_lanes(row, bias, mult, jb->dzp, u8, dst, mr); r < mr; r++)
       qconv_store1(u8, dst + r, row[r], mult[r], bias[r], jb->dzp);
   }
-  nn_vmath_transpose_u8((uint8_t *)y->data + jb->ybase + m0 * N + p0, N, b8, 64, np, mr, 0);
+  nn_vmath_transpose_u8(yo, N, b8, 64, np, mr, 0);
 }
 
 static nn_status qconv_run_qgemm(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {

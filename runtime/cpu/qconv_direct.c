@@ -63,6 +63,7 @@ bool nn_qdc_fits(const nn_qdc_shape *s) {
   if (s->C < 1 || s->M < 1 || s->OH < 1 || s->OW < 1 || s->KH < 1 || s->KW < 1 || s->SH < 1 ||
       s->SW < 1 || s->DH < 1 || s->DW < 1)
     return false;
+
   int64_t Hp, Wp;
   qd_padded(s, &Hp, &Wp);
   const int64_t Cp = qd_up(s->C, 4);
@@ -76,6 +77,10 @@ static qd_head *qd_head_of(const void *block) {
 }
 static int32_t *qd_sums(const qd_head *h) { return (int32_t *)((char *)h + h->sums); }
 
+static int qd_pw(int path) { return path == QD_AVX2 ? 32 : 64; }
+
+int64_t nn_qdc_panel_lanes(int64_t M) { return qd_up(M, qd_pw(nn_qgemm_path())); }
+
 size_t nn_qdc_pack_size(const nn_qdc_shape *s) {
   const int64_t Cp = qd_up(s->C, 4), taps = s->KH * s->KW;
   return 2 * QD_LINE + nn_align_up(sizeof(qd_head), QD_LINE) +
@@ -88,7 +93,7 @@ void nn_qdc_pack(const nn_qdc_shape *s, const int8_t *w, void *dst) {
   memset(h, 0, sizeof *h);
   h->magic = QD_MAGIC;
   h->path = nn_qgemm_path();
-  h->pw = h->path == QD_AVX2 ? 32 : 64;
+  h->pw = qd_pw(h->path);
   h->el = h->path == QD_AVX2 ? 2 : 1;
   h->s = *s;
   h->Cp = qd_up(s->C, 4);
@@ -330,8 +335,14 @@ static void qd_copy16(const qd_head *h, const uint8_t *x, int64_t c0, int64_t p0
       memcpy(xc + at, blk + 16 * k, 16);
     } else {
       int16_t *o = (int16_t *)xc + at;
+#if SG_X86
+      const __m128i v = _mm_loadu_si128((const __m128i *)(blk + 16 * k)), z = _mm_setzero_si128();
+      _mm_storeu_si128((__m128i *)o, _mm_unpacklo_epi8(v, z));
+      _mm_storeu_si128((__m128i *)(o + 8), _mm_unpackhi_epi8(v, z));
+#else
       for (int i = 0; i < 16; i++)
         o[i] = blk[16 * k + i];
+#endif
     }
   }
 }

@@ -45,6 +45,10 @@ typedef struct nn_qdc_shape {
  * (every product below 2^40): the caller keeps another path otherwise. */
 bool nn_qdc_fits(const nn_qdc_shape *s);
 
+/* The lanes the path in use gives M output channels: M rounded up to its
+ * panels (64 channels, 32 on AVX2). */
+int64_t nn_qdc_panel_lanes(int64_t M);
+
 /* Bytes of a packed block for s: an upper bound over every path. */
 size_t nn_qdc_pack_size(const nn_qdc_shape *s);
 

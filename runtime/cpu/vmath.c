@@ -302,13 +302,11 @@ int64_t nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const f
   return nn_cpu_isa_get() < NN_CPU_AVX2 ? 0 : vm2_requant_lanes(ai, bias, mult, zp, u8, y, n);
 }
 
-/* One 16 x 16 block: four unpack stages (bytes, then 16-, 32- and 64-bit
- * units) take row i's byte j to row j's byte i. */
-static void vm_transpose16_u8(uint8_t *dst, int64_t ldd, const uint8_t *src, int64_t lds,
-                              __m128i f) {
-  __m128i a[16], b[16], c[16], d[16];
-  for (int i = 0; i < 16; i++)
-    a[i] = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + i * lds)), f);
+/* A 16 x 16 block of bytes in registers: four unpack stages (bytes, then
+ * 16-, 32- and 64-bit units) take row i's byte j to column j's byte i;
+ * column j is stored at dst + j * ldd. */
+static SG_ALWAYS_INLINE void vm_tr16_store(const __m128i a[16], uint8_t *dst, int64_t ldd) {
+  __m128i b[16], c[16], d[16];
   for (int i = 0; i < 8; i++) {
     b[i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
     b[i + 8] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
@@ -331,6 +329,68 @@ static void vm_transpose16_u8(uint8_t *dst, int64_t ldd, const uint8_t *src, int
       _mm_storeu_si128((__m128i *)(dst + (4 * g + k) * ldd),
                        k % 2 ? _mm_unpackhi_epi64(lo, hi) : _mm_unpacklo_epi64(lo, hi));
     }
+}
+
+static void vm_transpose16_u8(uint8_t *dst, int64_t ldd, const uint8_t *src, int64_t lds,
+                              __m128i f) {
+  __m128i a[16];
+  for (int i = 0; i < 16; i++)
+    a[i] = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + i * lds)), f);
+  vm_tr16_store(a, dst, ldd);
+}
+
+/* nn_vmath_requant_transpose_8's 16 x 16 blocks: each row's 16 sums
+ * requantized in registers (vm2_requant's steps) to 16 bytes, the block
+ * transposed and stored; AVX-512 takes a row in one vector, AVX2 in two. */
+static SG512 void vm5_rqt16(const int32_t *acc, int64_t lda, const int32_t *bias, const float *mult,
+                            int32_t zp, bool u8, uint8_t *dst, int64_t ldd) {
+  const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
+  const __m512i vb = _mm512_loadu_si512((const void *)bias), vz = _mm512_set1_epi32(zp);
+  const __m512 vm = _mm512_loadu_ps(mult), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  __m128i a[16];
+  for (int r = 0; r < 16; r++) {
+    __m512i x = _mm512_add_epi32(_mm512_loadu_si512((const void *)(acc + r * lda)), vb);
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(x), vm);
+    v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);   /* NaN -> lo, as MLAS */
+    a[r] = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), vz));   /* in range */
+  }
+  vm_tr16_store(a, dst, ldd);
+}
+
+static SG256 void vm2_rqt16(const int32_t *acc, int64_t lda, const int32_t *bias, const float *mult,
+                            int32_t zp, bool u8, uint8_t *dst, int64_t ldd) {
+  const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
+  const __m256i vz = _mm256_set1_epi32(zp);
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const __m256i b0 = _mm256_loadu_si256((const __m256i *)bias), b1 = _mm256_loadu_si256((const __m256i *)(bias + 8));
+  const __m256 m0 = _mm256_loadu_ps(mult), m1 = _mm256_loadu_ps(mult + 8);
+  __m128i a[16];
+  for (int r = 0; r < 16; r++) {
+    __m256i x0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc + r * lda)), b0);
+    __m256i x1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc + r * lda + 8)), b1);
+    __m256 v0 = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(x0), m0), vlo), vhi);
+    __m256 v1 = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(x1), m1), vlo), vhi);
+    __m256i i0 = _mm256_add_epi32(_mm256_cvtps_epi32(v0), vz), i1 = _mm256_add_epi32(_mm256_cvtps_epi32(v1), vz);
+    __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(i0, i1), 0xD8);   /* 16 int16 in order */
+    __m128i l = _mm256_castsi256_si128(p), h = _mm256_extracti128_si256(p, 1);
+    a[r] = u8 ? _mm_packus_epi16(l, h) : _mm_packs_epi16(l, h);
+  }
+  vm_tr16_store(a, dst, ldd);
+}
+
+bool nn_vmath_requant_transpose_8(const int32_t *acc, int64_t lda, const int32_t *bias,
+                                  const float *mult, int32_t zp, bool u8, uint8_t *dst, int64_t ldd,
+                                  int64_t rows, int64_t cols) {
+  const nn_cpu_isa isa = nn_cpu_isa_get();
+  if (isa < NN_CPU_AVX2 || rows < 16 || cols < 16)
+    return false;
+  for (int64_t i = 0; i < rows; i += 16)
+    for (int64_t j = 0; j < cols; j += 16) {
+      const int64_t i0 = i + 16 <= rows ? i : rows - 16, j0 = j + 16 <= cols ? j : cols - 16;
+      (isa >= NN_CPU_AVX512 ? vm5_rqt16 : vm2_rqt16)(acc + i0 * lda + j0, lda, bias + j0, mult + j0, zp,
+                                                     u8, dst + j0 * ldd + i0, ldd);
+    }
+  return true;
 }
 
 void nn_vmath_transpose_u8(uint8_t *dst, int64_t ldd, const uint8_t *src, int64_t lds, int64_t rows,
@@ -377,6 +437,14 @@ bool nn_vmath_softmax_row_f32(const float *x, float *y, int64_t n) {
 }
 
 #else /* no x86 vector path */
+
+bool nn_vmath_requant_transpose_8(const int32_t *acc, int64_t lda, const int32_t *bias,
+                                  const float *mult, int32_t zp, bool u8, uint8_t *dst, int64_t ldd,
+                                  int64_t rows, int64_t cols) {
+  (void)acc, (void)lda, (void)bias, (void)mult, (void)zp, (void)u8, (void)dst, (void)ldd,
+      (void)rows, (void)cols;
+  return false;
+}
 
 int64_t nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const float *mult,
                                  int32_t zp, bool u8, void *y, int64_t n) {
