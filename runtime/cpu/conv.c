@@ -48,6 +48,7 @@
  * / Winograd blocks][serial slots (quantized)][engine scratch (bytes)].
  */
 #include <limits.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2289,6 +2290,73 @@ static nn_status convint_prepare(nn_ctx *c, nn_node *n) { return qconv_prepare(c
  * QCONV_MAX_TAPS x 255 x 255 < 2^24) run the depthwise kernel.  Then the
  * scalar path's requantization, value for value.  The scalar int32 loop
  * took 35 ms for a 3x3 64 -> 64 uint8 conv at 56x56 (ONNX Runtime 1.6). */
+/* A depthwise layer on the float path in runs of channels, each on one
+ * worker: its planes converted, the depthwise kernel over them (serial
+ * inside a worker), its outputs requantized (or stored) while they are in
+ * cache.  The whole tensor in three serial passes took 0.31 ms for 144
+ * channels at 56x56 on either thread count (Zen 4). */
+#define QCONV_DW_CHANNELS 16
+
+typedef struct qconv_dw_job {
+  nn_ctx *c;
+  const nn_node *n;
+  const nn_qconv_in *q;
+  const conv_priv *p;
+  const uint8_t *x;        /* this image */
+  bool s8;
+  int32_t xzp;
+  float *xf, *yf;
+  const float *wf;
+  int64_t obase;           /* this image's first output element */
+  _Atomic int st;
+} qconv_dw_job;
+
+static void qconv_dw_range(void *arg, int64_t u0, int64_t u1) {
+  qconv_dw_job *j = arg;
+  const conv_priv *p = j->p;
+  const nn_conv_geom *g = &p->g;
+  const int64_t c0 = u0 * QCONV_DW_CHANNELS, c1 = u1 * QCONV_DW_CHANNELS < p->C ? u1 * QCONV_DW_CHANNELS : p->C;
+  const int64_t in_sz = g->in_sz, N = g->out_sz;
+  {   /* locals, so that the compiler vectorizes the conversion */
+    float *restrict xf = j->xf;
+    const uint8_t *restrict x8 = j->x;
+    const float zp = (float)j->xzp;
+    if (j->s8)
+      for (int64_t i = c0 * in_sz; i < c1 * in_sz; i++)
+        xf[i] = (float)(int8_t)x8[i] - zp;
+    else
+      for (int64_t i = c0 * in_sz; i < c1 * in_sz; i++)
+        xf[i] = (float)x8[i] - zp;
+  }
+  nn_dwconv_shape s = {
+    .batch = 1, .C = c1 - c0, .mult = p->Mg,
+    .IH = g->in[1], .IW = g->in[2], .OH = g->out[1], .OW = g->out[2],
+    .KH = (int)g->k[1], .KW = (int)g->k[2], .SH = (int)g->s[1], .SW = (int)g->s[2],
+    .PT = (int)g->pb[1], .PL = (int)g->pb[2], .DH = (int)g->d[1], .DW = (int)g->d[2],
+  };
+  nn_status st = nn_dwconv2d(j->c, &s, j->xf + c0 * in_sz, j->wf + c0 * p->Mg * g->k_sz,
+                             j->yf + c0 * p->Mg * N, NULL);
+  if (st) {
+    atomic_store(&j->st, (int)st);
+    return;
+  }
+  nn_value *y = j->n->y[0];
+  for (int64_t m = c0 * p->Mg; m < c1 * p->Mg; m++) {
+    const float *ym = j->yf + m * N;
+    if (!conv_qget(j->n, j->q->x_scale)) {   /* ConvInteger */
+      int32_t *yo = (int32_t *)y->data + j->obase + m * N;
+      for (int64_t t = 0; t < N; t++)
+        yo[t] = (int32_t)ym[t];
+      continue;
+    }
+    float mult;
+    int32_t bias, zp;
+    qconv_requant_of(j->n, j->q, m, &mult, &bias, &zp);
+    qconv_store8(y->dtype == NN_DTYPE_UINT8, (unsigned char *)y->data + j->obase + m * N, ym, NULL, N,
+                 mult, bias, zp);
+  }
+}
+
 static nn_status qconv_run_float(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   const conv_priv *p = n->priv;
   const nn_conv_geom *g = &p->g;
@@ -2331,6 +2399,18 @@ static nn_status qconv_run_float(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   const bool dw = p->Cg == 1 && p->group == p->C;
   for (int64_t bi = 0; bi < p->batch; bi++) {
     const int64_t xn = p->C * in_sz;
+    if (dw) {
+      qconv_dw_job j = {.c = c, .n = n, .q = q, .p = p, .x = (const uint8_t *)x->data + bi * xn,
+                        .s8 = x->dtype == NN_DTYPE_INT8, .xzp = xzp, .xf = xf, .yf = yf, .wf = wf,
+                        .obase = bi * p->M * N};
+      atomic_init(&j.st, 0);
+      const int64_t units = (p->C + QCONV_DW_CHANNELS - 1) / QCONV_DW_CHANNELS;
+      nn_parallel_for(c, units, conv_grain(QCONV_DW_CHANNELS * p->Mg * N * ksz, 1 << 16),
+                      qconv_dw_range, &j);
+      if (atomic_load(&j.st))
+        return nn_fail(c, (nn_status)atomic_load(&j.st), "depthwise kernel refused the shape");
+      continue;
+    }
     if (x->dtype == NN_DTYPE_UINT8) {
       const uint8_t *xs = (const uint8_t *)x->data + bi * xn;
       for (int64_t i = 0; i < xn; i++)
