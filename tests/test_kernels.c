@@ -1188,13 +1188,16 @@ static const qconv_case qconv_cases[] = {
 /* QLinearMatMul (uint8 A, int8 B with per-column zero points and scales):
  * random, and at its worst (every product 255 x 127: sums past 2^24, the
  * depth in chunks), against int64 sums and the reference requantization. */
-static bool run_qlmm_case(bool worst) {
-  enum { M = 3, K = 700, N = 37 };
-  static unsigned char a[M * K], b[K * N];
-  unsigned char bz[N], az = 0, yz = 9;
-  float bs[N], as = 0.03f, ys = worst ? 100.0f : 0.7f;   /* worst: unsaturated */
+static bool run_qlmm_case(bool worst, bool direct) {
+  /* direct: column zero points 0 and 100 columns, cpu/qconv_direct.h's
+   * product (37 columns with zero points take the float engine) */
+  enum { M = 3, K = 700, NMAX = 100 };
+  const int N = direct ? 100 : 37;
+  static unsigned char a[M * K], b[K * NMAX];
+  unsigned char bz[NMAX], az = 0, yz = 9;
+  float bs[NMAX], as = 0.03f, ys = worst ? 100.0f : 0.7f;   /* worst: unsaturated */
   for (int j = 0; j < N; j++) {
-    bz[j] = (unsigned char)(int8_t)(j % 5 - 2);
+    bz[j] = (unsigned char)(int8_t)(direct ? 0 : j % 5 - 2);
     bs[j] = 0.01f + 0.001f * (float)j;
   }
   for (int i = 0; i < M * K; i++)
@@ -1221,7 +1224,7 @@ static bool run_qlmm_case(bool worst) {
     {   /* run_raw's second run reads B's float copy */
       size_t ob = 0;
       unsigned char *got = run_raw(&m, threads, a, sizeof a, &ob);
-      ok = got && ob == M * N;
+      ok = got && ob == (size_t)(M * N);
       for (int i = 0; ok && i < M; i++)
         for (int j = 0; ok && j < N; j++) {
           int64_t s = 0;
@@ -1230,8 +1233,8 @@ static bool run_qlmm_case(bool worst) {
           double v = nearbyintf((float)(int32_t)(uint32_t)(uint64_t)s * (as * bs[j] / ys)) + yz;
           unsigned char want = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
           if (got[i * N + j] != want) {
-            fprintf(stderr, "  qlinearmatmul%s threads=%d: [%d][%d] is %d, want %d\n", worst ? " worst" : "",
-                    threads, i, j, got[i * N + j], want);
+            fprintf(stderr, "  qlinearmatmul%s%s threads=%d: [%d][%d] is %d, want %d\n", worst ? " worst" : "",
+                    direct ? " direct" : "", threads, i, j, got[i * N + j], want);
             ok = false;
           }
         }
@@ -1348,9 +1351,10 @@ int main(void) {
     printf("%s %s\n", ok ? "ok  " : "FAIL", qconv_cases[i].name);
     ok ? g_passed++ : g_failed++;
   }
-  for (int k = 0; k < 2; k++) {
-    bool ok = run_qlmm_case(k);
-    printf("%s qlinearmatmul %s\n", ok ? "ok  " : "FAIL", k ? "worst sums" : "random");
+  for (int k = 0; k < 4; k++) {
+    bool ok = run_qlmm_case(k & 1, k >> 1);
+    printf("%s qlinearmatmul %s%s\n", ok ? "ok  " : "FAIL", k & 1 ? "worst sums" : "random",
+           k >> 1 ? " direct" : "");
     ok ? g_passed++ : g_failed++;
   }
   for (int k = 0; k < 4; k++) {

@@ -354,6 +354,25 @@ static void qd_copy16(const qd_head *h, const uint8_t *x, int64_t c0, int64_t p0
 static void qd_copy(const qd_head *h, const uint8_t *x, uint8_t flip, int32_t zb, uint8_t *xc) {
   const nn_qdc_shape *s = &h->s;
   const int64_t Cp = h->Cp, plane = s->IH * s->IW;
+  if (s->channels_last) {   /* rows copied, padded, flipped (widened on AVX2) */
+    if (h->el == 1)
+      memset(xc, zb, (size_t)(h->Hp * h->Wp * Cp));
+    else
+      for (int64_t i = 0, n = h->Hp * h->Wp * Cp; i < n; i++)
+        ((int16_t *)xc)[i] = (int16_t)zb;
+    for (int64_t ih = 0; ih < s->IH; ih++)
+      for (int64_t iw = 0; iw < s->IW; iw++) {
+        const uint8_t *src = x + (ih * s->IW + iw) * s->C;
+        const int64_t at = ((ih + s->PT) * h->Wp + s->PL + iw) * Cp;
+        if (h->el == 1)
+          for (int64_t c = 0; c < s->C; c++)
+            xc[at + c] = src[c] ^ flip;
+        else
+          for (int64_t c = 0; c < s->C; c++)
+            ((int16_t *)xc)[at + c] = (int16_t)(uint8_t)(src[c] ^ flip);
+      }
+    return;
+  }
   if (s->C >= 16 && plane >= 16) {
     if (h->el == 1) {
       memset(xc, zb, (size_t)(h->Hp * h->Wp * Cp));

@@ -39,6 +39,8 @@ typedef struct nn_qdc_shape {
   int64_t IH, IW, OH, OW;
   int64_t KH, KW, SH, SW, DH, DW;
   int64_t PT, PL;        /* pads at the top and left; the bottom / right follow */
+  bool channels_last;    /* the image comes as IH x IW x C (a matrix product's rows
+                            x depth: QLinearMatMul), else C x IH x IW */
 } nn_qdc_shape;
 
 /* Whether the shape's sizes stay within what the packed block records
@@ -76,7 +78,8 @@ void nn_qdc_offsets(const void *packed, int32_t zb, int32_t *off);
  * for every path, so a size taken at prepare stays valid. */
 size_t nn_qdc_workspace(const nn_qdc_shape *s);
 
-/* C of one image: x is the image (C x IH x IW, 8-bit), each byte xor'd with
+/* C of one image: x is the image (C x IH x IW, or IH x IW x C when
+ * channels_last; 8-bit), each byte xor'd with
  * flip (0x80 turns int8 into uint8 order) and taken as uint8 with zero
  * point zb (0..255).  ws / ws_bytes: nn_qdc_workspace bytes at least.
  * NN_ERR_INVALID_ARG for a block that is not a packed one, or too little

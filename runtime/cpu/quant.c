@@ -5,6 +5,8 @@
  * (ops/quant.h, ops/quant.c); prepare keeps them in priv with the output
  * type's range. */
 #include "cpu/kernel_util.h"
+#include "knobs.h"
+#include "cpu/qconv_direct.h"
 #include "cpu/sgemm.h"
 #include "cpu/vmath.h"
 #include "ops/quant.h"
@@ -250,16 +252,77 @@ typedef struct qlmm_params {
   size_t fa, fb, fk, fy;  /* its workspace: A, B, B's row maxima, one product's sums
                              (floats), as many int64 sums, the engine's scratch */
   size_t gemm_ws;
+  /* the direct integer kernel (cpu/qconv_direct.h) as a 1x1 convolution of
+   * M pixels with K channels into N: 8-bit A with one zero point, constant
+   * 8-bit B with column zero points 0 (128 for uint8), one y zero point;
+   * B's packed block after the struct, n->ws: N multipliers, N biases, the
+   * kernel's scratch */
+  bool direct;
+  size_t d_bytes, d_head;
 } qlmm_params;
+
+static inline int32_t qlmm_ld(const void *p, nn_dtype dt, int64_t i) {
+  return dt == NN_DTYPE_INT8 ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
+}
+
+static void qlmm_direct_shape(const nn_qlmm_geom *g, nn_qdc_shape *s) {
+  *s = (nn_qdc_shape){.C = g->K, .M = g->N, .IH = 1, .IW = g->M, .OH = 1, .OW = g->M, .KH = 1,
+                      .KW = 1, .SH = 1, .SW = 1, .DH = 1, .DW = 1, .channels_last = true};
+}
+
+static bool qlmm_direct_ok(const nn_node *n, const nn_qlmm_geom *g) {
+  const nn_value *b = n->x[3], *bzp = n->x[5];
+  if (nn_knobs().no_direct || g->a_row || g->y_col || g->K % 4 || g->M < 1 ||
+      !b->known || !b->data || !bzp->known || !bzp->data || g->brank > 0 ||
+      4 * g->N < 3 * nn_qdc_panel_lanes(g->N))
+    return false;
+  nn_qdc_shape s;
+  qlmm_direct_shape(g, &s);
+  if (!nn_qdc_fits(&s))
+    return false;
+  const int32_t shift = b->dtype == NN_DTYPE_UINT8 ? 128 : 0;
+  for (int64_t j = 0; j < (g->b_col ? g->N : 1); j++)
+    if (qlmm_ld(bzp->data, bzp->dtype, j) != shift)
+      return false;
+  return true;
+}
 
 static nn_status qlmm_prepare(nn_ctx *c, nn_node *n) {
   qlmm_params p;
+  memset(&p, 0, sizeof p);
   nn_status st = nn_qlmm_geom_init(c, n, &p.g);
   if (st != NN_OK)
     return st;
   if (!quant_int_type(n->y[0]->dtype, &p.qmin, &p.qmax))
     return nn_fail(c, NN_ERR_UNSUPPORTED, "unsupported output type");
   p.fast = is_q8(n->x[0]->dtype) && is_q8(n->x[3]->dtype);
+  if (p.fast && qlmm_direct_ok(n, &p.g)) {
+    nn_qdc_shape sh;
+    qlmm_direct_shape(&p.g, &sh);
+    p.direct = true;
+    p.d_bytes = nn_align_up(nn_qdc_pack_size(&sh), 64);
+    p.d_head = nn_align_up((size_t)p.g.N * (sizeof(float) + sizeof(int32_t)), 64);
+    n->ws_bytes = p.d_head + nn_qdc_workspace(&sh);
+    qlmm_params *pp = nn_malloc(QLMM_HEAD + p.d_bytes);
+    int8_t *bt = nn_malloc((size_t)(p.g.N * p.g.K) + 1);
+    if (!pp || !bt) {
+      nn_free(pp);
+      nn_free(bt);
+      return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+    }
+    /* B (K x N) as N x K int8, uint8 shifted by -128 */
+    const uint8_t *b8 = n->x[3]->data;
+    const uint8_t fl = n->x[3]->dtype == NN_DTYPE_UINT8 ? 0x80 : 0;
+    for (int64_t k = 0; k < p.g.K; k++)
+      for (int64_t j = 0; j < p.g.N; j++)
+        bt[j * p.g.K + k] = (int8_t)(b8[k * p.g.N + j] ^ fl);
+    *pp = p;
+    nn_qdc_pack(&sh, bt, (char *)pp + QLMM_HEAD);
+    nn_free(bt);
+    n->priv = pp;
+    n->priv_const_bytes = p.d_bytes;   /* B repacked: counted as weights */
+    return NN_OK;
+  }
   if (p.fast) {
     p.fa = nn_align_up((size_t)(p.g.M * p.g.K), 16);
     p.fb = nn_align_up((size_t)(p.g.K * p.g.N), 16);
@@ -277,10 +340,6 @@ static nn_status qlmm_prepare(nn_ctx *c, nn_node *n) {
   n->priv = pp;
   n->priv_const_bytes = extra;   /* a float copy of the weights: counted as weights */
   return NN_OK;
-}
-
-static inline int32_t qlmm_ld(const void *p, nn_dtype dt, int64_t i) {
-  return dt == NN_DTYPE_INT8 ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
 }
 
 /* The multiplier a_s * b_s / y_s in the scales' own precision, as the
@@ -398,8 +457,62 @@ static nn_status qlmm_run_float(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
+typedef struct qlmm_direct_job {
+  const float *mult;
+  const int32_t *bias;
+  int32_t zp;
+  bool u8;
+  uint8_t *y;
+  int64_t N;
+} qlmm_direct_job;
+
+/* Rows p0 .. p0 + np - 1 of Y, columns m0 .. m0 + mr - 1: pixel-major is
+ * Y's own row-major layout. */
+static void qlmm_direct_store(void *user, int64_t m0, int64_t mr, int64_t p0, int64_t np,
+                              const int32_t *cc, int64_t ldc) {
+  const qlmm_direct_job *j = user;
+  const float lo = j->u8 ? 0.0f : -128.0f, hi = j->u8 ? 255.0f : 127.0f;
+  for (int64_t t = 0; t < np; t++) {
+    const int32_t *row = cc + t * ldc;
+    uint8_t *dst = j->y + (p0 + t) * j->N + m0;
+    for (int64_t r = nn_vmath_requant_8_lanes(row, j->bias + m0, j->mult + m0, j->zp, j->u8, dst, mr);
+         r < mr; r++) {
+      double v = qlmm_requant((int64_t)(int32_t)((uint32_t)row[r] + (uint32_t)j->bias[m0 + r]),
+                              j->mult[m0 + r], j->zp, lo, hi);
+      dst[r] = j->u8 ? (uint8_t)(int32_t)v : (uint8_t)(int8_t)(int32_t)v;
+    }
+  }
+}
+
+static nn_status qlmm_run_direct(nn_ctx *c, nn_node *n) {
+  const qlmm_params *q = n->priv;
+  const nn_qlmm_geom *p = &q->g;
+  const nn_value *a = n->x[0], *azp = n->x[2], *yzp = n->x[7];
+  const void *pk = (const char *)q + QLMM_HEAD;
+  const bool s8 = a->dtype == NN_DTYPE_INT8;
+  const int32_t zb = qlmm_ld(azp->data, azp->dtype, 0) + (s8 ? 128 : 0);
+  float *mult = n->ws;
+  int32_t *bias = (int32_t *)(mult + p->N);
+  nn_qdc_offsets(pk, zb, bias);
+  for (int64_t j = 0; j < p->N; j++)
+    mult[j] = qlmm_mult(n, 0, p->b_col ? j : 0, 0);
+  qlmm_direct_job jb = {.mult = mult, .bias = bias, .zp = qlmm_ld(yzp->data, yzp->dtype, 0),
+                        .u8 = n->y[0]->dtype == NN_DTYPE_UINT8, .N = p->N};
+  for (int64_t t = 0; t < p->batch; t++) {
+    jb.y = (uint8_t *)n->y[0]->data + t * p->M * p->N;
+    nn_status st = nn_qdc_compute(c, pk, (const uint8_t *)a->data + t * p->M * p->K, s8 ? 0x80 : 0,
+                                  zb, qlmm_direct_store, &jb, (char *)n->ws + q->d_head,
+                                  n->ws_bytes - q->d_head);
+    if (st)
+      return nn_fail(c, st, "the direct integer product refused its operands");
+  }
+  return NN_OK;
+}
+
 static nn_status qlmm_run(nn_ctx *c, nn_node *n) {
   const qlmm_params *q = n->priv;
+  if (q->direct)
+    return qlmm_run_direct(c, n);
   if (q->fast)
     return qlmm_run_float(c, n);
   const nn_qlmm_geom *p = &q->g;
