@@ -307,23 +307,28 @@ int64_t nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const f
  * column j is stored at dst + j * ldd. */
 static SG_ALWAYS_INLINE void vm_tr16_store(const __m128i a[16], uint8_t *dst, int64_t ldd) {
   __m128i b[16], c[16], d[16];
+  SG_UNROLL(16)
   for (int i = 0; i < 8; i++) {
     b[i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
     b[i + 8] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
   }
+  SG_UNROLL(16)
   for (int i = 0; i < 4; i++) {
     c[i] = _mm_unpacklo_epi16(b[2 * i], b[2 * i + 1]);
     c[i + 4] = _mm_unpackhi_epi16(b[2 * i], b[2 * i + 1]);
     c[i + 8] = _mm_unpacklo_epi16(b[2 * i + 8], b[2 * i + 9]);
     c[i + 12] = _mm_unpackhi_epi16(b[2 * i + 8], b[2 * i + 9]);
   }
+  SG_UNROLL(16)
   for (int g = 0; g < 4; g++) {
     d[4 * g] = _mm_unpacklo_epi32(c[4 * g], c[4 * g + 1]);
     d[4 * g + 1] = _mm_unpackhi_epi32(c[4 * g], c[4 * g + 1]);
     d[4 * g + 2] = _mm_unpacklo_epi32(c[4 * g + 2], c[4 * g + 3]);
     d[4 * g + 3] = _mm_unpackhi_epi32(c[4 * g + 2], c[4 * g + 3]);
   }
+  SG_UNROLL(16)
   for (int g = 0; g < 4; g++)
+    SG_UNROLL(16)
     for (int k = 0; k < 4; k++) {
       const __m128i lo = d[4 * g + k / 2], hi = d[4 * g + 2 + k / 2];
       _mm_storeu_si128((__m128i *)(dst + (4 * g + k) * ldd),
@@ -334,6 +339,7 @@ static SG_ALWAYS_INLINE void vm_tr16_store(const __m128i a[16], uint8_t *dst, in
 static void vm_transpose16_u8(uint8_t *dst, int64_t ldd, const uint8_t *src, int64_t lds,
                               __m128i f) {
   __m128i a[16];
+  SG_UNROLL(16)
   for (int i = 0; i < 16; i++)
     a[i] = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + i * lds)), f);
   vm_tr16_store(a, dst, ldd);
@@ -348,6 +354,7 @@ static SG512 void vm5_rqt16(const int32_t *acc, int64_t lda, const int32_t *bias
   const __m512i vb = _mm512_loadu_si512((const void *)bias), vz = _mm512_set1_epi32(zp);
   const __m512 vm = _mm512_loadu_ps(mult), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
   __m128i a[16];
+  SG_UNROLL(16)
   for (int r = 0; r < 16; r++) {
     __m512i x = _mm512_add_epi32(_mm512_loadu_si512((const void *)(acc + r * lda)), vb);
     __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(x), vm);
@@ -365,6 +372,7 @@ static SG256 void vm2_rqt16(const int32_t *acc, int64_t lda, const int32_t *bias
   const __m256i b0 = _mm256_loadu_si256((const __m256i *)bias), b1 = _mm256_loadu_si256((const __m256i *)(bias + 8));
   const __m256 m0 = _mm256_loadu_ps(mult), m1 = _mm256_loadu_ps(mult + 8);
   __m128i a[16];
+  SG_UNROLL(16)
   for (int r = 0; r < 16; r++) {
     __m256i x0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc + r * lda)), b0);
     __m256i x1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc + r * lda + 8)), b1);
