@@ -2136,17 +2136,19 @@ static void qconv_direct_shape(const conv_priv *p, nn_qdc_shape *s) {
   const nn_conv_geom *g = &p->g;
   *s = (nn_qdc_shape){.C = p->C, .M = p->M, .IH = g->in[1], .IW = g->in[2], .OH = g->out[1],
                       .OW = g->out[2], .KH = g->k[1], .KW = g->k[2], .SH = g->s[1], .SW = g->s[2],
-                      .DH = g->d[1], .DW = g->d[2], .PT = g->pb[1], .PL = g->pb[2]};
+                      .DH = g->d[1], .DW = g->d[2], .PT = g->pb[1], .PL = g->pb[2],
+                      .group = p->group};
 }
 
-/* Whether the direct kernel takes the convolution: group 1, channels a
+/* Whether the direct kernel takes the convolution: group 1 with channels a
  * multiple of 4 (3 would compute a fourth for nothing: the GEMM packs K =
- * 3 x taps rounded once), output channels that fill its panels to 3/4 at
- * least (MobileNetV2's 24-channel projections ran 3x slower in 64-lane
- * panels than on the GEMM), and every weight zero point at 0 after the
- * uint8 shift. */
+ * 3 x taps rounded once) or depthwise (group = C = M), output channels
+ * that fill its panels to 3/4 at least (MobileNetV2's 24-channel
+ * projections ran 3x slower in 64-lane panels than on the GEMM), and every
+ * weight zero point at 0 after the uint8 shift. */
 static bool qconv_direct_ok(const nn_node *n, const nn_qconv_in *q, const conv_priv *p) {
-  if (nn_knobs().no_direct || p->group != 1 || p->C % 4 ||
+  const bool depthwise = p->group > 1 && p->group == p->C && p->M == p->C;
+  if (nn_knobs().no_direct || !(depthwise ? nn_qdc_depthwise_ok() : p->group == 1 && p->C % 4 == 0) ||
       4 * p->M < 3 * nn_qdc_panel_lanes(p->M))
     return false;
   nn_qdc_shape s;
@@ -2229,7 +2231,8 @@ static nn_status qconv_prepare(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   const nn_value *wv0 = conv_qget(n, q->w), *wz0 = conv_qget(n, q->w_zp);
   const bool w_const = wv0->known && wv0->data && (!wz0 || (wz0->known && wz0->data));
   const bool depthwise = p.Cg == 1 && p.group == p.C;
-  if (p.g.nsp == 2 && conv_geom_fits_int(&p.g) && w_const && !depthwise) {
+  if (p.g.nsp == 2 && conv_geom_fits_int(&p.g) && w_const &&
+      (!depthwise || qconv_direct_ok(n, q, &p))) {
     p.qgemm = true;
     if (qconv_direct_ok(n, q, &p)) {
       nn_qdc_shape sh;

@@ -25,6 +25,12 @@
  *     3 pixels x 32 channels (4 vector ops per 32 products: ONNX Runtime's
  *     vpmaddubsw takes 3, but its int16 pair sums saturate);
  *   - portable C over the VNNI layout (tests cover it).
+ *
+ * Depthwise layers (group = C = M) take the same copy with the channels in
+ * the lanes too: per pixel, two taps' values of 16 or 32 channels
+ * interleaved as int16 pairs against the two taps' weights (vpdpwssd with
+ * AVX-512 VNNI; portable C), 64 channels per panel, two pixels at a time;
+ * w is then C x 1 x KH x KW.  Not on AVX2 (nn_qdc_depthwise_ok).
  */
 #ifndef NN_CPU_QCONV_DIRECT_H
 #define NN_CPU_QCONV_DIRECT_H
@@ -41,6 +47,7 @@ typedef struct nn_qdc_shape {
   int64_t PT, PL;        /* pads at the top and left; the bottom / right follow */
   bool channels_last;    /* the image comes as IH x IW x C (a matrix product's rows
                             x depth: QLinearMatMul), else C x IH x IW */
+  int64_t group;         /* 1, or C = M: depthwise (0 counts as 1) */
 } nn_qdc_shape;
 
 /* Whether the shape's sizes stay within what the packed block records
@@ -50,6 +57,9 @@ bool nn_qdc_fits(const nn_qdc_shape *s);
 /* The lanes the path in use gives M output channels: M rounded up to its
  * panels (64 channels, 32 on AVX2). */
 int64_t nn_qdc_panel_lanes(int64_t M);
+
+/* Whether the path in use takes depthwise layers. */
+bool nn_qdc_depthwise_ok(void);
 
 /* Bytes of a packed block for s: an upper bound over every path. */
 size_t nn_qdc_pack_size(const nn_qdc_shape *s);
