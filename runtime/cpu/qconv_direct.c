@@ -485,7 +485,52 @@ static void qd_copy16(const qd_head *h, const uint8_t *x, int64_t c0, int64_t p0
  * where the image has 16 channels and 16 pixels (the last block of each
  * overlapping the one before: the same bytes written twice), the rest
  * element by element. */
-static void qd_copy(const qd_head *h, const uint8_t *x, uint8_t flip, int32_t zb, uint8_t *xc) {
+/* n elements of the copy from element `at` set to zb (bytes, or int16). */
+static void qd_set(const qd_head *h, uint8_t *xc, int64_t at, int64_t n, int32_t zb) {
+  if (h->el == 1) {
+    memset(xc + at, zb, (size_t)n);
+    return;
+  }
+  int16_t *xs = (int16_t *)xc + at;
+  for (int64_t i = 0; i < n; i++)
+    xs[i] = (int16_t)zb;
+}
+
+/* What the image's pixels leave unwritten: the padding rows and columns,
+ * and the channels past C of the others. */
+static void qd_fill_border(const qd_head *h, uint8_t *xc, int32_t zb) {
+  const nn_qdc_shape *s = &h->s;
+  const int64_t Cp = h->Cp, row = h->Wp * Cp;
+  qd_set(h, xc, 0, s->PT * row, zb);
+  qd_set(h, xc, (s->PT + s->IH) * row, (h->Hp - s->PT - s->IH) * row, zb);
+  for (int64_t ih = s->PT; ih < s->PT + s->IH; ih++) {
+    qd_set(h, xc, ih * row, s->PL * Cp, zb);
+    qd_set(h, xc, ih * row + (s->PL + s->IW) * Cp, (h->Wp - s->PL - s->IW) * Cp, zb);
+    for (int64_t iw = s->PL; Cp > s->C && iw < s->PL + s->IW; iw++)
+      qd_set(h, xc, ih * row + iw * Cp + s->C, Cp - s->C, zb);
+  }
+}
+
+typedef struct qd_copy_job {
+  const qd_head *h;
+  const uint8_t *x;
+  uint8_t flip;
+  uint8_t *xc;
+} qd_copy_job;
+
+/* Blocks b0 .. b1 - 1 of 16 flat pixels (the last overlapping), every
+ * channel block of each. */
+static void qd_copy_range(void *arg, int64_t b0, int64_t b1) {
+  const qd_copy_job *j = arg;
+  const nn_qdc_shape *s = &j->h->s;
+  const int64_t plane = s->IH * s->IW;
+  for (int64_t b = b0; b < b1; b++)
+    for (int64_t c0 = 0; c0 < s->C; c0 += 16)
+      qd_copy16(j->h, j->x, qd_min(c0, s->C - 16), qd_min(16 * b, plane - 16), j->flip, j->xc);
+}
+
+static void qd_copy(nn_ctx *c, const qd_head *h, const uint8_t *x, uint8_t flip, int32_t zb,
+                    uint8_t *xc) {
   const nn_qdc_shape *s = &h->s;
   const int64_t Cp = h->Cp, plane = s->IH * s->IW;
   if (s->channels_last) {   /* rows copied, padded, flipped (widened on AVX2) */
@@ -499,35 +544,28 @@ static void qd_copy(const qd_head *h, const uint8_t *x, uint8_t flip, int32_t zb
         const uint8_t *src = x + (ih * s->IW + iw) * s->C;
         const int64_t at = ((ih + s->PT) * h->Wp + s->PL + iw) * Cp;
         if (h->el == 1)
-          for (int64_t c = 0; c < s->C; c++)
-            xc[at + c] = src[c] ^ flip;
+          for (int64_t ch = 0; ch < s->C; ch++)
+            xc[at + ch] = src[ch] ^ flip;
         else
-          for (int64_t c = 0; c < s->C; c++)
-            ((int16_t *)xc)[at + c] = (int16_t)(uint8_t)(src[c] ^ flip);
+          for (int64_t ch = 0; ch < s->C; ch++)
+            ((int16_t *)xc)[at + ch] = (int16_t)(uint8_t)(src[ch] ^ flip);
       }
     return;
   }
-  if (s->C >= 16 && plane >= 16) {
-    if (h->el == 1) {
-      memset(xc, zb, (size_t)(h->Hp * h->Wp * Cp));
-    } else {
-      int16_t *xs = (int16_t *)xc;
-      for (int64_t i = 0, n = h->Hp * h->Wp * Cp; i < n; i++)
-        xs[i] = (int16_t)zb;
-    }
-    for (int64_t c0 = 0; c0 < s->C; c0 += 16)
-      for (int64_t p0 = 0; p0 < plane; p0 += 16)
-        qd_copy16(h, x, qd_min(c0, s->C - 16), qd_min(p0, plane - 16), flip, xc);
+  if (s->C >= 16 && plane >= 16) {   /* on the workers: a serial copy held back two threads */
+    qd_fill_border(h, xc, zb);
+    qd_copy_job j = {.h = h, .x = x, .flip = flip, .xc = xc};
+    nn_parallel_for(c, (plane + 15) / 16, qd_max(1, 4096 / s->C), qd_copy_range, &j);
     return;
   }
   if (h->el == 1) {
     memset(xc, zb, (size_t)(h->Hp * h->Wp * Cp));
     for (int64_t ih = 0; ih < s->IH; ih++) {
       uint8_t *row = xc + ((ih + s->PT) * h->Wp + s->PL) * Cp;
-      for (int64_t c = 0; c < s->C; c++) {
-        const uint8_t *src = x + c * plane + ih * s->IW;
+      for (int64_t ch = 0; ch < s->C; ch++) {
+        const uint8_t *src = x + ch * plane + ih * s->IW;
         for (int64_t iw = 0; iw < s->IW; iw++)
-          row[iw * Cp + c] = src[iw] ^ flip;
+          row[iw * Cp + ch] = src[iw] ^ flip;
       }
     }
     return;
@@ -537,10 +575,10 @@ static void qd_copy(const qd_head *h, const uint8_t *x, uint8_t flip, int32_t zb
     xs[i] = (int16_t)zb;
   for (int64_t ih = 0; ih < s->IH; ih++) {
     int16_t *row = xs + ((ih + s->PT) * h->Wp + s->PL) * Cp;
-    for (int64_t c = 0; c < s->C; c++) {
-      const uint8_t *src = x + c * plane + ih * s->IW;
+    for (int64_t ch = 0; ch < s->C; ch++) {
+      const uint8_t *src = x + ch * plane + ih * s->IW;
       for (int64_t iw = 0; iw < s->IW; iw++)
-        row[iw * Cp + c] = (int16_t)(uint8_t)(src[iw] ^ flip);
+        row[iw * Cp + ch] = (int16_t)(uint8_t)(src[iw] ^ flip);
     }
   }
 }
@@ -557,7 +595,7 @@ nn_status nn_qdc_compute(nn_ctx *c, const void *packed, const uint8_t *x, uint8_
     return NN_ERR_INVALID_ARG;
   uint8_t *xc = (uint8_t *)base;
   int64_t *toff = (int64_t *)(xc + copy);
-  qd_copy(h, x, flip, zb, xc);
+  qd_copy(c, h, x, flip, zb, xc);
   {
     const size_t used = (size_t)(h->Hp * h->Wp * h->Cp * h->el);
     memset(xc + used, 0, copy - used);   /* the slack the depthwise loads may reach */
