@@ -522,8 +522,42 @@ typedef struct qd_copy_job {
  * channel block of each. */
 static void qd_copy_range(void *arg, int64_t b0, int64_t b1) {
   const qd_copy_job *j = arg;
-  const nn_qdc_shape *s = &j->h->s;
+  const qd_head *h = j->h;
+  const nn_qdc_shape *s = &h->s;
   const int64_t plane = s->IH * s->IW;
+  if (h->el == 1 && s->IW >= 16) {   /* units are image rows, transposed in place */
+    for (int64_t ih = b0; ih < b1; ih++)
+      nn_vmath_transpose_u8(j->xc + ((ih + s->PT) * h->Wp + s->PL) * h->Cp, h->Cp, j->x + ih * s->IW,
+                            plane, s->C, s->IW, j->flip);
+    return;
+  }
+  if (s->IW >= 16) {   /* int16: 16 pixels x up to 256 channels at a time, then widened */
+    uint8_t tmp[16 * 256];
+    for (int64_t ih = b0; ih < b1; ih++)
+      for (int64_t w = 0; w < s->IW; w += 16) {
+        const int64_t iw0 = qd_min(w, s->IW - 16);
+        for (int64_t c = 0; c < s->C; c += 256) {
+          const int64_t c0 = qd_min(c, s->C - 16), cn = qd_min(256, s->C - c0);
+          nn_vmath_transpose_u8(tmp, 256, j->x + c0 * plane + ih * s->IW + iw0, plane, cn, 16, j->flip);
+          for (int k = 0; k < 16; k++) {
+            int16_t *o = (int16_t *)j->xc + ((ih + s->PT) * h->Wp + s->PL + iw0 + k) * h->Cp + c0;
+            const uint8_t *t = tmp + 256 * k;
+            int64_t i = 0;
+#if SG_X86
+            const __m128i z = _mm_setzero_si128();
+            for (; i + 16 <= cn; i += 16) {
+              const __m128i v = _mm_loadu_si128((const __m128i *)(t + i));
+              _mm_storeu_si128((__m128i *)(o + i), _mm_unpacklo_epi8(v, z));
+              _mm_storeu_si128((__m128i *)(o + i + 8), _mm_unpackhi_epi8(v, z));
+            }
+#endif
+            for (; i < cn; i++)
+              o[i] = t[i];
+          }
+        }
+      }
+    return;
+  }
   for (int64_t b = b0; b < b1; b++)
     for (int64_t c0 = 0; c0 < s->C; c0 += 16)
       qd_copy16(j->h, j->x, qd_min(c0, s->C - 16), qd_min(16 * b, plane - 16), j->flip, j->xc);
@@ -555,7 +589,10 @@ static void qd_copy(nn_ctx *c, const qd_head *h, const uint8_t *x, uint8_t flip,
   if (s->C >= 16 && plane >= 16) {   /* on the workers: a serial copy held back two threads */
     qd_fill_border(h, xc, zb);
     qd_copy_job j = {.h = h, .x = x, .flip = flip, .xc = xc};
-    nn_parallel_for(c, (plane + 15) / 16, qd_max(1, 4096 / s->C), qd_copy_range, &j);
+    if (s->IW >= 16)
+      nn_parallel_for(c, s->IH, qd_max(1, 4096 / (s->C * s->IW)), qd_copy_range, &j);
+    else
+      nn_parallel_for(c, (plane + 15) / 16, qd_max(1, 4096 / s->C), qd_copy_range, &j);
     return;
   }
   if (h->el == 1) {
