@@ -2148,12 +2148,11 @@ static void qconv_direct_shape(const conv_priv *p, nn_qdc_shape *s) {
  * weight zero point at 0 after the uint8 shift. */
 static bool qconv_direct_ok(const nn_node *n, const nn_qconv_in *q, const conv_priv *p) {
   const bool depthwise = p->group > 1 && p->group == p->C && p->M == p->C;
-  if (nn_knobs().no_direct || !(depthwise ? nn_qdc_depthwise_ok() : p->group == 1 && p->C % 4 == 0) ||
-      4 * p->M < 3 * nn_qdc_panel_lanes(p->M))
+  if (nn_knobs().no_direct || !(depthwise || (p->group == 1 && p->C % 4 == 0)))
     return false;
   nn_qdc_shape s;
   qconv_direct_shape(p, &s);
-  if (!nn_qdc_fits(&s))
+  if (!nn_qdc_worth(&s))
     return false;
   const nn_value *w = conv_qget(n, q->w), *wzp = conv_qget(n, q->w_zp);
   const int32_t shift = w->dtype == NN_DTYPE_UINT8 ? 128 : 0;

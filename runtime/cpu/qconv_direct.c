@@ -60,6 +60,11 @@ static void qd_padded(const nn_qdc_shape *s, int64_t *Hp, int64_t *Wp) {
   *Wp = qd_max(s->PL + s->IW, (s->OW - 1) * s->SW + (s->KW - 1) * s->DW + 1);
 }
 
+/* AVX2 has no depthwise kernel here: its int16 copy doubles the traffic
+ * and the float engine's depthwise kernel ran faster (0.32 against 0.40 ms
+ * for 144 channels at 56x56, Zen 4 with NN_CPU=avx2). */
+static bool qd_depthwise_ok(void) { return nn_qgemm_path() != QD_AVX2; }
+
 bool nn_qdc_fits(const nn_qdc_shape *s) {
   const int64_t v[] = {s->C,  s->M,  s->IH, s->IW, s->OH, s->OW, s->KH, s->KW,
                        s->SH, s->SW, s->DH, s->DW, s->PT, s->PL, s->group};
@@ -69,7 +74,7 @@ bool nn_qdc_fits(const nn_qdc_shape *s) {
   if (s->C < 1 || s->M < 1 || s->OH < 1 || s->OW < 1 || s->KH < 1 || s->KW < 1 || s->SH < 1 ||
       s->SW < 1 || s->DH < 1 || s->DW < 1)
     return false;
-  if (s->group > 1 && (s->group != s->C || s->M != s->C || !nn_qdc_depthwise_ok()))
+  if (s->group > 1 && (s->group != s->C || s->M != s->C || !qd_depthwise_ok()))
     return false;
 
   int64_t Hp, Wp;
@@ -87,12 +92,9 @@ static int32_t *qd_sums(const qd_head *h) { return (int32_t *)((char *)h + h->su
 
 static int qd_pw(int path) { return path == QD_AVX2 ? 32 : 64; }
 
-int64_t nn_qdc_panel_lanes(int64_t M) { return qd_up(M, qd_pw(nn_qgemm_path())); }
-
-/* AVX2 has no depthwise kernel here: its int16 copy doubles the traffic
- * and the float engine's depthwise kernel ran faster (0.32 against 0.40 ms
- * for 144 channels at 56x56, Zen 4 with NN_CPU=avx2). */
-bool nn_qdc_depthwise_ok(void) { return nn_qgemm_path() != QD_AVX2; }
+bool nn_qdc_worth(const nn_qdc_shape *s) {
+  return nn_qdc_fits(s) && 4 * s->M >= 3 * qd_up(s->M, qd_pw(nn_qgemm_path()));
+}
 
 static bool qd_is_dw(const nn_qdc_shape *s) { return s->group > 1; }
 

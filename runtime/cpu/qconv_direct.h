@@ -1,6 +1,7 @@
-/* qconv_direct.h - direct 8-bit integer 2-D convolution (group 1) over a
- * channels-last copy of the input, for QLinearConv and ConvInteger
- * (cpu/conv.c):
+/* qconv_direct.h - direct 8-bit integer 2-D convolution (group 1, or
+ * depthwise) over a channels-last copy of the input, for QLinearConv and
+ * ConvInteger (cpu/conv.c) and QLinearMatMul (cpu/quant.c, as a 1x1
+ * convolution of channels-last rows):
  *
  *   C[m][p] = sum_{c,kh,kw} (x[c][ih][iw] - zb) * w[m][c][kh][kw]    (int32)
  *
@@ -30,7 +31,7 @@
  * the lanes too: per pixel, two taps' values of 16 or 32 channels
  * interleaved as int16 pairs against the two taps' weights (vpdpwssd with
  * AVX-512 VNNI; portable C), 64 channels per panel, two pixels at a time;
- * w is then C x 1 x KH x KW.  Not on AVX2 (nn_qdc_depthwise_ok).
+ * w is then C x 1 x KH x KW.  Not on AVX2 (nn_qdc_worth).
  */
 #ifndef NN_CPU_QCONV_DIRECT_H
 #define NN_CPU_QCONV_DIRECT_H
@@ -54,12 +55,12 @@ typedef struct nn_qdc_shape {
  * (every product below 2^40): the caller keeps another path otherwise. */
 bool nn_qdc_fits(const nn_qdc_shape *s);
 
-/* The lanes the path in use gives M output channels: M rounded up to its
- * panels (64 channels, 32 on AVX2). */
-int64_t nn_qdc_panel_lanes(int64_t M);
-
-/* Whether the path in use takes depthwise layers. */
-bool nn_qdc_depthwise_ok(void);
+/* Whether the kernel is worth taking for s on the path in use: it fits,
+ * the output channels fill 3/4 of its panels at least (64 channels, 32 on
+ * AVX2: MobileNetV2's 16- and 24-channel projections ran 3x slower in
+ * 64-lane panels than on the GEMM), and a depthwise s has a kernel here
+ * (not on AVX2). */
+bool nn_qdc_worth(const nn_qdc_shape *s);
 
 /* Bytes of a packed block for s: an upper bound over every path. */
 size_t nn_qdc_pack_size(const nn_qdc_shape *s);

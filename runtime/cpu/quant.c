@@ -273,12 +273,11 @@ static void qlmm_direct_shape(const nn_qlmm_geom *g, nn_qdc_shape *s) {
 static bool qlmm_direct_ok(const nn_node *n, const nn_qlmm_geom *g) {
   const nn_value *b = n->x[3], *bzp = n->x[5];
   if (nn_knobs().no_direct || g->a_row || g->y_col || g->K % 4 || g->M < 1 ||
-      !b->known || !b->data || !bzp->known || !bzp->data || g->brank > 0 ||
-      4 * g->N < 3 * nn_qdc_panel_lanes(g->N))
+      !b->known || !b->data || !bzp->known || !bzp->data || g->brank > 0)
     return false;
   nn_qdc_shape s;
   qlmm_direct_shape(g, &s);
-  if (!nn_qdc_fits(&s))
+  if (!nn_qdc_worth(&s))
     return false;
   const int32_t shift = b->dtype == NN_DTYPE_UINT8 ? 128 : 0;
   for (int64_t j = 0; j < (g->b_col ? g->N : 1); j++)
