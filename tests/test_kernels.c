@@ -1192,6 +1192,85 @@ static const qconv_case qconv_cases[] = {
   {"qlinearconv direct 5x5 s2 pad 2 int8", true, false, false, 52, 48, 1, 19, 22, 5, 2, 2, 11, 127, false, false, 0, 1, true},
 };
 
+/* One QLinearConv of a chain (run_qconv_chain_case): input `in`, output
+ * `out`, M x (C / group) x k x k weights in [-100, 100] and a bias; the
+ * scales and zero points are the chain's shared initializers (the model
+ * builder holds 64 blobs). */
+static void chain_qconv(mb *m, const char *in, const char *out, int64_t C, int64_t M, int64_t k,
+                        int64_t st, int64_t group) {
+  char wn_[48], bn[48], ins[256];
+  snprintf(wn_, sizeof wn_, "%s_w", out);
+  snprintf(bn, sizeof bn, "%s_b", out);
+  const int64_t cg = C / group, wn = M * cg * k * k;
+  int64_t wd[4] = {M, cg, k, k};
+  unsigned char *w = malloc((size_t)wn);
+  int32_t *b = malloc(sizeof(int32_t) * (size_t)M);
+  for (int64_t i = 0; i < wn; i++)
+    w[i] = (unsigned char)(int8_t)(int)(rndf() * 100.0f);
+  for (int64_t i = 0; i < M; i++)
+    b[i] = (int32_t)(rndf() * 500.0f);
+  init_typed(m, wn_, NN_DTYPE_INT8, 4, wd, w, 1);
+  init_typed(m, bn, NN_DTYPE_INT32, 1, &M, b, 4);
+  snprintf(ins, sizeof ins, "%s,xs,xz,%s,ws,wz,ys,yz,%s", in, wn_, bn);
+  OnnxSubset__NodeProto *nd = mb_node(m, "QLinearConv", out, ins, out);
+  int64_t pads[4] = {k / 2, k / 2, k / 2, k / 2}, strides[2] = {st, st};
+  attr_ints(m, nd, "pads", 4, pads);
+  attr_ints(m, nd, "strides", 2, strides);
+  mb_attr_int(m, nd, "group", group);
+  free(w);
+  free(b);
+}
+
+/* Direct integer convolutions in a chain (cpu/conv.c's qconv_link): the
+ * tensors between them, used once, stay channels-last; the outputs must
+ * be the GEMM path's (NN_NO_DIRECT=1, tested against references above)
+ * byte for byte.  3x3 -> 1x1 -> depthwise 3x3 s2 -> 1x1, and a variant
+ * whose middle tensor is also a graph output (not linked: it is compared). */
+static bool run_qconv_chain_case(bool s8, bool middle_out) {
+  const int64_t C = 16, H = 13, W = 18;
+  mb m;
+  mb_init(&m, 13);
+  int64_t xd[4] = {1, C, H, W};
+  const int xdt = s8 ? NN_DTYPE_INT8 : NN_DTYPE_UINT8;
+  mb_input(&m, "x", xdt, 4, xd);
+  const int64_t one = 1;
+  unsigned char z = 0, xz = (unsigned char)(s8 ? -3 : 128), yz = (unsigned char)(s8 ? 5 : 120);
+  const float ws = 0.004f, xs = 0.05f, ys = 0.05f;
+  mb_init_f32(&m, "ws", 0, NULL, &ws);
+  init_typed(&m, "wz", NN_DTYPE_INT8, 0, &one, &z, 1);
+  mb_init_f32(&m, "xs", 0, NULL, &xs);
+  init_typed(&m, "xz", xdt, 0, &one, &xz, 1);
+  mb_init_f32(&m, "ys", 0, NULL, &ys);
+  init_typed(&m, "yz", xdt, 0, &one, &yz, 1);
+  chain_qconv(&m, "x", "a", C, 64, 3, 1, 1);
+  chain_qconv(&m, "a", "b", 64, 64, 1, 1, 1);
+  chain_qconv(&m, "b", "c", 64, 64, 3, 2, 64);
+  chain_qconv(&m, "c", "d", 64, 96, 1, 1, 1);
+  if (middle_out)   /* first: run_raw compares output 0 */
+    mb_output(&m, "b");
+  mb_output(&m, "d");
+  static unsigned char x[16 * 13 * 18];
+  for (size_t i = 0; i < sizeof x; i++)
+    x[i] = (unsigned char)(rndf() * 255.0f);
+  bool ok = true;
+  for (int threads = 1; threads <= 2 && ok; threads++) {
+    size_t nb = 0, rb = 0;
+    unsigned char *got = run_raw(&m, threads, x, sizeof x, &nb);
+    setenv("NN_NO_DIRECT", "1", 1);
+    unsigned char *ref = run_raw(&m, threads, x, sizeof x, &rb);
+    unsetenv("NN_NO_DIRECT");
+    ok = got && ref && nb == rb && nb == (size_t)(middle_out ? 64 * H * W : 96 * 7 * 9) &&
+         memcmp(got, ref, nb) == 0;
+    if (!ok)
+      fprintf(stderr, "  qconv chain%s%s threads=%d: differs from the GEMM path\n", s8 ? " int8" : "",
+              middle_out ? " middle out" : "", threads);
+    free(got);
+    free(ref);
+  }
+  mb_free(&m);
+  return ok;
+}
+
 /* QLinearMatMul (uint8 A, int8 B with per-column zero points and scales):
  * random, and at its worst (every product 255 x 127: sums past 2^24, the
  * depth in chunks), against int64 sums and the reference requantization. */
@@ -1356,6 +1435,12 @@ int main(void) {
   for (size_t i = 0; i < sizeof qconv_cases / sizeof qconv_cases[0]; i++) {
     bool ok = run_qconv_case(&qconv_cases[i]);
     printf("%s %s\n", ok ? "ok  " : "FAIL", qconv_cases[i].name);
+    ok ? g_passed++ : g_failed++;
+  }
+  for (int k = 0; k < 4; k++) {
+    bool ok = run_qconv_chain_case(k & 1, k >> 1);
+    printf("%s qlinearconv chain %s%s\n", ok ? "ok  " : "FAIL", k & 1 ? "int8" : "uint8",
+           k >> 1 ? ", middle tensor an output" : "");
     ok ? g_passed++ : g_failed++;
   }
   for (int k = 0; k < 4; k++) {

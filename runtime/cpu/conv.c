@@ -221,6 +221,10 @@ typedef struct conv_priv {
   /* ... or, group 1 with weight zero points 0, the direct kernel
    * (cpu/qconv_direct.h): its packed block in that place, no offsets */
   bool qdirect;
+  /* between two direct integer convolutions, the first's output being the
+   * second's input and nothing else's (qconv_link): kept channels-last,
+   * written so by the first (qd_out_nhwc), read so by the second */
+  bool qd_out_nhwc, qd_in_nhwc;
   /* then, for each k of a group's K, its offset in the (padded) image from
    * the group's first plane at output pixel 0 (qconv_gemm_row) */
   size_t qk_bytes;
@@ -2126,6 +2130,31 @@ static size_t qconv_pad_geom(const conv_priv *p, bool s8, int64_t *Hp, int64_t *
   return nn_align_up((size_t)b, 64);
 }
 
+/* A direct integer convolution whose input is the only use of another
+ * direct QLinearConv's output (no graph output, not folded): the tensor
+ * between them is kept channels-last, the producer told so here (its
+ * prepare ran first: nodes prepare in execution order), and neither
+ * transposes it.  MobileNetV2's expand -> depthwise -> project chains and
+ * ResNet's two 3x3s per block pass so.  The producer is found through the
+ * node array: a value's producer is an index into it, and this node's own
+ * index is its output's producer. */
+static bool qconv_link(nn_node *n, const nn_qconv_in *q) {
+  const nn_value *x = conv_qget(n, q->x);
+  if (!x || x->producer < 0 || x->n_uses != 1 || x->is_graph_output || x->known ||
+      x->kind == NN_VAL_CONST || !n->y[0] || n->y[0]->producer < 0)
+    return false;
+  nn_node *prod = n + (x->producer - n->y[0]->producer);
+  if (prod->n_out < 1 || prod->y[0] != x || prod->removed || prod->folded || prod->fused ||
+      !prod->priv || !prod->op || strcmp(prod->op->name, "QLinearConv") != 0 ||
+      (prod->op->domain && prod->op->domain[0]))
+    return false;
+  conv_priv *pp = prod->priv;
+  if (!pp->qdirect || pp->batch != n->x[q->x]->dims[0])
+    return false;
+  pp->qd_out_nhwc = true;
+  return true;
+}
+
 /* The direct kernel's workspace head: M multipliers and M biases. */
 static size_t qconv_direct_head(int64_t M) {
   return nn_align_up((size_t)M * (sizeof(float) + sizeof(int32_t)), 64);
@@ -2182,6 +2211,7 @@ static nn_status qconv_pack(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
       all[i] = (int8_t)(u8 ? src[i] ^ 0x80u : src[i]);
     nn_qdc_shape sh;
     qconv_direct_shape(p, &sh);
+    sh.channels_last = p->qd_in_nhwc;
     nn_qdc_pack(&sh, all, (char *)p + CONV_PRIV_HEAD);
     nn_free(all);
     return NN_OK;
@@ -2237,6 +2267,7 @@ static nn_status qconv_prepare(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
       nn_qdc_shape sh;
       qconv_direct_shape(&p, &sh);
       p.qdirect = true;
+      p.qd_in_nhwc = qconv_link(n, q);
       p.qa_bytes = nn_align_up(nn_qdc_pack_size(&sh), 64);
       p.gemm_ws = qconv_direct_head(p.M) + nn_qdc_workspace(&sh);
       if ((st = conv_finish_priv(c, n, &p)))
@@ -2594,6 +2625,16 @@ static void qconv_direct_store(void *user, int64_t m0, int64_t mr, int64_t p0, i
   }
   const bool u8 = y->dtype == NN_DTYPE_UINT8;
   const float *mult = jb->dmult + m0;
+  if (jb->p->qd_out_nhwc) {   /* channels-last for the next convolution: rows as they are */
+    const int64_t M = jb->p->M;
+    for (int64_t t = 0; t < np; t++) {
+      uint8_t *dst = (uint8_t *)y->data + jb->ybase + (p0 + t) * M + m0;
+      const int32_t *row = cc + t * ldc;
+      for (int64_t r = nn_vmath_requant_8_lanes(row, bias, mult, jb->dzp, u8, dst, mr); r < mr; r++)
+        qconv_store1(u8, dst + r, row[r], mult[r], bias[r], jb->dzp);
+    }
+    return;
+  }
   uint8_t *yo = (uint8_t *)y->data + jb->ybase + m0 * N + p0;
   if (nn_vmath_requant_transpose_8(cc, ldc, bias, mult, jb->dzp, u8, yo, N, np, mr))
     return;

@@ -570,11 +570,12 @@ static void qd_copy(nn_ctx *c, const qd_head *h, const uint8_t *x, uint8_t flip,
   const nn_qdc_shape *s = &h->s;
   const int64_t Cp = h->Cp, plane = s->IH * s->IW;
   if (s->channels_last) {   /* rows copied, padded, flipped (widened on AVX2) */
-    if (h->el == 1)
-      memset(xc, zb, (size_t)(h->Hp * h->Wp * Cp));
-    else
-      for (int64_t i = 0, n = h->Hp * h->Wp * Cp; i < n; i++)
-        ((int16_t *)xc)[i] = (int16_t)zb;
+    qd_fill_border(h, xc, zb);
+    if (h->el == 1 && !flip && Cp == s->C) {   /* whole rows as they are */
+      for (int64_t ih = 0; ih < s->IH; ih++)
+        memcpy(xc + ((ih + s->PT) * h->Wp + s->PL) * Cp, x + ih * s->IW * s->C, (size_t)(s->IW * s->C));
+      return;
+    }
     for (int64_t ih = 0; ih < s->IH; ih++)
       for (int64_t iw = 0; iw < s->IW; iw++) {
         const uint8_t *src = x + (ih * s->IW + iw) * s->C;
