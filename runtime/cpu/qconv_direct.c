@@ -12,10 +12,10 @@
  * zb * (the channel's weight sum) comes off afterwards (nn_qdc_offsets,
  * which the caller folds into its bias).
  *
- * Work: tasks are (panel, run of pixels); a task's tiles of 6 pixels (3 on AVX2) each
- * read the panel (L2) once and their pixels' taps (the copy, L1/L2), and
- * the run's sums go to the caller's store pixel-major, whole runs of up to
- * 48 pixels at a time (requantized in vectors there).
+ * Work: tasks are (panel, run of pixels); a task's tiles of 6 pixels (3 on
+ * AVX2) each read the panel (L2) once and their pixels' taps (the copy,
+ * L1/L2), and the run's sums go to the caller's store pixel-major, whole
+ * runs of up to 48 pixels at a time (requantized in vectors there).
  */
 #include <string.h>
 
@@ -76,7 +76,6 @@ bool nn_qdc_fits(const nn_qdc_shape *s) {
     return false;
   if (s->group > 1 && (s->group != s->C || s->M != s->C || !qd_depthwise_ok()))
     return false;
-
   int64_t Hp, Wp;
   qd_padded(s, &Hp, &Wp);
   const int64_t Cp = qd_up(s->C, 4);
@@ -107,8 +106,8 @@ size_t nn_qdc_pack_size(const nn_qdc_shape *s) {
   return head + (size_t)(s->M + QD_PW_MAX) * (size_t)(taps * Cp) * 2;
 }
 
-/* Depthwise panels: for each pair of taps and each vector of W channels
- * (32 on AVX-512, 16 on AVX2), the weight pairs of the two halves that
+/* Depthwise panels: for each pair of taps and each of the panel's two
+ * vectors of W = 32 channels, the weight pairs of the two halves that
  * vpunpcklwd / vpunpckhwd make of two taps' channel vectors: in 128-bit
  * lane L, the low half holds channels 8L .. 8L + 3, the high half 8L + 4
  * .. 8L + 7.  Lane j of half v is channel 8 (j / 4) + 4 v + j % 4. */
