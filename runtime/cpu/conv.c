@@ -218,8 +218,9 @@ typedef struct conv_priv {
    * weights (qa_bytes each) follow the struct, made at prepare */
   bool qgemm;
   size_t qa_bytes;
-  /* ... or, group 1 with weight zero points 0, the direct kernel
-   * (cpu/qconv_direct.h): its packed block in that place, no offsets */
+  /* ... or, group 1 or depthwise with weight zero points 0, the direct
+   * kernel (cpu/qconv_direct.h): its packed block in that place, no
+   * offsets */
   bool qdirect;
   /* between two direct integer convolutions, the first's output being the
    * second's input and nothing else's (qconv_link): kept channels-last,
@@ -2160,7 +2161,7 @@ static size_t qconv_direct_head(int64_t M) {
   return nn_align_up((size_t)M * (sizeof(float) + sizeof(int32_t)), 64);
 }
 
-/* The direct kernel's view of a group-1 2-D convolution. */
+/* The direct kernel's view of a (group-1 or depthwise) 2-D convolution. */
 static void qconv_direct_shape(const conv_priv *p, nn_qdc_shape *s) {
   const nn_conv_geom *g = &p->g;
   *s = (nn_qdc_shape){.C = p->C, .M = p->M, .IH = g->in[1], .IW = g->in[2], .OH = g->out[1],
