@@ -453,6 +453,21 @@ static void qd_tasks(void *arg, int64_t s0, int64_t s1) {
     }
 }
 
+/* n bytes as int16 (the AVX2 path's copy). */
+static void qd_widen(int16_t *o, const uint8_t *t, int64_t n) {
+  int64_t i = 0;
+#if SG_X86
+  const __m128i z = _mm_setzero_si128();
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128((const __m128i *)(t + i));
+    _mm_storeu_si128((__m128i *)(o + i), _mm_unpacklo_epi8(v, z));
+    _mm_storeu_si128((__m128i *)(o + i + 8), _mm_unpackhi_epi8(v, z));
+  }
+#endif
+  for (; i < n; i++)
+    o[i] = t[i];
+}
+
 /* 16 channels x 16 pixels of the image (x at channel c0, flat pixel p0;
  * pixels are contiguous across rows) into the copy, a pixel's 16 channels
  * at a time, uint8 or widened to int16. */
@@ -466,26 +481,13 @@ static void qd_copy16(const qd_head *h, const uint8_t *x, int64_t c0, int64_t p0
     if (iw == s->IW)
       iw = 0, ih++;
     const int64_t at = ((ih + s->PT) * h->Wp + s->PL + iw) * h->Cp + c0;
-    if (h->el == 1) {
+    if (h->el == 1)
       memcpy(xc + at, blk + 16 * k, 16);
-    } else {
-      int16_t *o = (int16_t *)xc + at;
-#if SG_X86
-      const __m128i v = _mm_loadu_si128((const __m128i *)(blk + 16 * k)), z = _mm_setzero_si128();
-      _mm_storeu_si128((__m128i *)o, _mm_unpacklo_epi8(v, z));
-      _mm_storeu_si128((__m128i *)(o + 8), _mm_unpackhi_epi8(v, z));
-#else
-      for (int i = 0; i < 16; i++)
-        o[i] = blk[16 * k + i];
-#endif
-    }
+    else
+      qd_widen((int16_t *)xc + at, blk + 16 * k, 16);
   }
 }
 
-/* The channels-last copy of one image, padded with zb: 16 x 16 blocks
- * where the image has 16 channels and 16 pixels (the last block of each
- * overlapping the one before: the same bytes written twice), the rest
- * element by element. */
 /* n elements of the copy from element `at` set to zb (bytes, or int16). */
 static void qd_set(const qd_head *h, uint8_t *xc, int64_t at, int64_t n, int32_t zb) {
   if (h->el == 1) {
@@ -510,6 +512,14 @@ static void qd_fill_border(const qd_head *h, uint8_t *xc, int32_t zb) {
     for (int64_t iw = s->PL; Cp > s->C && iw < s->PL + s->IW; iw++)
       qd_set(h, xc, ih * row + iw * Cp + s->C, Cp - s->C, zb);
   }
+}
+
+/* Element `at` of the copy: the byte flipped, widened on the int16 path. */
+static inline void qd_put(const qd_head *h, uint8_t *xc, int64_t at, uint8_t v) {
+  if (h->el == 1)
+    xc[at] = v;
+  else
+    ((int16_t *)xc)[at] = v;
 }
 
 typedef struct qd_copy_job {
@@ -540,21 +550,9 @@ static void qd_copy_range(void *arg, int64_t b0, int64_t b1) {
         for (int64_t c = 0; c < s->C; c += 256) {
           const int64_t c0 = qd_min(c, s->C - 16), cn = qd_min(256, s->C - c0);
           nn_vmath_transpose_u8(tmp, 256, j->x + c0 * plane + ih * s->IW + iw0, plane, cn, 16, j->flip);
-          for (int k = 0; k < 16; k++) {
-            int16_t *o = (int16_t *)j->xc + ((ih + s->PT) * h->Wp + s->PL + iw0 + k) * h->Cp + c0;
-            const uint8_t *t = tmp + 256 * k;
-            int64_t i = 0;
-#if SG_X86
-            const __m128i z = _mm_setzero_si128();
-            for (; i + 16 <= cn; i += 16) {
-              const __m128i v = _mm_loadu_si128((const __m128i *)(t + i));
-              _mm_storeu_si128((__m128i *)(o + i), _mm_unpacklo_epi8(v, z));
-              _mm_storeu_si128((__m128i *)(o + i + 8), _mm_unpackhi_epi8(v, z));
-            }
-#endif
-            for (; i < cn; i++)
-              o[i] = t[i];
-          }
+          for (int k = 0; k < 16; k++)
+            qd_widen((int16_t *)j->xc + ((ih + s->PT) * h->Wp + s->PL + iw0 + k) * h->Cp + c0,
+                     tmp + 256 * k, cn);
         }
       }
     return;
@@ -564,12 +562,17 @@ static void qd_copy_range(void *arg, int64_t b0, int64_t b1) {
       qd_copy16(j->h, j->x, qd_min(c0, s->C - 16), qd_min(16 * b, plane - 16), j->flip, j->xc);
 }
 
+/* The channels-last copy of one image, padded with zb: whole image rows
+ * (or 16 x 16 blocks of flat pixels) transposed on the workers where the
+ * image has 16 channels and 16 pixels (an edge block overlapping the one
+ * before: the same bytes written twice), a channels-last image row by row,
+ * the rest element by element. */
 static void qd_copy(nn_ctx *c, const qd_head *h, const uint8_t *x, uint8_t flip, int32_t zb,
                     uint8_t *xc) {
   const nn_qdc_shape *s = &h->s;
   const int64_t Cp = h->Cp, plane = s->IH * s->IW;
-  if (s->channels_last) {   /* rows copied, padded, flipped (widened on AVX2) */
-    qd_fill_border(h, xc, zb);
+  qd_fill_border(h, xc, zb);
+  if (s->channels_last) {   /* rows copied, flipped (widened on AVX2) */
     if (h->el == 1 && !flip && Cp == s->C) {   /* whole rows as they are */
       for (int64_t ih = 0; ih < s->IH; ih++)
         memcpy(xc + ((ih + s->PT) * h->Wp + s->PL) * Cp, x + ih * s->IW * s->C, (size_t)(s->IW * s->C));
@@ -579,17 +582,12 @@ static void qd_copy(nn_ctx *c, const qd_head *h, const uint8_t *x, uint8_t flip,
       for (int64_t iw = 0; iw < s->IW; iw++) {
         const uint8_t *src = x + (ih * s->IW + iw) * s->C;
         const int64_t at = ((ih + s->PT) * h->Wp + s->PL + iw) * Cp;
-        if (h->el == 1)
-          for (int64_t ch = 0; ch < s->C; ch++)
-            xc[at + ch] = src[ch] ^ flip;
-        else
-          for (int64_t ch = 0; ch < s->C; ch++)
-            ((int16_t *)xc)[at + ch] = (int16_t)(uint8_t)(src[ch] ^ flip);
+        for (int64_t ch = 0; ch < s->C; ch++)
+          qd_put(h, xc, at + ch, src[ch] ^ flip);
       }
     return;
   }
   if (s->C >= 16 && plane >= 16) {   /* on the workers: a serial copy held back two threads */
-    qd_fill_border(h, xc, zb);
     qd_copy_job j = {.h = h, .x = x, .flip = flip, .xc = xc};
     if (s->IW >= 16)
       nn_parallel_for(c, s->IH, qd_max(1, 4096 / (s->C * s->IW)), qd_copy_range, &j);
@@ -597,27 +595,12 @@ static void qd_copy(nn_ctx *c, const qd_head *h, const uint8_t *x, uint8_t flip,
       nn_parallel_for(c, (plane + 15) / 16, qd_max(1, 4096 / s->C), qd_copy_range, &j);
     return;
   }
-  if (h->el == 1) {
-    memset(xc, zb, (size_t)(h->Hp * h->Wp * Cp));
-    for (int64_t ih = 0; ih < s->IH; ih++) {
-      uint8_t *row = xc + ((ih + s->PT) * h->Wp + s->PL) * Cp;
-      for (int64_t ch = 0; ch < s->C; ch++) {
-        const uint8_t *src = x + ch * plane + ih * s->IW;
-        for (int64_t iw = 0; iw < s->IW; iw++)
-          row[iw * Cp + ch] = src[iw] ^ flip;
-      }
-    }
-    return;
-  }
-  int16_t *xs = (int16_t *)xc;
-  for (int64_t i = 0, n = h->Hp * h->Wp * Cp; i < n; i++)
-    xs[i] = (int16_t)zb;
   for (int64_t ih = 0; ih < s->IH; ih++) {
-    int16_t *row = xs + ((ih + s->PT) * h->Wp + s->PL) * Cp;
+    const int64_t row = ((ih + s->PT) * h->Wp + s->PL) * Cp;
     for (int64_t ch = 0; ch < s->C; ch++) {
       const uint8_t *src = x + ch * plane + ih * s->IW;
       for (int64_t iw = 0; iw < s->IW; iw++)
-        row[iw * Cp + ch] = (int16_t)(uint8_t)(src[iw] ^ flip);
+        qd_put(h, xc, row + iw * Cp + ch, src[iw] ^ flip);
     }
   }
 }
