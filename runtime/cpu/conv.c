@@ -2085,25 +2085,11 @@ static void qconv_requant_of(const nn_node *n, const nn_qconv_in *q, int64_t m, 
  * reference keeps it in double and a tie such as 140.5000038 falls the other
  * way), vector blocks through vmath, the rest here, value for value the
  * same. */
-static void qconv_store1(bool u8, unsigned char *dst, int32_t acc, float mult, int32_t bias,
-                         int32_t zp) {
-  const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
-  uint32_t a = (uint32_t)acc + (uint32_t)bias;   /* wraps, as int32 */
-  float v = (float)(int32_t)a * mult;
-  v = v > lo ? v : lo;   /* NaN (zero scales) saturates low */
-  v = v < hi ? v : hi;
-  int32_t r = (int32_t)nearbyintf(v) + zp;
-  if (u8)
-    *(uint8_t *)dst = (uint8_t)r;
-  else
-    *(int8_t *)dst = (int8_t)r;
-}
-
 static void qconv_store8(bool u8, void *out, const float *af, const int32_t *ai, int64_t n,
                          float mult, int32_t bias, int32_t zp) {
   unsigned char *dst = out;
   for (int64_t t = nn_vmath_requant_8(af, ai, bias, mult, zp, u8, dst, n); t < n; t++)
-    qconv_store1(u8, dst + t, af ? (int32_t)af[t] : ai[t], mult, bias, zp);
+    nn_vmath_requant_1(af ? (int32_t)af[t] : ai[t], bias, mult, zp, u8, dst + t);
 }
 
 /* qconv_run_float (below): windows of up to this many taps, whose one input
@@ -2628,24 +2614,17 @@ static void qconv_direct_store(void *user, int64_t m0, int64_t mr, int64_t p0, i
   const float *mult = jb->dmult + m0;
   if (jb->p->qd_out_nhwc) {   /* channels-last for the next convolution: rows as they are */
     const int64_t M = jb->p->M;
-    for (int64_t t = 0; t < np; t++) {
-      uint8_t *dst = (uint8_t *)y->data + jb->ybase + (p0 + t) * M + m0;
-      const int32_t *row = cc + t * ldc;
-      for (int64_t r = nn_vmath_requant_8_lanes(row, bias, mult, jb->dzp, u8, dst, mr); r < mr; r++)
-        qconv_store1(u8, dst + r, row[r], mult[r], bias[r], jb->dzp);
-    }
+    for (int64_t t = 0; t < np; t++)
+      nn_vmath_requant_8_lanes(cc + t * ldc, bias, mult, jb->dzp, u8,
+                               (uint8_t *)y->data + jb->ybase + (p0 + t) * M + m0, mr);
     return;
   }
   uint8_t *yo = (uint8_t *)y->data + jb->ybase + m0 * N + p0;
   if (nn_vmath_requant_transpose_8(cc, ldc, bias, mult, jb->dzp, u8, yo, N, np, mr))
     return;
   unsigned char b8[NN_QDC_COLS_MAX * 64];
-  for (int64_t t = 0; t < np; t++) {
-    const int32_t *row = cc + t * ldc;
-    unsigned char *dst = b8 + t * 64;
-    for (int64_t r = nn_vmath_requant_8_lanes(row, bias, mult, jb->dzp, u8, dst, mr); r < mr; r++)
-      qconv_store1(u8, dst + r, row[r], mult[r], bias[r], jb->dzp);
-  }
+  for (int64_t t = 0; t < np; t++)
+    nn_vmath_requant_8_lanes(cc + t * ldc, bias, mult, jb->dzp, u8, b8 + t * 64, mr);
   nn_vmath_transpose_u8(yo, N, b8, 64, np, mr, 0);
 }
 

@@ -470,17 +470,9 @@ typedef struct qlmm_direct_job {
 static void qlmm_direct_store(void *user, int64_t m0, int64_t mr, int64_t p0, int64_t np,
                               const int32_t *cc, int64_t ldc) {
   const qlmm_direct_job *j = user;
-  const float lo = j->u8 ? 0.0f : -128.0f, hi = j->u8 ? 255.0f : 127.0f;
-  for (int64_t t = 0; t < np; t++) {
-    const int32_t *row = cc + t * ldc;
-    uint8_t *dst = j->y + (p0 + t) * j->N + m0;
-    for (int64_t r = nn_vmath_requant_8_lanes(row, j->bias + m0, j->mult + m0, j->zp, j->u8, dst, mr);
-         r < mr; r++) {
-      double v = qlmm_requant((int64_t)(int32_t)((uint32_t)row[r] + (uint32_t)j->bias[m0 + r]),
-                              j->mult[m0 + r], j->zp, lo, hi);
-      dst[r] = j->u8 ? (uint8_t)(int32_t)v : (uint8_t)(int8_t)(int32_t)v;
-    }
-  }
+  for (int64_t t = 0; t < np; t++)
+    nn_vmath_requant_8_lanes(cc + t * ldc, j->bias + m0, j->mult + m0, j->zp, j->u8,
+                             j->y + (p0 + t) * j->N + m0, mr);
 }
 
 static nn_status qlmm_run_direct(nn_ctx *c, nn_node *n) {

@@ -4,7 +4,30 @@
  * agree bit for bit. */
 #include "cpu/vmath.h"
 
+#include <math.h>
+
 #include "cpu/sgemm_simd.h"
+
+/* ---- every path ---------------------------------------------------------------- */
+
+void nn_vmath_requant_1(int32_t acc, int32_t bias, float mult, int32_t zp, bool u8, void *y) {
+  const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
+  float v = (float)(int32_t)((uint32_t)acc + (uint32_t)bias) * mult;   /* the sum wraps, as int32 */
+  v = v > lo ? v : lo;   /* NaN (zero scales) saturates low */
+  v = v < hi ? v : hi;
+  const int32_t r = (int32_t)nearbyintf(v) + zp;
+  if (u8)
+    *(uint8_t *)y = (uint8_t)r;
+  else
+    *(int8_t *)y = (int8_t)r;
+}
+
+static void vm_transpose_u8_c(uint8_t *dst, int64_t ldd, const uint8_t *src, int64_t lds, int64_t rows,
+                              int64_t cols, uint8_t flip) {
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++)
+      dst[j * ldd + i] = src[i * lds + j] ^ flip;
+}
 
 #if SG_X86
 
@@ -297,9 +320,11 @@ static SG256 int64_t vm2_requant_lanes(const int32_t *ai, const int32_t *bias, c
   return i;
 }
 
-int64_t nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const float *mult,
-                                 int32_t zp, bool u8, void *y, int64_t n) {
-  return nn_cpu_isa_get() < NN_CPU_AVX2 ? 0 : vm2_requant_lanes(ai, bias, mult, zp, u8, y, n);
+void nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const float *mult, int32_t zp,
+                              bool u8, void *y, int64_t n) {
+  int64_t i = nn_cpu_isa_get() < NN_CPU_AVX2 ? 0 : vm2_requant_lanes(ai, bias, mult, zp, u8, y, n);
+  for (; i < n; i++)
+    nn_vmath_requant_1(ai[i], bias[i], mult[i], zp, u8, (uint8_t *)y + i);
 }
 
 /* A 16 x 16 block of bytes in registers: four unpack stages (bytes, then
@@ -412,9 +437,7 @@ void nn_vmath_transpose_u8(uint8_t *dst, int64_t ldd, const uint8_t *src, int64_
       }
     return;
   }
-  for (int64_t i = 0; i < rows; i++)
-    for (int64_t j = 0; j < cols; j++)
-      dst[j * ldd + i] = src[i * lds + j] ^ flip;
+  vm_transpose_u8_c(dst, ldd, src, lds, rows, cols, flip);
 }
 
 int64_t nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float hi, bool u8,
@@ -454,17 +477,15 @@ bool nn_vmath_requant_transpose_8(const int32_t *acc, int64_t lda, const int32_t
   return false;
 }
 
-int64_t nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const float *mult,
-                                 int32_t zp, bool u8, void *y, int64_t n) {
-  (void)ai, (void)bias, (void)mult, (void)zp, (void)u8, (void)y, (void)n;
-  return 0;
+void nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const float *mult, int32_t zp,
+                              bool u8, void *y, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    nn_vmath_requant_1(ai[i], bias[i], mult[i], zp, u8, (uint8_t *)y + i);
 }
 
 void nn_vmath_transpose_u8(uint8_t *dst, int64_t ldd, const uint8_t *src, int64_t lds, int64_t rows,
                            int64_t cols, uint8_t flip) {
-  for (int64_t i = 0; i < rows; i++)
-    for (int64_t j = 0; j < cols; j++)
-      dst[j * ldd + i] = src[i * lds + j] ^ flip;
+  vm_transpose_u8_c(dst, ldd, src, lds, rows, cols, flip);
 }
 
 int64_t nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float hi, bool u8,

@@ -72,11 +72,18 @@ int64_t nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float 
 int64_t nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, float mult, int32_t zp,
                            bool u8, void *y, int64_t n);
 
+/* One element of nn_vmath_requant_8: float(acc + bias) * mult (the int32
+ * sum wrapping) in float32, clamped to the type's range less zp (NaN to
+ * its low end), rounded half to even, plus zp, stored to *y (uint8 when
+ * u8, else int8).  The vector paths' scalar twin, value for value. */
+void nn_vmath_requant_1(int32_t acc, int32_t bias, float mult, int32_t zp, bool u8, void *y);
+
 /* nn_vmath_requant_8 with a bias and a multiplier per element (an output
  * channel's, when the lanes are channels): v = float(ai[i] + bias[i]) *
- * mult[i], the same steps.  Vector blocks only: the count written. */
-int64_t nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const float *mult,
-                                 int32_t zp, bool u8, void *y, int64_t n);
+ * mult[i], the same steps, for all n elements (vector blocks, then
+ * nn_vmath_requant_1). */
+void nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const float *mult, int32_t zp,
+                              bool u8, void *y, int64_t n);
 
 /* nn_vmath_requant_8_lanes over a block and transposed: row i of acc (lda
  * apart) is requantized with bias[j] / mult[j] for column j and lands in
