@@ -2247,10 +2247,11 @@ static nn_status qconv_prepare(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
   const nn_value *wv0 = conv_qget(n, q->w), *wz0 = conv_qget(n, q->w_zp);
   const bool w_const = wv0->known && wv0->data && (!wz0 || (wz0->known && wz0->data));
   const bool depthwise = p.Cg == 1 && p.group == p.C;
-  if (p.g.nsp == 2 && conv_geom_fits_int(&p.g) && w_const &&
-      (!depthwise || qconv_direct_ok(n, q, &p))) {
+  const bool direct = p.g.nsp == 2 && conv_geom_fits_int(&p.g) && w_const &&
+                      qconv_direct_ok(n, q, &p);
+  if (direct || (p.g.nsp == 2 && conv_geom_fits_int(&p.g) && w_const && !depthwise)) {
     p.qgemm = true;
-    if (qconv_direct_ok(n, q, &p)) {
+    if (direct) {
       nn_qdc_shape sh;
       qconv_direct_shape(&p, &sh);
       p.qdirect = true;

@@ -210,10 +210,6 @@ QL_FMA_TARGET static inline __m256 qlbin_ld8(const uint8_t *p, int64_t s, bool s
   return _mm256_cvtepi32_ps(s8 ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v));
 }
 
-/* qlbin_add_loop sixteen at a time, as MLAS's AVX2 kernel does it: the two
- * FMAs, _mm256_cvtps_epi32 (half to even; out of range or NaN gives
- * INT32_MIN) and the saturating packs to 16 then 8 bits, which is
- * ql_cvt_sat value for value.  The tail stays with the scalar loop. */
 /* Both operands spans (the residual Add): sixteen a step with the type fixed. */
 QL_FMA_TARGET static inline __attribute__((always_inline)) int64_t
 qlbin_add_spans(const qlbin_args *q, const bool s8) {
@@ -237,19 +233,8 @@ qlbin_add_spans(const qlbin_args *q, const bool s8) {
   return i;
 }
 
-QL_FMA_TARGET static void qlbin_add_fma(const qlbin_args *q) {
-  if (q->sa == 1 && q->sb == 1) {
-    const int64_t i = q->s8 ? qlbin_add_spans(q, true) : qlbin_add_spans(q, false);
-    if (i < q->n) {
-      qlbin_args t = *q;
-      t.a = (const uint8_t *)q->a + i;
-      t.b = (const uint8_t *)q->b + i;
-      t.y = (uint8_t *)q->y + i;
-      t.n = q->n - i;
-      qlbin_add_loop(&t);
-    }
-    return;
-  }
+/* Sixteen elements of any span (a step of 0 or 1 each). */
+QL_FMA_TARGET static int64_t qlbin_add_any(const qlbin_args *q) {
   const __m256 r0 = _mm256_set1_ps(q->r0), r1 = _mm256_set1_ps(q->r1), F = _mm256_set1_ps(q->fixed);
   const uint8_t *a = q->a, *b = q->b;
   uint8_t *y = q->y;
@@ -269,11 +254,21 @@ QL_FMA_TARGET static void qlbin_add_fma(const qlbin_args *q) {
     __m128i o = s8 ? _mm_packs_epi16(h[0], h[1]) : _mm_packus_epi16(h[0], h[1]);
     _mm_storeu_si128((__m128i *)(y + i), o);
   }
+  return i;
+}
+
+/* qlbin_add_loop sixteen at a time, as MLAS's AVX2 kernel does it: the two
+ * FMAs, _mm256_cvtps_epi32 (half to even; out of range or NaN gives
+ * INT32_MIN) and the saturating packs to 16 then 8 bits, which is
+ * ql_cvt_sat value for value.  The tail stays with the scalar loop. */
+QL_FMA_TARGET static void qlbin_add_fma(const qlbin_args *q) {
+  const int64_t i = q->sa == 1 && q->sb == 1 ? (q->s8 ? qlbin_add_spans(q, true) : qlbin_add_spans(q, false))
+                                              : qlbin_add_any(q);
   if (i < q->n) {
     qlbin_args t = *q;
-    t.a = a + i * sa;
-    t.b = b + i * sb;
-    t.y = y + i;
+    t.a = (const uint8_t *)q->a + i * q->sa;
+    t.b = (const uint8_t *)q->b + i * q->sb;
+    t.y = (uint8_t *)q->y + i;
     t.n = q->n - i;
     qlbin_add_loop(&t);
   }
