@@ -233,7 +233,7 @@ qlbin_add_spans(const qlbin_args *q, const bool s8) {
   return i;
 }
 
-/* Sixteen elements of any span (a step of 0 or 1 each). */
+/* Sixteen a step over spans of any step (0 or 1 each); how far it got. */
 QL_FMA_TARGET static int64_t qlbin_add_any(const qlbin_args *q) {
   const __m256 r0 = _mm256_set1_ps(q->r0), r1 = _mm256_set1_ps(q->r1), F = _mm256_set1_ps(q->fixed);
   const uint8_t *a = q->a, *b = q->b;
