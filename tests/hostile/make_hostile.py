@@ -339,6 +339,15 @@ def gen_dims():
                                         [vi("x", TensorProto.UINT8, [1, 2, 4, 4])], [vi("y", TensorProto.UINT8, None)],
                                         qin, opset=13),
          msg="padded input .* is too large")
+    # the direct integer kernel's channels-last copy (group 1, 4 channels,
+    # weight zero point 0): pads of 20000 with a stride alike keep the output
+    # at 5x5 but the copy at 40008 x 40008 x 4 (x 2 on AVX2): over the arena
+    qdin = [numpy_helper.from_array(np.ones((64, 4, 3, 3), np.int8), "w4") if t.name == "w" else t for t in qin]
+    case("qlinearconv-direct-huge-copy",
+         model([helper.make_node("QLinearConv", ["x", "xs", "xz", "w4", "ws", "wz", "ys", "yz"], ["y"],
+                                 kernel_shape=[3, 3], pads=[20000] * 4, strides=[10000, 10000])],
+               [vi("x", TensorProto.UINT8, [1, 4, 8, 8])], [vi("y", TensorProto.UINT8, None)], qdin, opset=13),
+         msg="workspace, more than the arena limit")
     # thousands of inputs, each within the element limit, together over the
     # I/O budget
     ins = [vi(f"x{i}", F, [1 << 20]) for i in range(64)]
