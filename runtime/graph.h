@@ -25,6 +25,9 @@ typedef struct nn_opset {
 #define NN_FUSE_CONCAT 16u   /* Concat (one outer row) with its inputs planned inside
                                 its output: their producers write it in place
                                 (nn_value.alias_off), and the Concat copies nothing */
+#define NN_FUSE_QDQ 64u      /* DequantizeLinear -> Conv / MatMul / Add / Mul /
+                                GlobalAveragePool -> QuantizeLinear -> the 8-bit
+                                operator of the same integers (qdq.c), at load */
 #define NN_FUSE_MATMUL_ADD 32u /* Add(MatMul(a, b), c) -> MatMul with c in its epilogue:
                                 a constant c along the last axis as its bias (x[2]),
                                 or a tensor of the output's shape as its residual
@@ -124,6 +127,9 @@ int nn_graph_opset(const nn_graph *g, const char *domain);
  * find_kernel resolves the kernels of the ops a rewrite introduces
  * (HardSwish). */
 nn_status nn_graph_simplify(nn_graph *g, nn_kernel_lookup_fn find_kernel, nn_error *err);
+/* qdq.c: the QDQ format's groups to 8-bit operators (NN_FUSE_QDQ), once,
+ * after simplify, for a backend whose kernel table (find_kernel) has them. */
+nn_status nn_graph_fuse_qdq(nn_graph *g, nn_kernel_lookup_fn find_kernel, nn_error *err);
 
 /* plan.c: prepare every node for the current input shapes, fold constants,
  * plan the arena.  Inputs must have dtype/rank/dims set (and data for inputs

@@ -538,6 +538,8 @@ static nn_status session_create(const model_src *src, const char *base_dir, cons
   }
   s->backend = backend;
   g->fusions = s->be->fusions;   /* what the plan may fuse for this backend's kernels */
+  if ((g->fusions & NN_FUSE_QDQ) && (st = nn_graph_fuse_qdq(g, nn_kernel_find, err)) != NN_OK)
+    goto out_free_session;
   s->ctx.err = &s->err;
   s->ctx.limits = &s->opt.limits;
   s->ctx.threads = o.threads;

@@ -20,10 +20,11 @@ like the originals, so a weakness no model in ../shared shows comes out:
     crnn         32x160 text line, VGG convs, two bidirectional LSTMs, Softmax
     arcface      112x112 face, IResNet-18: BatchNorm around convs, PRelu
     u2netp       320x320, nested U-blocks, dilated 3x3 at 16 channels, Resize
-    mobilenetv2_qdq  MobileNetV2 in 8 bits, QDQ format (ONNX Runtime's quantizer)
     resnet_qop   ResNet-18 in 8 bits, QOperator format (QLinearConv, com.microsoft
                  QLinearAdd / QLinearGlobalAveragePool, QLinearMatMul; the zoo's *-int8)
     mobilenetv2_qop  MobileNetV2 in 8 bits, QOperator format (depthwise QLinearConv)
+    mobilenetv2_qdq, resnet_qdq  the two above in the QDQ format (ONNX Runtime's
+                 quantizer's default: DequantizeLinear -> Conv -> QuantizeLinear), same integers
 
     tools/arch-models.py OUT_DIR [NAME ...]
 
@@ -339,47 +340,26 @@ def u2netp(path, S=320):
     sides=[g.conv(d1,64,1,3)]+[up(g.conv(f,64,1,3),1,S) for f in (d2,d3,d4,d5,h6)]
     g.save('x',[1,3,S,S],[g.op('Sigmoid',[g.conv(g.op('Concat',sides,axis=1),6,1,1)])],path)
 
-def mobilenetv2_qdq(path):
-    """MobileNetV2 quantized to 8 bits in ONNX Runtime's QDQ format (its
-    quantizer's default): int8 weights per output channel behind
-    DequantizeLinear, each conv's input through QuantizeLinear ->
-    DequantizeLinear (uint8, one scale per tensor), int32 biases the same
-    way.  ONNX Runtime fuses the groups into int8 kernels."""
-    g=G('mbv2q')
-    def qdq(x, scale=0.05, zp=128):
-        s=g.w(np.array(scale)); z=g.t('c'); g.inits.append(nh.from_array(np.array(zp,dtype=np.uint8),z))
-        return g.op('DequantizeLinear',[g.op('QuantizeLinear',[x,s,z]),s,z])
-    def conv(x,cin,cout,k,st=1,gr=1):
-        wf=rng.standard_normal((cout,cin//gr,k,k))*np.sqrt(2.0/(cin//gr*k*k))*0.7
-        ws=np.abs(wf).reshape(cout,-1).max(1)/127.0
-        wq=np.clip(np.round(wf/ws[:,None,None,None]),-127,127).astype(np.int8)
-        wn=g.t('c'); g.inits.append(nh.from_array(wq,wn)); wz=g.t('c'); g.inits.append(nh.from_array(np.zeros(cout,np.int8),wz))
-        w=g.op('DequantizeLinear',[wn,g.w(ws),wz],axis=0)
-        bs=0.05*ws; bq=np.round(rng.standard_normal(cout)*0.05/bs).astype(np.int32)
-        bn=g.t('c'); g.inits.append(nh.from_array(bq,bn)); bz=g.t('c'); g.inits.append(nh.from_array(np.zeros(cout,np.int32),bz))
-        b=g.op('DequantizeLinear',[bn,g.w(bs),bz],axis=0)
-        return g.op('Conv',[qdq(x),w,b],kernel_shape=[k,k],strides=[st,st],pads=[k//2]*4,group=gr)
-    x=g.relu6(conv('x',3,32,3,2)); c=32
-    for t,co,n,st in [(1,16,1,1),(6,24,2,2),(6,32,3,2),(6,64,4,2),(6,96,3,1),(6,160,3,2),(6,320,1,1)]:
-        for i in range(n):
-            s_ = st if i==0 else 1; hid=c*t; y=x
-            if t!=1: y=g.relu6(conv(y,c,hid,1))
-            y=g.relu6(conv(y,hid,hid,3,s_,gr=hid))
-            y=conv(y,hid,co,1)
-            if s_==1 and c==co: y=g.op('Add',[qdq(x),qdq(y)])
-            x=y; c=co
-    x=g.relu6(conv(x,c,1280,1)); x=g.op('GlobalAveragePool',[qdq(x)]); x=g.op('Flatten',[x])
-    x=g.op('Gemm',[qdq(x),g.w(rng.standard_normal((1000,1280))*0.03),g.w(np.zeros(1000))],transB=1)
-    g.save('x',[1,3,224,224],[x],path)
-
 class QOp:
-    """Builds ONNX Runtime QOperator graphs (QLinearConv with uint8
-    activations and int8 weights per output channel, com.microsoft
-    QLinearAdd) from a float run of the same network in numpy: each
-    activation's (scale, zero point) is the quantizer's MinMax over that
-    run, 0 exact."""
-    def __init__(s, g, nrng):
-        s.g, s.nrng = g, nrng
+    """Builds 8-bit graphs from a float run of the same network in numpy,
+    each activation's (scale, zero point) the quantizer's MinMax over that
+    run, 0 exact, in one of ONNX Runtime's quantizer's two formats:
+    QOperator (qdq False: QLinearConv with uint8 activations and int8
+    weights per output channel, com.microsoft QLinearAdd, ...) or QDQ (qdq
+    True: float Conv / Add / GlobalAveragePool / MatMul between
+    DequantizeLinear and QuantizeLinear, weights and int32 biases behind
+    DequantizeLinear, Relu and Relu6 dropped where the output's range
+    covers them, as the quantizer writes it).  Both formats of one network
+    and seed carry the same integers: run as ONNX Runtime runs QDQ (the
+    groups fused into the QOperator kernels) they give the same bytes."""
+    def __init__(s, g, nrng, qdq=False):
+        s.g, s.nrng, s.qdq = g, nrng, qdq
+
+    def dq(s, x):                  # a quantized tensor as a QDQ consumer reads it
+        return s.g.op('DequantizeLinear', [x[0], *s.qp(x[2])])
+
+    def q(s, yf_name, ys):
+        return s.g.op('QuantizeLinear', [yf_name, *s.qp(ys)])
 
     @staticmethod
     def conv_f(x, w, b, st, p, group=1):   # float Conv (NCHW, batch 1) through im2col
@@ -425,6 +405,14 @@ class QOp:
         wq = np.clip(np.round(wf / ws[:, None, None, None]), -127, 127)
         bq = np.round(bf / (xs[0] * ws))
         ys = s.aparams(yf, relu)
+        if s.qdq:
+            w = s.g.op('DequantizeLinear', [s.init(wq, np.int8), s.init(ws, np.float32),
+                                            s.init(np.zeros(cout), np.int8)], axis=0)
+            b = s.g.op('DequantizeLinear', [s.init(bq, np.int32), s.init(xs[0] * ws, np.float32),
+                                            s.init(np.zeros(cout), np.int32)], axis=0)
+            y = s.g.op('Conv', [s.dq(x), w, b], kernel_shape=[k, k], strides=[st, st],
+                       pads=[k // 2] * 4, group=group)
+            return s.q(y, ys), yf, ys
         y = s.g.op('QLinearConv', [xq, *s.qp(xs), s.init(wq, np.int8), s.init(ws, np.float32),
                                    s.init(np.zeros(cout), np.int8), *s.qp(ys), s.init(bq, np.int32)],
                    kernel_shape=[k, k], strides=[st, st], pads=[k // 2] * 4, group=group)
@@ -435,6 +423,8 @@ class QOp:
         if relu:
             of = np.maximum(of, 0)
         os_ = s.aparams(of, relu)
+        if s.qdq:
+            return s.q(s.g.op('Add', [s.dq(a), s.dq(b)]), os_), of, os_
         return (s.g.op('QLinearAdd', [a[0], *s.qp(a[2]), b[0], *s.qp(b[2]), *s.qp(os_)],
                        domain='com.microsoft'), of, os_)
 
@@ -445,15 +435,22 @@ class QOp:
         g = s.g
         pf = x[1].mean(axis=(2, 3), keepdims=True)
         ps = s.aparams(pf, True)
-        p = g.op('QLinearGlobalAveragePool', [x[0], *s.qp(x[2]), *s.qp(ps)], domain='com.microsoft',
-                 channels_last=0)
-        p = g.op('Flatten', [p])
+        if s.qdq:
+            p = s.q(g.op('Flatten', [s.dq((s.q(g.op('GlobalAveragePool', [s.dq(x)]), ps), 0, ps))]), ps)
+        else:
+            p = g.op('QLinearGlobalAveragePool', [x[0], *s.qp(x[2]), *s.qp(ps)], domain='com.microsoft',
+                     channels_last=0)
+            p = g.op('Flatten', [p])
         wf = (s.nrng.standard_normal((c, 1000)) * 0.03).astype(np.float32)
         lf = pf.reshape(1, c) @ wf
         wsc = np.float32(np.abs(wf).max() / 127.0)
         ls = s.aparams(lf, False)
-        lq = g.op('QLinearMatMul', [p, *s.qp(ps), s.init(np.clip(np.round(wf / wsc), -127, 127), np.int8),
-                                    s.init(wsc, np.float32), s.init(0, np.int8), *s.qp(ls)])
+        wq = s.init(np.clip(np.round(wf / wsc), -127, 127), np.int8)
+        if s.qdq:
+            wd = g.op('DequantizeLinear', [wq, s.init(wsc, np.float32), s.init(0, np.int8)])
+            lq = s.q(g.op('MatMul', [s.dq((p, 0, ps)), wd]), ls)
+        else:
+            lq = g.op('QLinearMatMul', [p, *s.qp(ps), wq, s.init(wsc, np.float32), s.init(0, np.int8), *s.qp(ls)])
         logits = g.op('DequantizeLinear', [lq, *s.qp(ls)])
         gr = h.make_graph(g.nodes, g.name, [h.make_tensor_value_info('x', T.FLOAT, [1, 3, S, S])],
                           [h.make_tensor_value_info(logits, T.FLOAT, [1, 1000]),
@@ -471,7 +468,7 @@ class QOp:
         return (s.g.op('QuantizeLinear', ['x', *s.qp(xs)]), calib, xs)
 
 
-def resnet_qop(path, S=224):
+def resnet_qop(path, S=224, qdq=False):
     """ResNet-18 quantized to 8 bits in ONNX Runtime's QOperator format (the
     model zoo's *-int8 models): QuantizeLinear at the input, QLinearConv
     (uint8 activations, int8 weights per output channel, int32 bias; each
@@ -481,7 +478,7 @@ def resnet_qop(path, S=224):
     DequantizeLinear.  Calibrated as the quantizer's MinMax does, on a
     float run of the same network (numpy) over one random image.  Outputs:
     the float logits and the uint8 ones before DequantizeLinear."""
-    q = QOp(G('rqop'), np.random.default_rng(7))
+    q = QOp(G('rqop'), np.random.default_rng(7), qdq)
 
     def maxpool_f(x):             # 3x3 stride 2, pads 1
         xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
@@ -489,7 +486,9 @@ def resnet_qop(path, S=224):
         return np.max([xp[:, :, i:i + 2 * oh:2, j:j + 2 * ow:2] for i in range(3) for j in range(3)], axis=0)
 
     x = q.conv(q.input(S), 3, 64, 7, 2, True)
-    x = (q.g.op('MaxPool', [x[0]], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]), maxpool_f(x[1]), x[2])
+    mp = dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    x = ((q.q(q.g.op('MaxPool', [q.dq(x)], **mp), x[2]) if qdq else q.g.op('MaxPool', [x[0]], **mp)),
+         maxpool_f(x[1]), x[2])
     c = 64
     for co, st in [(64, 1), (64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1)]:
         y = q.conv(q.conv(x, c, co, 3, st, True), co, co, 3, 1, False)
@@ -499,12 +498,12 @@ def resnet_qop(path, S=224):
     q.head(x, c, S, path)
 
 
-def mobilenetv2_qop(path, S=224):
+def mobilenetv2_qop(path, S=224, qdq=False):
     """MobileNetV2 quantized to 8 bits in the QOperator format (the zoo's
     mobilenetv2-12-int8): QLinearConv throughout, the depthwise 3x3 ones
     with group = channels, Relu6 folded into the output ranges, the
     residuals as QLinearAdd, the same head as resnet_qop."""
-    q = QOp(G('mqop'), np.random.default_rng(11))
+    q = QOp(G('mqop'), np.random.default_rng(11), qdq)
     x = q.conv(q.input(S), 3, 32, 3, 2, True, relu6=True)
     c = 32
     for t, co, n, st in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
@@ -522,12 +521,22 @@ def mobilenetv2_qop(path, S=224):
     x = q.conv(x, c, 1280, 1, 1, True, relu6=True)
     q.head(x, 1280, S, path)
 
+
+def resnet_qdq(path):
+    """resnet_qop in the QDQ format: the same integers."""
+    resnet_qop(path, qdq=True)
+
+
+def mobilenetv2_qdq(path):
+    """mobilenetv2_qop in the QDQ format: the same integers."""
+    mobilenetv2_qop(path, qdq=True)
+
 ARCHS = [('mobilenetv2', mobilenetv2), ('resnet18', resnet18), ('yolov8n', yolov8n),
          ('effnet_b0', effnet_b0), ('mobilenetv3', mobilenetv3), ('vit_tiny', vit_tiny),
          ('unet', unet), ('deeplabv3', deeplabv3), ('espcn', espcn), ('style', style),
          ('convnext', convnext), ('crnn', crnn), ('arcface', arcface), ('u2netp', u2netp),
          ('mobilenetv2_qdq', mobilenetv2_qdq), ('resnet_qop', resnet_qop),
-         ('mobilenetv2_qop', mobilenetv2_qop)]
+         ('mobilenetv2_qop', mobilenetv2_qop), ('resnet_qdq', resnet_qdq)]
 
 if __name__ == '__main__':
     if len(sys.argv) < 2 or sys.argv[1].startswith('-'):

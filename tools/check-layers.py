@@ -6,7 +6,7 @@ Usage: check-layers.py SOURCE_ROOT LIB.a [LIB.a ...]
 Layers, lowest first (ARCHITECTURE.md):
   core     alloc error attr file dtype shape_util threadpool knobs
   ops      runtime/ops/
-  ir       onnx/ (loader + generated protobuf), graph passes plan
+  ir       onnx/ (loader + generated protobuf), graph passes qdq plan
   seam     backend.h, partition.c (the interface the backends implement)
   cpu      runtime/cpu/        } backends: siblings, neither may reach the other
   vulkan   runtime/vulkan/     }
@@ -27,7 +27,7 @@ import subprocess
 import sys
 
 RANK = {"core": 0, "ops": 1, "ir": 2, "seam": 3, "cpu": 4, "vulkan": 4, "top": 5}
-IR = {"graph", "passes", "plan"}
+IR = {"graph", "passes", "qdq", "plan"}
 SEAM = {"partition", "backend"}
 
 

@@ -386,7 +386,7 @@ const nn_backend_iface nn_backend_cpu = {
   .name = "cpu",
   .kind = NN_BACKEND_CPU,
   .fusions = NN_FUSE_RESIDUAL | NN_FUSE_DW_PW | NN_FUSE_NORM_ACT | NN_FUSE_NORM_PW |
-               NN_FUSE_CONCAT | NN_FUSE_MATMUL_ADD,
+               NN_FUSE_CONCAT | NN_FUSE_MATMUL_ADD | NN_FUSE_QDQ,
   .create = cpu_create,
   .is_software = NULL,
   .supports_node = NULL,
