@@ -2079,6 +2079,24 @@ static void qconv_requant_of(const nn_node *n, const nn_qconv_in *q, int64_t m, 
   *zp = yzpv ? conv_q8(yzpv, 0) : 0;
 }
 
+/* qconv_requant_of for output channels 0 .. M - 1 at once: mult[m], the
+ * channel's bias added to bias[m] (mod 2^32), the zero point. */
+static void qconv_requant_all(const nn_node *n, const nn_qconv_in *q, int64_t M, float *mult,
+                              int32_t *bias, int32_t *zp) {
+  const nn_value *wsv = conv_qget(n, q->w_scale), *bv = conv_qget(n, q->bias);
+  const nn_value *yzpv = conv_qget(n, q->y_zp);
+  const float xs = *(const float *)conv_qget(n, q->x_scale)->data;
+  const float ys = *(const float *)conv_qget(n, q->y_scale)->data;
+  const float *wsc = wsv->data;
+  const int32_t *b = bv ? bv->data : NULL;
+  for (int64_t m = 0; m < M; m++) {
+    mult[m] = xs * wsc[wsv->numel == 1 ? 0 : m] / ys;   /* qconv_requant_of's order */
+    if (b)
+      bias[m] = (int32_t)((uint32_t)bias[m] + (uint32_t)b[m]);
+  }
+  *zp = yzpv ? conv_q8(yzpv, 0) : 0;
+}
+
 /* Store n requantized sums (from af, floats holding exact integers, or
  * else ai) as 8-bit elements: ONNX Runtime's arithmetic (vmath.h's
  * nn_vmath_requant_8: the product rounded to float32, where the ONNX
@@ -2595,38 +2613,27 @@ static void qconv_gemm_store(void *user, int64_t m0, int64_t mr, int64_t j0, int
   }
 }
 
-/* The direct kernel's runs (cpu/qconv_direct.h: pixel-major), requantized a
- * pixel's channels at a time in vectors, then turned channel-major into y
- * in 16 x 16 byte blocks. */
+/* ConvInteger's sums from the direct kernel (cpu/qconv_direct.h:
+ * pixel-major) into y, channel-major, with the zero point's term. */
 static void qconv_direct_store(void *user, int64_t m0, int64_t mr, int64_t p0, int64_t np,
                                const int32_t *cc, int64_t ldc) {
   const qconv_gemm_job *jb = user;
   const int64_t N = jb->p->g.out_sz;
-  nn_value *y = jb->n->y[0];
   const int32_t *bias = jb->dbias + m0;
-  if (!jb->requant) {   /* ConvInteger: int32 out */
-    int32_t *yo = (int32_t *)y->data + jb->ybase + m0 * N + p0;
-    for (int64_t t = 0; t < np; t++)
-      for (int64_t r = 0; r < mr; r++)
-        yo[r * N + t] = (int32_t)((uint32_t)cc[t * ldc + r] + (uint32_t)bias[r]);
-    return;
-  }
-  const bool u8 = y->dtype == NN_DTYPE_UINT8;
-  const float *mult = jb->dmult + m0;
-  if (jb->p->qd_out_nhwc) {   /* channels-last for the next convolution: rows as they are */
-    const int64_t M = jb->p->M;
-    for (int64_t t = 0; t < np; t++)
-      nn_vmath_requant_8_lanes(cc + t * ldc, bias, mult, jb->dzp, u8,
-                               (uint8_t *)y->data + jb->ybase + (p0 + t) * M + m0, mr);
-    return;
-  }
-  uint8_t *yo = (uint8_t *)y->data + jb->ybase + m0 * N + p0;
-  if (nn_vmath_requant_transpose_8(cc, ldc, bias, mult, jb->dzp, u8, yo, N, np, mr))
-    return;
-  unsigned char b8[NN_QDC_COLS_MAX * 64];
+  int32_t *yo = (int32_t *)jb->n->y[0]->data + jb->ybase + m0 * N + p0;
   for (int64_t t = 0; t < np; t++)
-    nn_vmath_requant_8_lanes(cc + t * ldc, bias, mult, jb->dzp, u8, b8 + t * 64, mr);
-  nn_vmath_transpose_u8(yo, N, b8, 64, np, mr, 0);
+    for (int64_t r = 0; r < mr; r++)
+      yo[r * N + t] = (int32_t)((uint32_t)cc[t * ldc + r] + (uint32_t)bias[r]);
+}
+
+/* QLinearConv's bytes from the direct kernel (requantized there), turned
+ * channel-major in 16 x 16 blocks (a channels-last y, for the next
+ * convolution, the kernel writes itself). */
+static void qconv_direct_store8(void *user, int64_t m0, int64_t mr, int64_t p0, int64_t np,
+                                const uint8_t *c8, int64_t ldc) {
+  const qconv_gemm_job *jb = user;
+  const int64_t N = jb->p->g.out_sz;
+  nn_vmath_transpose_u8((uint8_t *)jb->n->y[0]->data + jb->ybase + m0 * N + p0, N, c8, ldc, np, mr, 0);
 }
 
 static nn_status qconv_run_qgemm(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
@@ -2649,18 +2656,21 @@ static nn_status qconv_run_qgemm(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
     float *mult = n->ws;
     int32_t *bias = (int32_t *)(mult + p->M);
     nn_qdc_offsets(pk, zb, bias);
-    for (int64_t m = 0; jb.requant && m < p->M; m++) {
-      int32_t b;
-      qconv_requant_of(n, q, m, &mult[m], &b, &jb.dzp);
-      bias[m] = (int32_t)((uint32_t)bias[m] + (uint32_t)b);
-    }
+    if (jb.requant)
+      qconv_requant_all(n, q, p->M, mult, bias, &jb.dzp);
     jb.dmult = mult;
     jb.dbias = bias;
+    nn_qdc_requant rq = {bias, mult, jb.dzp, n->y[0]->dtype == NN_DTYPE_UINT8, NULL, p->M};
     for (int64_t bi = 0; bi < p->batch; bi++) {
       jb.ybase = bi * p->M * g->out_sz;
-      nn_status st = nn_qdc_compute(c, pk, (const uint8_t *)x->data + bi * p->C * g->in_sz, fl, zb,
-                                    qconv_direct_store, &jb, (char *)n->ws + head,
-                                    n->ws_bytes - head);
+      if (p->qd_out_nhwc)
+        rq.dst = (uint8_t *)n->y[0]->data + jb.ybase;
+      const uint8_t *xi = (const uint8_t *)x->data + bi * p->C * g->in_sz;
+      void *kws = (char *)n->ws + head;
+      nn_status st = jb.requant ? nn_qdc_compute_8(c, pk, xi, fl, zb, &rq, qconv_direct_store8, &jb,
+                                                   kws, n->ws_bytes - head)
+                                : nn_qdc_compute(c, pk, xi, fl, zb, qconv_direct_store, &jb, kws,
+                                                 n->ws_bytes - head);
       if (st)
         return nn_fail(c, st, "the direct integer convolution refused its operands");
     }

@@ -218,9 +218,40 @@ static void qd_kernel_c(int R, const uint8_t *const *px, const int64_t *toff, in
 #define QD_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
 #define QD_AVX2_TARGET __attribute__((target("avx2,fma")))
 
+/* The tile's sums requantized (nn_qdc_requant, bias and mult at the
+ * panel's first channel, mr of them valid) to bytes, pixel r's mr at
+ * out8 + r * ld8: nn_vmath_requant_1's steps, 16 lanes at a time. */
+QD_VNNI_TARGET static inline __attribute__((always_inline)) void
+qd_vnni_requant(const int R, __m512i acc[][4], const nn_qdc_requant *rq, int64_t mr, uint8_t *out8,
+                int64_t ld8) {
+  const __m512 vlo = _mm512_set1_ps((float)((rq->u8 ? 0 : -128) - rq->zp));
+  const __m512 vhi = _mm512_set1_ps((float)((rq->u8 ? 255 : 127) - rq->zp));
+  const __m512i vz = _mm512_set1_epi32(rq->zp);
+  __m512i vb[4];
+  __m512 vm[4];
+  __mmask16 k[4];
+  SG_UNROLL(4)
+  for (int v = 0; v < 4; v++) {
+    const int64_t lanes = mr - 16 * v;   /* masked: no access past channel M */
+    k[v] = lanes >= 16 ? (__mmask16)0xFFFF : lanes <= 0 ? 0 : (__mmask16)((1u << lanes) - 1);
+    vb[v] = _mm512_maskz_loadu_epi32(k[v], rq->bias + 16 * v);
+    vm[v] = _mm512_maskz_loadu_ps(k[v], rq->mult + 16 * v);
+  }
+  SG_UNROLL(6)
+  for (int r = 0; r < R; r++)
+    SG_UNROLL(4)
+    for (int v = 0; v < 4; v++) {
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc[r][v], vb[v])), vm[v]);
+      f = _mm512_min_ps(_mm512_max_ps(f, vlo), vhi);   /* NaN -> lo, as MLAS */
+      _mm512_mask_cvtepi32_storeu_epi8(out8 + r * ld8 + 16 * v, k[v],
+                                       _mm512_add_epi32(_mm512_cvtps_epi32(f), vz));   /* in range */
+    }
+}
+
 QD_VNNI_TARGET static inline __attribute__((always_inline)) void
 qd_vnni_r(const int R, const uint8_t *const *px, const int64_t *toff, int64_t taps, int64_t C4,
-          const int8_t *w, int32_t *out) {
+          const int8_t *w, int32_t *out, const nn_qdc_requant *rq, int64_t mr, uint8_t *out8,
+          int64_t ld8) {
   __m512i acc[QD_R][4];
   SG_UNROLL(6)
   for (int r = 0; r < R; r++)
@@ -247,6 +278,10 @@ qd_vnni_r(const int R, const uint8_t *const *px, const int64_t *toff, int64_t ta
       }
     }
   }
+  if (rq) {
+    qd_vnni_requant(R, acc, rq, mr, out8, ld8);
+    return;
+  }
   SG_UNROLL(6)
   for (int r = 0; r < R; r++)
     SG_UNROLL(4)
@@ -254,15 +289,19 @@ qd_vnni_r(const int R, const uint8_t *const *px, const int64_t *toff, int64_t ta
       _mm512_storeu_si512((void *)(out + r * 64 + 16 * v), acc[r][v]);
 }
 
+/* out: the int32 sums; or, with rq, out8: the requantized bytes, a
+ * pixel's ld8 apart. */
 QD_VNNI_TARGET static void qd_kernel_vnni(int R, const uint8_t *const *px, const int64_t *toff,
-                                          int64_t taps, int64_t C4, const int8_t *w, int32_t *out) {
+                                          int64_t taps, int64_t C4, const int8_t *w, int32_t *out,
+                                          const nn_qdc_requant *rq, int64_t mr, uint8_t *out8,
+                                          int64_t ld8) {
   switch (R) {
-  case 6: qd_vnni_r(6, px, toff, taps, C4, w, out); break;
-  case 5: qd_vnni_r(5, px, toff, taps, C4, w, out); break;
-  case 4: qd_vnni_r(4, px, toff, taps, C4, w, out); break;
-  case 3: qd_vnni_r(3, px, toff, taps, C4, w, out); break;
-  case 2: qd_vnni_r(2, px, toff, taps, C4, w, out); break;
-  default: qd_vnni_r(1, px, toff, taps, C4, w, out); break;
+  case 6: qd_vnni_r(6, px, toff, taps, C4, w, out, rq, mr, out8, ld8); break;
+  case 5: qd_vnni_r(5, px, toff, taps, C4, w, out, rq, mr, out8, ld8); break;
+  case 4: qd_vnni_r(4, px, toff, taps, C4, w, out, rq, mr, out8, ld8); break;
+  case 3: qd_vnni_r(3, px, toff, taps, C4, w, out, rq, mr, out8, ld8); break;
+  case 2: qd_vnni_r(2, px, toff, taps, C4, w, out, rq, mr, out8, ld8); break;
+  default: qd_vnni_r(1, px, toff, taps, C4, w, out, rq, mr, out8, ld8); break;
   }
 }
 
@@ -379,7 +418,9 @@ typedef struct qd_job {
   const uint8_t *xc;           /* the copy */
   const int64_t *toff;         /* each tap's byte offset in the copy */
   int64_t run, runs;           /* pixels per task (a multiple of QD_R), tasks per panel */
-  nn_qdc_store_fn store;
+  nn_qdc_store_fn store;        /* the sums; or */
+  nn_qdc_store8_fn store8;      /* the bytes, requantized as rq says */
+  nn_qdc_requant rq;
   void *user;
   nn_block blk[QD_MAX_BLOCKS];
   int nblk;
@@ -395,6 +436,13 @@ static void qd_task(const qd_job *j, int64_t task) {
   const char *wp = (const char *)h + h->pan + (size_t)pm * h->pan_bytes;
   const size_t pix = (size_t)(h->Cp * h->el);
   int32_t run[NN_QDC_COLS_MAX * QD_PW_MAX];   /* [pixel][channel of the panel] */
+  uint8_t run8[NN_QDC_COLS_MAX * QD_PW_MAX];  /* the same, requantized (store8) */
+  const nn_qdc_requant rq = {j->rq.bias ? j->rq.bias + m0 : NULL, j->rq.mult ? j->rq.mult + m0 : NULL,
+                             j->rq.zp, j->rq.u8, NULL, 0};
+  /* where the bytes go: the output itself (channels-last), else run8 */
+  uint8_t *o8 = j->rq.dst ? j->rq.dst + p0 * j->rq.ld + m0 : run8;
+  const int64_t ld8 = j->rq.dst ? j->rq.ld : pw;
+  bool in_regs = false;                        /* o8 written by the kernel */
   int64_t oh = p0 / s->OW, ow = p0 % s->OW;   /* the next pixel's row and column */
   if (h->dw) {
     const int16_t *w = (const int16_t *)wp;
@@ -417,8 +465,7 @@ static void qd_task(const qd_job *j, int64_t task) {
         for (int q = 0; q < 2; q++)
           qd_dw_c(h, px[q], j->toff, w, o[q]);
     }
-    j->store(j->user, m0, mr, p0, np, run, pw);
-    return;
+    goto store;
   }
   const int64_t rmax = h->path == QD_AVX2 ? QD_R_AVX2 : QD_R;
   for (int64_t t0 = 0; t0 < np; t0 += rmax) {
@@ -431,15 +478,25 @@ static void qd_task(const qd_job *j, int64_t task) {
     }
     int32_t *tile = run + t0 * pw;
 #if SG_X86
-    if (h->path == QD_VNNI)
-      qd_kernel_vnni(R, px, j->toff, h->taps, h->Cp / 4, (const int8_t *)wp, tile);
-    else if (h->path == QD_AVX2)
+    if (h->path == QD_VNNI) {
+      qd_kernel_vnni(R, px, j->toff, h->taps, h->Cp / 4, (const int8_t *)wp, tile,
+                     j->rq.bias ? &rq : NULL, mr, o8 + t0 * ld8, ld8);
+      in_regs = j->rq.bias != NULL;
+    } else if (h->path == QD_AVX2)
       qd_kernel_avx2(R, px, j->toff, h->taps, h->Cp / 2, (const int16_t *)wp, tile);
     else
 #endif
       qd_kernel_c(R, px, j->toff, h->taps, h->Cp / 4, (const int8_t *)wp, tile);
   }
-  j->store(j->user, m0, mr, p0, np, run, pw);
+store:
+  if (!j->rq.bias) {
+    j->store(j->user, m0, mr, p0, np, run, pw);
+    return;
+  }
+  for (int64_t t = 0; t < np && !in_regs; t++)
+    nn_vmath_requant_8_lanes(run + t * pw, rq.bias, rq.mult, rq.zp, rq.u8, o8 + t * ld8, mr);
+  if (!j->rq.dst)
+    j->store8(j->user, m0, mr, p0, np, run8, pw);
 }
 
 static void qd_tasks(void *arg, int64_t s0, int64_t s1) {
@@ -605,9 +662,11 @@ static void qd_copy(nn_ctx *c, const qd_head *h, const uint8_t *x, uint8_t flip,
   }
 }
 
-nn_status nn_qdc_compute(nn_ctx *c, const void *packed, const uint8_t *x, uint8_t flip, int32_t zb,
-                         nn_qdc_store_fn store, void *user, void *ws, size_t ws_bytes) {
-  if (!packed || qd_head_of(packed)->magic != QD_MAGIC || !x || !store || !ws)
+static nn_status qd_compute(nn_ctx *c, const void *packed, const uint8_t *x, uint8_t flip, int32_t zb,
+                            nn_qdc_store_fn store, nn_qdc_store8_fn store8, const nn_qdc_requant *rq,
+                            void *user, void *ws, size_t ws_bytes) {
+  if (!packed || qd_head_of(packed)->magic != QD_MAGIC || !x || !ws ||
+      !(store || (rq && rq->bias && rq->mult && (store8 || rq->dst))))
     return NN_ERR_INVALID_ARG;
   const qd_head *h = qd_head_of(packed);
   const nn_qdc_shape *s = &h->s;
@@ -630,6 +689,9 @@ nn_status nn_qdc_compute(nn_ctx *c, const void *packed, const uint8_t *x, uint8_
   j.xc = xc;
   j.toff = toff;
   j.store = store;
+  j.store8 = store8;
+  if (rq)
+    j.rq = *rq;
   j.user = user;
   /* runs of up to NN_QDC_COLS_MAX pixels, fewer when two workers would
    * otherwise lack tasks, then evened out (49 pixels: 30 + 19, not 48 + 1) */
@@ -650,4 +712,15 @@ nn_status nn_qdc_compute(nn_ctx *c, const void *packed, const uint8_t *x, uint8_
   else
     nn_parallel_for(c, par, 1, qd_tasks, &j);
   return NN_OK;
+}
+
+nn_status nn_qdc_compute(nn_ctx *c, const void *packed, const uint8_t *x, uint8_t flip, int32_t zb,
+                         nn_qdc_store_fn store, void *user, void *ws, size_t ws_bytes) {
+  return qd_compute(c, packed, x, flip, zb, store, NULL, NULL, user, ws, ws_bytes);
+}
+
+nn_status nn_qdc_compute_8(nn_ctx *c, const void *packed, const uint8_t *x, uint8_t flip, int32_t zb,
+                           const nn_qdc_requant *rq, nn_qdc_store8_fn store, void *user, void *ws,
+                           size_t ws_bytes) {
+  return qd_compute(c, packed, x, flip, zb, NULL, store, rq, user, ws, ws_bytes);
 }

@@ -98,4 +98,26 @@ size_t nn_qdc_workspace(const nn_qdc_shape *s);
 nn_status nn_qdc_compute(nn_ctx *c, const void *packed, const uint8_t *x, uint8_t flip, int32_t zb,
                          nn_qdc_store_fn store, void *user, void *ws, size_t ws_bytes);
 
+/* nn_qdc_compute requantized to 8 bits by the kernel, in registers where
+ * its path allows (AVX-512 VNNI, group 1), before the store: element r of
+ * pixel t becomes nn_vmath_requant_1(sum, bias[m0 + r], mult[m0 + r], zp,
+ * u8) (cpu/vmath.h), with sum as nn_qdc_store_fn's c (the zero point's
+ * term not added: fold nn_qdc_offsets into bias), the byte at
+ * c8[t * ldc + r].  bias and mult hold M values each (read, not kept).
+ * With dst set the bytes go straight to dst[p * ld + m] (a channels-last
+ * output: pixel p, channel m) and store may be NULL. */
+typedef struct nn_qdc_requant {
+  const int32_t *bias;
+  const float *mult;
+  int32_t zp;
+  bool u8;                 /* uint8 out, else int8 */
+  uint8_t *dst;            /* NULL: through store */
+  int64_t ld;
+} nn_qdc_requant;
+typedef void (*nn_qdc_store8_fn)(void *user, int64_t m0, int64_t mr, int64_t p0, int64_t np,
+                                 const uint8_t *c8, int64_t ldc);
+nn_status nn_qdc_compute_8(nn_ctx *c, const void *packed, const uint8_t *x, uint8_t flip, int32_t zb,
+                           const nn_qdc_requant *rq, nn_qdc_store8_fn store, void *user, void *ws,
+                           size_t ws_bytes);
+
 #endif /* NN_CPU_QCONV_DIRECT_H */

@@ -456,25 +456,6 @@ static nn_status qlmm_run_float(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-typedef struct qlmm_direct_job {
-  const float *mult;
-  const int32_t *bias;
-  int32_t zp;
-  bool u8;
-  uint8_t *y;
-  int64_t N;
-} qlmm_direct_job;
-
-/* Rows p0 .. p0 + np - 1 of Y, columns m0 .. m0 + mr - 1: pixel-major is
- * Y's own row-major layout. */
-static void qlmm_direct_store(void *user, int64_t m0, int64_t mr, int64_t p0, int64_t np,
-                              const int32_t *cc, int64_t ldc) {
-  const qlmm_direct_job *j = user;
-  for (int64_t t = 0; t < np; t++)
-    nn_vmath_requant_8_lanes(cc + t * ldc, j->bias + m0, j->mult + m0, j->zp, j->u8,
-                             j->y + (p0 + t) * j->N + m0, mr);
-}
-
 static nn_status qlmm_run_direct(nn_ctx *c, nn_node *n) {
   const qlmm_params *q = n->priv;
   const nn_qlmm_geom *p = &q->g;
@@ -487,13 +468,14 @@ static nn_status qlmm_run_direct(nn_ctx *c, nn_node *n) {
   nn_qdc_offsets(pk, zb, bias);
   for (int64_t j = 0; j < p->N; j++)
     mult[j] = qlmm_mult(n, 0, p->b_col ? j : 0, 0);
-  qlmm_direct_job jb = {.mult = mult, .bias = bias, .zp = qlmm_ld(yzp->data, yzp->dtype, 0),
-                        .u8 = n->y[0]->dtype == NN_DTYPE_UINT8, .N = p->N};
+  /* the rows of Y are the kernel's pixel-major layout: it writes them */
+  nn_qdc_requant rq = {bias, mult, qlmm_ld(yzp->data, yzp->dtype, 0),
+                       n->y[0]->dtype == NN_DTYPE_UINT8, NULL, p->N};
   for (int64_t t = 0; t < p->batch; t++) {
-    jb.y = (uint8_t *)n->y[0]->data + t * p->M * p->N;
-    nn_status st = nn_qdc_compute(c, pk, (const uint8_t *)a->data + t * p->M * p->K, s8 ? 0x80 : 0,
-                                  zb, qlmm_direct_store, &jb, (char *)n->ws + q->d_head,
-                                  n->ws_bytes - q->d_head);
+    rq.dst = (uint8_t *)n->y[0]->data + t * p->M * p->N;
+    nn_status st = nn_qdc_compute_8(c, pk, (const uint8_t *)a->data + t * p->M * p->K, s8 ? 0x80 : 0,
+                                    zb, &rq, NULL, NULL, (char *)n->ws + q->d_head,
+                                    n->ws_bytes - q->d_head);
     if (st)
       return nn_fail(c, st, "the direct integer product refused its operands");
   }
