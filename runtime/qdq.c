@@ -10,7 +10,8 @@
  * quantize pass over every activation; ONNX Runtime instead fuses each
  * group into the QOperator node holding the same integers (QLinearConv,
  * QLinearMatMul, com.microsoft QLinearAdd / QLinearMul /
- * QLinearGlobalAveragePool), and so do we, with its conditions:
+ * QLinearGlobalAveragePool / QLinearAveragePool / QLinearConcat /
+ * QLinearSigmoid / QLinearLeakyRelu), and so do we, with its conditions:
  * activations quantized per tensor with constant scale and zero point,
  * weights constant (per tensor or per output channel), the bias int32 with
  * scale x_scale * w_scale and zero point 0, the float result read by its
@@ -326,14 +327,31 @@ static nn_status fuse_matmul(qdq_pass *p, nn_node *n, nn_error *err) {
 }
 
 /* DQ(a), DQ(b) -> Add / Mul -> Q  =>  com.microsoft QLinearAdd / QLinearMul;
- * DQ(x) -> GlobalAveragePool -> Q  =>  QLinearGlobalAveragePool. */
+ * DQ(x) -> GlobalAveragePool / AveragePool / Sigmoid / LeakyRelu -> Q  =>
+ * QLinearGlobalAveragePool / QLinearAveragePool / QLinearSigmoid /
+ * QLinearLeakyRelu (the node's attributes are the QLinear op's too). */
 static nn_status fuse_elementwise(qdq_pass *p, nn_node *n, const char *qop, nn_error *err) {
+  static const char *const pool_attrs[] = {"auto_pad", "ceil_mode", "count_include_pad",
+                                           "kernel_shape", "pads", "strides", NULL};
+  static const char *const alpha[] = {"alpha", NULL}, *const none[] = {NULL};
   float s[3];
   int z[3];
   nn_dtype t[3];
   int arity = n->n_in;
   if ((arity != 1 && arity != 2) || n->n_out != 1)
     return NN_OK;
+  /* an attribute the QLinear op does not take (AveragePool's dilations)
+   * keeps the group as written */
+  const char *const *known = strcmp(qop, "QLinearAveragePool") == 0 ? pool_attrs
+                             : strcmp(qop, "QLinearLeakyRelu") == 0  ? alpha
+                                                                     : none;
+  for (int a = 0; a < n->n_attrs; a++) {
+    bool ok = false;
+    for (int k = 0; known[k] && !ok; k++)
+      ok = strcmp(n->attrs[a].name, known[k]) == 0;
+    if (!ok)
+      return NN_OK;
+  }
   nn_node *d[2] = {NULL, NULL};
   for (int k = 0; k < arity; k++)
     if (!(d[k] = act_dq(p, n->in[k], &s[k], &z[k], &t[k])))
@@ -350,6 +368,35 @@ static nn_status fuse_elementwise(qdq_pass *p, nn_node *n, const char *qop, nn_e
   in[k++] = q->in[1];
   in[k++] = q->in[2];
   nn_status st = become(p, n, NN_QLINEAR_DOMAIN, qop, in, k, err);
+  if (st == NN_OK)
+    take_output(p, n, q);
+  return st == NN_ERR_UNSUPPORTED ? NN_OK : st;
+}
+
+/* DQ(x0), DQ(x1), ... -> Concat -> Q  =>  com.microsoft QLinearConcat
+ * (y_scale, y_zero_point, then each input's triple; axis kept). */
+static nn_status fuse_concat(qdq_pass *p, nn_node *n, nn_error *err) {
+  if (n->n_in < 1 || n->n_in > 64 || n->n_out != 1 || n->n_attrs != 1 ||
+      strcmp(n->attrs[0].name, "axis") != 0)
+    return NN_OK;
+  float ys, s;
+  int yz, z;
+  nn_dtype yt, t;
+  nn_node *q = sole_quantize(p, n->out[0]);
+  if (!q || !per_tensor(p, q, &ys, &yz, &yt))
+    return NN_OK;
+  int in[2 + 3 * 64], k = 0;
+  in[k++] = q->in[1];
+  in[k++] = q->in[2];
+  for (int a = 0; a < n->n_in; a++) {
+    nn_node *d = act_dq(p, n->in[a], &s, &z, &t);
+    if (!d || t != yt)
+      return NN_OK;
+    in[k++] = d->in[0];
+    in[k++] = d->in[1];
+    in[k++] = d->in[2];
+  }
+  nn_status st = become(p, n, NN_QLINEAR_DOMAIN, "QLinearConcat", in, k, err);
   if (st == NN_OK)
     take_output(p, n, q);
   return st == NN_ERR_UNSUPPORTED ? NN_OK : st;
@@ -404,6 +451,14 @@ nn_status nn_graph_fuse_qdq(nn_graph *g, nn_kernel_lookup_fn find_kernel, nn_err
       st = fuse_elementwise(&p, n, "QLinearMul", err);
     else if (op_is(n, "", "GlobalAveragePool"))
       st = fuse_elementwise(&p, n, "QLinearGlobalAveragePool", err);
+    else if (op_is(n, "", "AveragePool"))
+      st = fuse_elementwise(&p, n, "QLinearAveragePool", err);
+    else if (op_is(n, "", "Sigmoid"))
+      st = fuse_elementwise(&p, n, "QLinearSigmoid", err);
+    else if (op_is(n, "", "LeakyRelu"))
+      st = fuse_elementwise(&p, n, "QLinearLeakyRelu", err);
+    else if (op_is(n, "", "Concat"))
+      st = fuse_concat(&p, n, err);
   }
   if (p.changed) {
     nn_graph_count_uses(g);

@@ -16,13 +16,20 @@ checks:
     (no Conv, MatMul, Add, Mul, GlobalAveragePool or Relu / Clip left, one
     DequantizeLinear per float output);
   - with NN_NO_FUSION=1 the QDQ model runs as written (float operators) and
-    agrees with the fused run within one quantization step.
+    agrees with the fused run within one quantization step (a few where
+    roundings compound along a chain: the Sigmoid after a pool after a
+    Concat), a tenth of a step on average.
 
 Groups that must stay as written are checked the other way round (the
 float operator still runs, the outputs equal NN_NO_FUSION=1's): a bias
 whose scale is not x_scale * w_scale, a Clip(0, 6) narrower than the
 output's range (the float Conv runs with it in its epilogue), a Conv output also read as a graph output, a MaxPool
 between different scales.
+
+The three QDQ models also equal ONNX Runtime 1.30's outputs byte for byte
+(checked in development: ort-run.js --make-case on WORKDIR/*_qdq.onnx with
+WORKDIR/*_x.pb, then nn-run --check --rtol 0 --atol 0), as do the
+mobilenetv2_qdq and resnet_qdq stand-ins of tools/arch-models.py.
 
     qdq_check.py NN_RUN WORKDIR
 
@@ -116,6 +123,22 @@ class B:
         w = s.op('DequantizeLinear', [s.init(wq, np.int8), s.init(wsc, np.float32), s.init(0, np.int8)])
         return s.quant(s.op('MatMul', [s.dq(a, aq), w]), yq)
 
+    def unary(s, typ, x, xq, yq, **attrs):
+        """Sigmoid / LeakyRelu / AveragePool: their QLinear twin in the
+        QOperator format."""
+        if not s.qdq:
+            return s.op('QLinear' + typ, [x, *s.qp(xq), *s.qp(yq)], domain='com.microsoft', **attrs)
+        return s.quant(s.op(typ, [s.dq(x, xq)], **attrs), yq)
+
+    def concat(s, xs, yq, axis):
+        """xs: (name, params) pairs."""
+        if not s.qdq:
+            ins = [*s.qp(yq)]
+            for x, xq in xs:
+                ins += [x, *s.qp(xq)]
+            return s.op('QLinearConcat', ins, domain='com.microsoft', axis=axis)
+        return s.quant(s.op('Concat', [s.dq(x, xq) for x, xq in xs], axis=axis), yq)
+
     def mover(s, typ, x, xq, ins=(), **attrs):
         """An op that moves or selects elements: on the 8-bit tensor in the
         QOperator format, between DQ and Q of the same parameters in QDQ."""
@@ -188,6 +211,29 @@ def net_residual_s8(b):
     return [(b.dq(m, qm), T.FLOAT), (m, T.INT8)]
 
 
+def net_concat_pool_act(b):
+    """u8: two convs concatenated (different scales), AveragePool,
+    Sigmoid and LeakyRelu on 8 bits."""
+    xq = (0.02, 128, U8)
+    x = b.quant('x', xq)
+    w, ws = rand_w(b.rng, 8, 8, 1)
+    qa = (0.05, 0, U8)
+    a = b.conv(x, xq, qa, w, ws, b.rng.integers(-300, 300, 8), act='relu', kernel_shape=[1, 1])
+    w, ws = rand_w(b.rng, 4, 8, 3)
+    qc = (0.06, 120, U8)
+    c = b.conv(x, xq, qc, w, ws, b.rng.integers(-300, 300, 4), kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    qk = (0.055, 110, U8)
+    k = b.concat([(a, qa), (c, qc)], qk, 1)
+    qp = (0.03, 115, U8)
+    pl = b.unary('AveragePool', k, qk, qp, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                 count_include_pad=0)
+    qs = (1.0 / 255, 0, U8)
+    sg = b.unary('Sigmoid', pl, qp, qs)
+    ql = (0.025, 100, U8)
+    lr = b.unary('LeakyRelu', pl, qp, ql, alpha=0.1)
+    return [(b.dq(sg, qs), T.FLOAT), (sg, T.UINT8), (lr, T.UINT8)]
+
+
 # ---- groups that must stay as written: (name, builder, op that must remain)
 
 def net_bias_scale(b):
@@ -229,14 +275,18 @@ def net_maxpool_scales(b):
 
 
 POSITIVE = [('conv_chain_u8', net_conv_chain, [1, 8, 20, 20],
-             {'QLinearConv': 3, 'QLinearGlobalAveragePool': 1, 'QLinearMatMul': 1, 'DequantizeLinear': 2}),
+             {'QLinearConv': 3, 'QLinearGlobalAveragePool': 1, 'QLinearMatMul': 1, 'DequantizeLinear': 2}, 1),
             ('residual_s8', net_residual_s8, [1, 8, 12, 12],
-             {'QLinearConv': 2, 'QLinearAdd': 1, 'QLinearMul': 1, 'MaxPool': 1, 'DequantizeLinear': 1})]
+             {'QLinearConv': 2, 'QLinearAdd': 1, 'QLinearMul': 1, 'MaxPool': 1, 'DequantizeLinear': 1}, 1),
+            ('concat_pool_act', net_concat_pool_act, [1, 8, 14, 14],
+             {'QLinearConv': 2, 'QLinearConcat': 1, 'QLinearAveragePool': 1, 'QLinearSigmoid': 1,
+              'QLinearLeakyRelu': 1, 'DequantizeLinear': 1}, 3)]
 NEGATIVE = [('bias_scale', net_bias_scale, [1, 8, 10, 10], 'Conv'),
             ('clip_narrow', net_clip_narrow, [1, 8, 10, 10], 'Conv'),
             ('conv_output_read', net_conv_output_read, [1, 8, 10, 10], 'Conv'),
             ('maxpool_scales', net_maxpool_scales, [1, 8, 10, 10], 'MaxPool')]
-FLOAT_OPS = ('Conv', 'MatMul', 'Add', 'Mul', 'GlobalAveragePool', 'Relu', 'Clip')
+FLOAT_OPS = ('Conv', 'MatMul', 'Add', 'Mul', 'GlobalAveragePool', 'AveragePool', 'Concat', 'Sigmoid',
+             'LeakyRelu', 'Relu', 'Clip')
 
 
 def run(nn_run, model, inp, outdir, env_extra=None, threads=1):
@@ -269,7 +319,7 @@ def main():
             fails += 1
             print('FAIL', what)
 
-    for name, build, shape, want_ops in POSITIVE:
+    for name, build, shape, want_ops, steps in POSITIVE:
         paths = {}
         for fmt in ('qdq', 'qop'):
             b = B(fmt == 'qdq')
@@ -299,8 +349,10 @@ def main():
         for i, (a, r) in enumerate(zip(unf, ref)):
             if a.dtype == np.float32:
                 continue   # a float output behind DQ: compared through its 8-bit twin
-            check(np.abs(a.astype(int) - r.astype(int)).max() <= 1,
-                  '%s: the float graph is more than one step from the fused one on output %d' % (name, i))
+            d = np.abs(a.astype(int) - r.astype(int))
+            check(d.max() <= steps and d.mean() < 0.1,
+                  '%s: the float graph is %d steps from the fused one on output %d (mean %.3f)'
+                  % (name, d.max(), i, d.mean()))
 
     for name, build, shape, stays in NEGATIVE:
         b = B(True)
