@@ -30,6 +30,7 @@ nn_knobs_t nn_knobs(void) {
   /* presence is what these always meant (NN_NO_PACK=0 included) */
   k.no_winograd = getenv("NN_NO_WINOGRAD") != NULL;
   k.no_direct = getenv("NN_NO_DIRECT") != NULL;
+  k.no_vnni = getenv("NN_NO_VNNI") != NULL;
   k.no_fusion = getenv("NN_NO_FUSION") != NULL;
   k.no_pack = getenv("NN_NO_PACK") != NULL;
   k.spin_us = env_int("NN_SPIN_US", 0, 100000);

@@ -19,6 +19,10 @@
  *                                 through im2col+GEMM or Winograd, and
  *                                 8-bit convolutions (cpu/qconv_direct.h)
  *                                 through the integer GEMM
+ *   NN_NO_VNNI=1                  the 8-bit kernels (cpu/qgemm.h,
+ *                                 cpu/qconv_direct.h) take their AVX2 path on
+ *                                 an AVX-512 VNNI CPU, as on AVX-512 parts
+ *                                 without VNNI (tests cover that mix)
  *   NN_NO_FUSION=1                no plan-time activation/Add fusion
  *   NN_NO_PACK=1                  weights stay in the ONNX layout (no packed
  *                                 GEMM panels)
@@ -49,6 +53,7 @@ typedef struct nn_knobs_t {
   const char *cpu;            /* NN_CPU, NULL when unset or empty */
   bool no_winograd;
   bool no_direct;
+  bool no_vnni;
   bool no_fusion;
   bool no_pack;
   int spin_us;                /* -1 when unset */

@@ -218,6 +218,20 @@ static void qd_kernel_c(int R, const uint8_t *const *px, const int64_t *toff, in
 #define QD_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
 #define QD_AVX2_TARGET __attribute__((target("avx2,fma")))
 
+/* 16 channels' sums (c0 .. c0 + 15 of the panel) requantized to bytes at
+ * dst, those at mr and beyond neither read nor written. */
+QD_VNNI_TARGET static inline __attribute__((always_inline)) void
+qd_vnni_requant16(__m512i acc, const nn_qdc_requant *rq, int64_t c0, int64_t mr, uint8_t *dst) {
+  const int64_t lanes = mr - c0;
+  const __mmask16 k = lanes >= 16 ? (__mmask16)0xFFFF : lanes <= 0 ? 0 : (__mmask16)((1u << lanes) - 1);
+  const __m512i vb = _mm512_maskz_loadu_epi32(k, rq->bias + c0);
+  const __m512 vm = _mm512_maskz_loadu_ps(k, rq->mult + c0);
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, vb)), vm);
+  f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps((float)((rq->u8 ? 0 : -128) - rq->zp))),
+                    _mm512_set1_ps((float)((rq->u8 ? 255 : 127) - rq->zp)));   /* NaN -> lo */
+  _mm512_mask_cvtepi32_storeu_epi8(dst, k, _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(rq->zp)));
+}
+
 /* The tile's sums requantized (nn_qdc_requant, bias and mult at the
  * panel's first channel, mr of them valid) to bytes, pixel r's mr at
  * out8 + r * ld8: nn_vmath_requant_1's steps, 16 lanes at a time. */
@@ -370,11 +384,13 @@ static void qd_dw_c(const qd_head *h, const uint8_t *px, const int64_t *toff, co
 }
 
 #if SG_X86
-/* Two pixels at once (pa, pb; outputs oa, ob): eight independent sums
- * hide the multiply-adds' latency over the few tap pairs. */
+/* Two pixels at once (pa, pb; outputs oa, ob, or with rq the bytes at
+ * o8[0], o8[1]): eight independent sums hide the multiply-adds' latency
+ * over the few tap pairs. */
 QD_VNNI_TARGET static void qd_dw_vnni(const qd_head *h, const uint8_t *pa, const uint8_t *pb,
                                       const int64_t *toff, const int16_t *w, int32_t *oa,
-                                      int32_t *ob) {
+                                      int32_t *ob, const nn_qdc_requant *rq, int64_t mr,
+                                      uint8_t *const o8[2]) {
   __m512i acc[2][2][2];   /* [pixel][group][low / high half] */
   SG_UNROLL(2)
   for (int q = 0; q < 2; q++)
@@ -403,6 +419,11 @@ QD_VNNI_TARGET static void qd_dw_vnni(const qd_head *h, const uint8_t *pa, const
       /* lane L of the low half holds channels 8L .. 8L + 3, of the high 8L + 4 .. 8L + 7 */
       const __m512i lo = acc[q][g][0], hi = acc[q][g][1];
       const __m512i a = _mm512_shuffle_i32x4(lo, hi, 0x44), b = _mm512_shuffle_i32x4(lo, hi, 0xEE);
+      if (rq) {
+        qd_vnni_requant16(_mm512_shuffle_i32x4(a, a, 0xD8), rq, 32 * g, mr, o8[q] + 32 * g);
+        qd_vnni_requant16(_mm512_shuffle_i32x4(b, b, 0xD8), rq, 32 * g + 16, mr, o8[q] + 32 * g + 16);
+        continue;
+      }
       int32_t *o = (q ? ob : oa) + 32 * g;
       _mm512_storeu_si512((void *)o, _mm512_shuffle_i32x4(a, a, 0xD8));
       _mm512_storeu_si512((void *)(o + 16), _mm512_shuffle_i32x4(b, b, 0xD8));
@@ -447,9 +468,11 @@ static void qd_task(const qd_job *j, int64_t task) {
   if (h->dw) {
     const int16_t *w = (const int16_t *)wp;
     int32_t spare[QD_PW_MAX];   /* an odd run's second pixel, computed and dropped */
+    uint8_t spare8[QD_PW_MAX];
     for (int64_t t = 0; t < np; t += 2) {
       const uint8_t *px[2];
       int32_t *o[2] = {run + t * pw, t + 1 < np ? run + (t + 1) * pw : spare};
+      uint8_t *const b8[2] = {o8 + t * ld8, t + 1 < np ? o8 + (t + 1) * ld8 : spare8};
       for (int q = 0; q < 2; q++, ow++) {
         if (ow == s->OW)
           ow = 0, oh++;
@@ -458,9 +481,10 @@ static void qd_task(const qd_job *j, int64_t task) {
       if (t + 1 >= np)
         px[1] = px[0];   /* in bounds; its sums go to spare */
 #if SG_X86
-      if (h->path == QD_VNNI)
-        qd_dw_vnni(h, px[0], px[1], j->toff, w, o[0], o[1]);
-      else
+      if (h->path == QD_VNNI) {
+        qd_dw_vnni(h, px[0], px[1], j->toff, w, o[0], o[1], j->rq.bias ? &rq : NULL, mr, b8);
+        in_regs = j->rq.bias != NULL;
+      } else
 #endif
         for (int q = 0; q < 2; q++)
           qd_dw_c(h, px[q], j->toff, w, o[q]);

@@ -22,6 +22,7 @@
 #include "cpu/qgemm.h"
 #include "cpu/sgemm.h"
 #include "cpu/sgemm_simd.h"
+#include "knobs.h"
 #include "threadpool.h"
 
 enum { QG_PORTABLE = 0, QG_AVX2 = 1, QG_VNNI = 2 };
@@ -48,7 +49,7 @@ static int64_t qg_min(int64_t a, int64_t b) { return a < b ? a : b; }
 int nn_qgemm_path(void) {
   nn_cpu_isa isa = nn_cpu_isa_get();
 #if SG_X86
-  if (isa == NN_CPU_AVX512) {
+  if (isa == NN_CPU_AVX512 && !nn_knobs().no_vnni) {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw"))
       return QG_VNNI;

@@ -320,9 +320,49 @@ static SG256 int64_t vm2_requant_lanes(const int32_t *ai, const int32_t *bias, c
   return i;
 }
 
+/* vm2_requant and vm2_requant_lanes 16 lanes at a time (the values are in
+ * range after the clamp, so vpmovdb's truncation is the pack), the rest
+ * through them. */
+static SG512 int64_t vm5_requant(const float *af, const int32_t *ai, int32_t bias, float mult,
+                                 int32_t zp, bool u8, void *y, int64_t n) {
+  const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
+  const __m512i vb = _mm512_set1_epi32(bias), vz = _mm512_set1_epi32(zp);
+  const __m512 vm = _mm512_set1_ps(mult), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512i a = af ? _mm512_cvttps_epi32(_mm512_loadu_ps(af + i)) : _mm512_loadu_si512((const void *)(ai + i));
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(a, vb)), vm);
+    v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);   /* NaN -> lo, as MLAS */
+    _mm_storeu_si128((__m128i *)((unsigned char *)y + i),
+                     _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), vz)));
+  }
+  return i + vm2_requant(af ? af + i : NULL, af ? NULL : ai + i, bias, mult, zp, u8,
+                         (unsigned char *)y + i, n - i);
+}
+
+static SG512 int64_t vm5_requant_lanes(const int32_t *ai, const int32_t *bias, const float *mult,
+                                       int32_t zp, bool u8, void *y, int64_t n) {
+  const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
+  const __m512i vz = _mm512_set1_epi32(zp);
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512i a = _mm512_add_epi32(_mm512_loadu_si512((const void *)(ai + i)),
+                                 _mm512_loadu_si512((const void *)(bias + i)));
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), _mm512_loadu_ps(mult + i));
+    v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);   /* NaN -> lo, as MLAS */
+    _mm_storeu_si128((__m128i *)((unsigned char *)y + i),
+                     _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), vz)));
+  }
+  return i + vm2_requant_lanes(ai + i, bias + i, mult + i, zp, u8, (unsigned char *)y + i, n - i);
+}
+
 void nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const float *mult, int32_t zp,
                               bool u8, void *y, int64_t n) {
-  int64_t i = nn_cpu_isa_get() < NN_CPU_AVX2 ? 0 : vm2_requant_lanes(ai, bias, mult, zp, u8, y, n);
+  const nn_cpu_isa isa = nn_cpu_isa_get();
+  int64_t i = isa >= NN_CPU_AVX512 ? vm5_requant_lanes(ai, bias, mult, zp, u8, y, n)
+              : isa >= NN_CPU_AVX2 ? vm2_requant_lanes(ai, bias, mult, zp, u8, y, n)
+                                   : 0;
   for (; i < n; i++)
     nn_vmath_requant_1(ai[i], bias[i], mult[i], zp, u8, (uint8_t *)y + i);
 }
@@ -447,7 +487,10 @@ int64_t nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float 
 
 int64_t nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, float mult, int32_t zp,
                            bool u8, void *y, int64_t n) {
-  return nn_cpu_isa_get() < NN_CPU_AVX2 ? 0 : vm2_requant(af, ai, bias, mult, zp, u8, y, n);
+  const nn_cpu_isa isa = nn_cpu_isa_get();
+  return isa >= NN_CPU_AVX512 ? vm5_requant(af, ai, bias, mult, zp, u8, y, n)
+         : isa >= NN_CPU_AVX2 ? vm2_requant(af, ai, bias, mult, zp, u8, y, n)
+                              : 0;
 }
 
 bool nn_vmath_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,
