@@ -218,12 +218,16 @@ static void qd_kernel_c(int R, const uint8_t *const *px, const int64_t *toff, in
 #define QD_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
 #define QD_AVX2_TARGET __attribute__((target("avx2,fma")))
 
+/* The first `lanes` of 16 (all when 16 or more). */
+static inline __mmask16 qd_mask16(int64_t lanes) {
+  return lanes >= 16 ? (__mmask16)0xFFFF : lanes <= 0 ? 0 : (__mmask16)((1u << lanes) - 1);
+}
+
 /* 16 channels' sums (c0 .. c0 + 15 of the panel) requantized to bytes at
  * dst, those at mr and beyond neither read nor written. */
 QD_VNNI_TARGET static inline __attribute__((always_inline)) void
 qd_vnni_requant16(__m512i acc, const nn_qdc_requant *rq, int64_t c0, int64_t mr, uint8_t *dst) {
-  const int64_t lanes = mr - c0;
-  const __mmask16 k = lanes >= 16 ? (__mmask16)0xFFFF : lanes <= 0 ? 0 : (__mmask16)((1u << lanes) - 1);
+  const __mmask16 k = qd_mask16(mr - c0);
   const __m512i vb = _mm512_maskz_loadu_epi32(k, rq->bias + c0);
   const __m512 vm = _mm512_maskz_loadu_ps(k, rq->mult + c0);
   __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, vb)), vm);
@@ -232,34 +236,29 @@ qd_vnni_requant16(__m512i acc, const nn_qdc_requant *rq, int64_t c0, int64_t mr,
   _mm512_mask_cvtepi32_storeu_epi8(dst, k, _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(rq->zp)));
 }
 
-/* The tile's sums requantized (nn_qdc_requant, bias and mult at the
- * panel's first channel, mr of them valid) to bytes, pixel r's mr at
- * out8 + r * ld8: nn_vmath_requant_1's steps, 16 lanes at a time. */
+/* The tile's sums, the bias already in them (qd_vnni_r starts from it),
+ * requantized (nn_qdc_requant, mult at the panel's first channel, mr of
+ * them valid) to bytes, pixel r's mr at out8 + r * ld8: the steps of
+ * nn_vmath_requant_1 with the clamp split, the same bytes: the upper bound
+ * in float (a NaN stays NaN), the lower one on the integer, where a NaN or
+ * a value below the int32 range arrives as INT32_MIN. */
 QD_VNNI_TARGET static inline __attribute__((always_inline)) void
 qd_vnni_requant(const int R, __m512i acc[][4], const nn_qdc_requant *rq, int64_t mr, uint8_t *out8,
                 int64_t ld8) {
-  const __m512 vlo = _mm512_set1_ps((float)((rq->u8 ? 0 : -128) - rq->zp));
   const __m512 vhi = _mm512_set1_ps((float)((rq->u8 ? 255 : 127) - rq->zp));
+  const __m512i vlo = _mm512_set1_epi32((rq->u8 ? 0 : -128) - rq->zp);
   const __m512i vz = _mm512_set1_epi32(rq->zp);
-  __m512i vb[4];
-  __m512 vm[4];
-  __mmask16 k[4];
   SG_UNROLL(4)
   for (int v = 0; v < 4; v++) {
-    const int64_t lanes = mr - 16 * v;   /* masked: no access past channel M */
-    k[v] = lanes >= 16 ? (__mmask16)0xFFFF : lanes <= 0 ? 0 : (__mmask16)((1u << lanes) - 1);
-    vb[v] = _mm512_maskz_loadu_epi32(k[v], rq->bias + 16 * v);
-    vm[v] = _mm512_maskz_loadu_ps(k[v], rq->mult + 16 * v);
-  }
-  SG_UNROLL(6)
-  for (int r = 0; r < R; r++)
-    SG_UNROLL(4)
-    for (int v = 0; v < 4; v++) {
-      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc[r][v], vb[v])), vm[v]);
-      f = _mm512_min_ps(_mm512_max_ps(f, vlo), vhi);   /* NaN -> lo, as MLAS */
-      _mm512_mask_cvtepi32_storeu_epi8(out8 + r * ld8 + 16 * v, k[v],
-                                       _mm512_add_epi32(_mm512_cvtps_epi32(f), vz));   /* in range */
+    const __mmask16 k = qd_mask16(mr - 16 * v);   /* masked: no access past channel M */
+    const __m512 vm = _mm512_maskz_loadu_ps(k, rq->mult + 16 * v);
+    SG_UNROLL(6)
+    for (int r = 0; r < R; r++) {
+      const __m512 f = _mm512_min_ps(vhi, _mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][v]), vm));
+      const __m512i q = _mm512_max_epi32(_mm512_cvtps_epi32(f), vlo);
+      _mm512_mask_cvtepi32_storeu_epi8(out8 + r * ld8 + 16 * v, k, _mm512_add_epi32(q, vz));
     }
+  }
 }
 
 QD_VNNI_TARGET static inline __attribute__((always_inline)) void
@@ -267,9 +266,14 @@ qd_vnni_r(const int R, const uint8_t *const *px, const int64_t *toff, int64_t ta
           const int8_t *w, int32_t *out, const nn_qdc_requant *rq, int64_t mr, uint8_t *out8,
           int64_t ld8) {
   __m512i acc[QD_R][4];
-  SG_UNROLL(6)
-  for (int r = 0; r < R; r++)
-    acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = _mm512_setzero_si512();
+  SG_UNROLL(4)
+  for (int v = 0; v < 4; v++) {   /* the sums start from the bias when requantizing */
+    const __m512i b0 = rq ? _mm512_maskz_loadu_epi32(qd_mask16(mr - 16 * v), rq->bias + 16 * v)
+                          : _mm512_setzero_si512();
+    SG_UNROLL(6)
+    for (int r = 0; r < R; r++)
+      acc[r][v] = b0;
+  }
   for (int64_t t = 0; t < taps; t++) {
     const uint8_t *p[QD_R];
     SG_UNROLL(6)
@@ -700,8 +704,12 @@ static nn_status qd_compute(nn_ctx *c, const void *packed, const uint8_t *x, uin
     return NN_ERR_INVALID_ARG;
   uint8_t *xc = (uint8_t *)base;
   int64_t *toff = (int64_t *)(xc + copy);
-  qd_copy(c, h, x, flip, zb, xc);
-  {
+  /* a channels-last image with no border to add (a 1x1 convolution after
+   * another direct one, a QLinearMatMul's rows) is its own copy: read in place */
+  const bool in_place = s->channels_last && h->el == 1 && !flip && h->Cp == s->C && !h->dw &&
+                        s->PT == 0 && s->PL == 0 && h->Hp == s->IH && h->Wp == s->IW;
+  if (!in_place) {
+    qd_copy(c, h, x, flip, zb, xc);
     const size_t used = (size_t)(h->Hp * h->Wp * h->Cp * h->el);
     memset(xc + used, 0, copy - used);   /* the slack the depthwise loads may reach */
   }
@@ -710,7 +718,7 @@ static nn_status qd_compute(nn_ctx *c, const void *packed, const uint8_t *x, uin
   qd_job j;
   memset(&j, 0, sizeof j);
   j.h = h;
-  j.xc = xc;
+  j.xc = in_place ? x : xc;
   j.toff = toff;
   j.store = store;
   j.store8 = store8;
