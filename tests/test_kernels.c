@@ -1029,6 +1029,8 @@ typedef struct qconv_case {
                                    past 2^24, wrong unless cut into exact chunks */
   int dil, batch;               /* 0 = 1 */
   bool wz0;                     /* per-tensor weight zero point 0 (+128 for uint8) */
+  float ys;                     /* y_scale, 0 = 0.05: a tiny one sends products past the int32
+                                   range both ways, NaN makes every one NaN (MLAS: the low end) */
 } qconv_case;
 
 static bool run_qconv_case(const qconv_case *t) {
@@ -1055,7 +1057,7 @@ static bool run_qconv_case(const qconv_case *t) {
     int v = (t->worst ? t->wrange : (int)(rndf() * (float)t->wrange)) + wzp[t->per_channel ? i / K : 0];
     w[i] = (unsigned char)(t->w_u8 ? (v < 0 ? 0 : v > 255 ? 255 : v) : (v < -128 ? -128 : v > 127 ? 127 : v));
   }
-  const float xs = 0.02f, ys = 0.05f;
+  const float xs = 0.02f, ys = t->ys != 0.0f ? t->ys : 0.05f;   /* NaN != 0 */
   const int yzp = t->x_u8 ? 120 : -7;
   /* reference: exact int32 sums, the spec's requantization */
   int64_t *acc = calloc((size_t)yn, sizeof(int64_t));
@@ -1127,7 +1129,7 @@ static bool run_qconv_case(const qconv_case *t) {
         int32_t s32 = (int32_t)((uint32_t)(uint64_t)acc[i] + (uint32_t)bias[mo]);
         double v = nearbyintf((float)s32 * mult) + yzp;
         double lo = t->x_u8 ? 0 : -128, hi = t->x_u8 ? 255 : 127;
-        want = (int64_t)(v < lo ? lo : v > hi ? hi : v);
+        want = (int64_t)(v != v || v < lo ? lo : v > hi ? hi : v);
         have = t->x_u8 ? got[i] : (int8_t)got[i];
       } else {
         want = (int32_t)(uint32_t)(uint64_t)acc[i];
@@ -1190,6 +1192,14 @@ static const qconv_case qconv_cases[] = {
   {"qlinearconv direct depthwise 5x5 dil 2 c50", true, true, false, 50, 50, 50, 17, 14, 5, 1, 4, 128, 127, false, false, 2, 1, true},
   {"convinteger direct depthwise 3x3 worst", false, true, false, 64, 64, 64, 9, 9, 3, 1, 1, 0, 127, false, true, 0, 1, true},
   {"qlinearconv direct 5x5 s2 pad 2 int8", true, false, false, 52, 48, 1, 19, 22, 5, 2, 2, 11, 127, false, false, 0, 1, true},
+  /* the requantization's clamps (in the kernel's registers): products far
+   * past the int32 range both ways, and NaN; group 1 (a partial panel) and
+   * depthwise, uint8 and int8 */
+  {"qlinearconv direct 3x3 u8 clamps", true, true, false, 64, 80, 1, 9, 10, 3, 1, 1, 128, 127, false, false, 0, 1, true, 1e-9f},
+  {"qlinearconv direct 3x3 int8 clamps", true, false, false, 32, 64, 1, 8, 9, 3, 1, 1, 0, 127, false, false, 0, 1, true, 1e-9f},
+  {"qlinearconv direct depthwise u8 clamps", true, true, false, 64, 64, 64, 9, 9, 3, 1, 1, 128, 127, false, false, 0, 1, true, 1e-9f},
+  {"qlinearconv direct 3x3 u8 NaN scale", true, true, false, 32, 64, 1, 7, 7, 3, 1, 1, 128, 127, false, false, 0, 1, true, NAN},
+  {"qlinearconv direct depthwise int8 NaN scale", true, false, false, 64, 64, 64, 7, 7, 3, 1, 1, 0, 127, false, false, 0, 1, true, NAN},
 };
 
 /* One QLinearConv of a chain (run_qconv_chain_case): input `in`, output
