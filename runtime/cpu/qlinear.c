@@ -394,12 +394,21 @@ typedef struct qlpool_job {
  * rounding.  Unit u: one (n, c) plane, strided by `step` elements. */
 static int32_t qlgap_one(const qlpool_job *j, const void *x, int64_t count, int64_t step) {
   const qlpool_priv *p = j->p;
-  int64_t sum = 0;
+  int64_t sum = 0, i = 0;
+#if QL_HAVE_FMA_PATH && defined(__x86_64__)
+  if (step == 1) {   /* a plane: 16 bytes a step (psadbw); int8 as uint8 less 128 each */
+    const __m128i flip = _mm_set1_epi8(p->s8 ? (char)0x80 : 0), z = _mm_setzero_si128();
+    __m128i s = z;
+    for (; i + 16 <= count; i += 16)
+      s = _mm_add_epi64(s, _mm_sad_epu8(_mm_xor_si128(_mm_loadu_si128((const __m128i *)((const uint8_t *)x + i)), flip), z));
+    sum = _mm_cvtsi128_si64(s) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(s, s)) - (p->s8 ? 128 * i : 0);
+  }
+#endif
   if (p->s8)
-    for (int64_t i = 0; i < count; i++)
+    for (; i < count; i++)
       sum += ((const int8_t *)x)[i * step];
   else
-    for (int64_t i = 0; i < count; i++)
+    for (; i < count; i++)
       sum += ((const uint8_t *)x)[i * step];
   uint32_t acc = (uint32_t)sum + (uint32_t)(-j->zx) * (uint32_t)count;
   return ql_clamp_round((float)ql_wrap32(acc) * j->scale, j->zy, j->r);
@@ -487,7 +496,8 @@ static nn_status qlpool_run(nn_ctx *c, nn_node *n) {
   if (p->g.as_global) {
     /* CheckQLinearGlobalAveragePoolScaleAndSize's product: float, as is */
     j.scale = sx / (sy * (float)p->g.g.in_sz);
-    nn_parallel_for(c, p->g.N * p->g.C, 1, qlgap_units, &j);
+    const int64_t img = p->g.g.in_sz > 0 ? p->g.g.in_sz : 1;
+    nn_parallel_for(c, p->g.N * p->g.C, img < QL_CHUNK ? QL_CHUNK / img : 1, qlgap_units, &j);
     return NN_OK;
   }
   float deq[256];
