@@ -620,6 +620,27 @@ typedef struct qd_copy_job {
   uint8_t *xc;
 } qd_copy_job;
 
+/* Rows ih0 .. ih1 - 1 of a channels-last image into the copy: as they are
+ * when they need no change, else a byte at a time, flipped or widened. */
+static void qd_copy_rows_nhwc(void *arg, int64_t ih0, int64_t ih1) {
+  const qd_copy_job *j = arg;
+  const qd_head *h = j->h;
+  const nn_qdc_shape *s = &h->s;
+  const int64_t Cp = h->Cp;
+  for (int64_t ih = ih0; ih < ih1; ih++) {
+    if (h->el == 1 && !j->flip && Cp == s->C) {
+      memcpy(j->xc + ((ih + s->PT) * h->Wp + s->PL) * Cp, j->x + ih * s->IW * s->C, (size_t)(s->IW * s->C));
+      continue;
+    }
+    for (int64_t iw = 0; iw < s->IW; iw++) {
+      const uint8_t *src = j->x + (ih * s->IW + iw) * s->C;
+      const int64_t at = ((ih + s->PT) * h->Wp + s->PL + iw) * Cp;
+      for (int64_t ch = 0; ch < s->C; ch++)
+        qd_put(h, j->xc, at + ch, src[ch] ^ j->flip);
+    }
+  }
+}
+
 /* Blocks b0 .. b1 - 1 of 16 flat pixels (the last overlapping), every
  * channel block of each. */
 static void qd_copy_range(void *arg, int64_t b0, int64_t b1) {
@@ -663,19 +684,11 @@ static void qd_copy(nn_ctx *c, const qd_head *h, const uint8_t *x, uint8_t flip,
   const nn_qdc_shape *s = &h->s;
   const int64_t Cp = h->Cp, plane = s->IH * s->IW;
   qd_fill_border(h, xc, zb);
-  if (s->channels_last) {   /* rows copied, flipped (widened on AVX2) */
-    if (h->el == 1 && !flip && Cp == s->C) {   /* whole rows as they are */
-      for (int64_t ih = 0; ih < s->IH; ih++)
-        memcpy(xc + ((ih + s->PT) * h->Wp + s->PL) * Cp, x + ih * s->IW * s->C, (size_t)(s->IW * s->C));
-      return;
-    }
-    for (int64_t ih = 0; ih < s->IH; ih++)
-      for (int64_t iw = 0; iw < s->IW; iw++) {
-        const uint8_t *src = x + (ih * s->IW + iw) * s->C;
-        const int64_t at = ((ih + s->PT) * h->Wp + s->PL + iw) * Cp;
-        for (int64_t ch = 0; ch < s->C; ch++)
-          qd_put(h, xc, at + ch, src[ch] ^ flip);
-      }
+  if (s->channels_last) {   /* rows copied, flipped (widened on AVX2), on the workers:
+                               a serial copy of a 56 x 56 x 144 image took 11 us on
+                               one thread and 36 on two (its rows were written by both) */
+    qd_copy_job j = {.h = h, .x = x, .flip = flip, .xc = xc};
+    nn_parallel_for(c, s->IH, qd_max(1, 16384 / qd_max(1, s->IW * s->C)), qd_copy_rows_nhwc, &j);
     return;
   }
   if (s->C >= 16 && plane >= 16) {   /* on the workers: a serial copy held back two threads */
