@@ -323,13 +323,60 @@ QD_VNNI_TARGET static void qd_kernel_vnni(int R, const uint8_t *const *px, const
   }
 }
 
+/* Lanes 0 .. lanes - 1 of 8 on (all when 8 or more): a maskload mask. */
+QD_AVX2_TARGET static inline __m256i qd_mask8(int64_t lanes) {
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(lanes < 0 ? 0 : lanes > 8 ? 8 : lanes)), idx);
+}
+
+/* qd_vnni_requant's steps on the AVX2 tile (the bias already in the sums):
+ * pixel r's 32 channels packed to bytes (in range: the packs do not
+ * saturate), mr of them stored at out8 + r * ld8. */
+QD_AVX2_TARGET static inline __attribute__((always_inline)) void
+qd_avx2_requant(const int R, __m256i acc[][4], const nn_qdc_requant *rq, int64_t mr, uint8_t *out8,
+                int64_t ld8) {
+  const __m256 vhi = _mm256_set1_ps((float)((rq->u8 ? 255 : 127) - rq->zp));
+  const __m256i vlo = _mm256_set1_epi32((rq->u8 ? 0 : -128) - rq->zp), vz = _mm256_set1_epi32(rq->zp);
+  __m256 vm[4];
+  SG_UNROLL(4)
+  for (int q = 0; q < 4; q++)
+    vm[q] = _mm256_castsi256_ps(_mm256_maskload_epi32((const int *)rq->mult + 8 * q, qd_mask8(mr - 8 * q)));
+  SG_UNROLL(3)
+  for (int r = 0; r < R; r++) {
+    __m256i v[4];
+    SG_UNROLL(4)
+    for (int q = 0; q < 4; q++) {
+      const __m256 f = _mm256_min_ps(vhi, _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][q]), vm[q]));
+      v[q] = _mm256_add_epi32(_mm256_max_epi32(_mm256_cvtps_epi32(f), vlo), vz);
+    }
+    /* 32 int32 -> 32 bytes in order */
+    const __m256i a = _mm256_permute4x64_epi64(_mm256_packs_epi32(v[0], v[1]), 0xD8);
+    const __m256i b = _mm256_permute4x64_epi64(_mm256_packs_epi32(v[2], v[3]), 0xD8);
+    const __m256i p = _mm256_permute4x64_epi64(rq->u8 ? _mm256_packus_epi16(a, b) : _mm256_packs_epi16(a, b), 0xD8);
+    uint8_t *dst = out8 + r * ld8;
+    if (mr >= 32) {
+      _mm256_storeu_si256((__m256i *)dst, p);
+    } else {
+      uint8_t t[32];
+      _mm256_storeu_si256((__m256i *)t, p);
+      memcpy(dst, t, (size_t)(mr > 0 ? mr : 0));
+    }
+  }
+}
+
 QD_AVX2_TARGET static inline __attribute__((always_inline)) void
 qd_avx2_r(const int R, const uint8_t *const *px, const int64_t *toff, int64_t taps, int64_t C2,
-          const int16_t *w, int32_t *out) {
+          const int16_t *w, int32_t *out, const nn_qdc_requant *rq, int64_t mr, uint8_t *out8,
+          int64_t ld8) {
   __m256i acc[QD_R_AVX2][4];
-  SG_UNROLL(3)
-  for (int r = 0; r < R; r++)
-    acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = _mm256_setzero_si256();
+  SG_UNROLL(4)
+  for (int q = 0; q < 4; q++) {   /* the sums start from the bias when requantizing */
+    const __m256i b0 = rq ? _mm256_maskload_epi32(rq->bias + 8 * q, qd_mask8(mr - 8 * q))
+                          : _mm256_setzero_si256();
+    SG_UNROLL(3)
+    for (int r = 0; r < R; r++)
+      acc[r][q] = b0;
+  }
   for (int64_t t = 0; t < taps; t++) {
     const uint8_t *p[QD_R_AVX2];
     SG_UNROLL(3)
@@ -348,6 +395,10 @@ qd_avx2_r(const int R, const uint8_t *const *px, const int64_t *toff, int64_t ta
       }
     }
   }
+  if (rq) {
+    qd_avx2_requant(R, acc, rq, mr, out8, ld8);
+    return;
+  }
   SG_UNROLL(3)
   for (int r = 0; r < R; r++)
     SG_UNROLL(4)
@@ -355,12 +406,16 @@ qd_avx2_r(const int R, const uint8_t *const *px, const int64_t *toff, int64_t ta
       _mm256_storeu_si256((__m256i *)(out + r * 32 + 8 * q), acc[r][q]);
 }
 
+/* out: the int32 sums; or, with rq, out8: the requantized bytes, a
+ * pixel's ld8 apart. */
 QD_AVX2_TARGET static void qd_kernel_avx2(int R, const uint8_t *const *px, const int64_t *toff,
-                                          int64_t taps, int64_t C2, const int16_t *w, int32_t *out) {
+                                          int64_t taps, int64_t C2, const int16_t *w, int32_t *out,
+                                          const nn_qdc_requant *rq, int64_t mr, uint8_t *out8,
+                                          int64_t ld8) {
   switch (R) {
-  case 3: qd_avx2_r(3, px, toff, taps, C2, w, out); break;
-  case 2: qd_avx2_r(2, px, toff, taps, C2, w, out); break;
-  default: qd_avx2_r(1, px, toff, taps, C2, w, out); break;
+  case 3: qd_avx2_r(3, px, toff, taps, C2, w, out, rq, mr, out8, ld8); break;
+  case 2: qd_avx2_r(2, px, toff, taps, C2, w, out, rq, mr, out8, ld8); break;
+  default: qd_avx2_r(1, px, toff, taps, C2, w, out, rq, mr, out8, ld8); break;
   }
 }
 #endif
@@ -516,9 +571,11 @@ static void qd_task(const qd_job *j, int64_t task) {
       qd_kernel_vnni(R, px, j->toff, h->taps, h->Cp / 4, (const int8_t *)wp, tile,
                      j->rq.bias ? &rq : NULL, mr, o8 + t0 * ld8, ld8);
       in_regs = j->rq.bias != NULL;
-    } else if (h->path == QD_AVX2)
-      qd_kernel_avx2(R, px, j->toff, h->taps, h->Cp / 2, (const int16_t *)wp, tile);
-    else
+    } else if (h->path == QD_AVX2) {
+      qd_kernel_avx2(R, px, j->toff, h->taps, h->Cp / 2, (const int16_t *)wp, tile,
+                     j->rq.bias ? &rq : NULL, mr, o8 + t0 * ld8, ld8);
+      in_regs = j->rq.bias != NULL;
+    } else
 #endif
       qd_kernel_c(R, px, j->toff, h->taps, h->Cp / 4, (const int8_t *)wp, tile);
   }
