@@ -1184,9 +1184,9 @@ static const qconv_case qconv_cases[] = {
   {"qlinearconv direct 3x3 7x7 map", true, true, false, 64, 64, 1, 7, 7, 3, 1, 1, 128, 127, false, false, 0, 1, true},
   {"convinteger direct 3x3 worst sums", false, true, false, 200, 64, 1, 8, 9, 3, 1, 1, 0, 127, false, true, 0, 1, true},
   {"qlinearconv direct 3x3 c12 u8 x u8 w", true, true, true, 12, 60, 1, 9, 8, 3, 1, 1, 100, 127, false, false, 0, 1, true},
-  /* depthwise on the direct kernel (AVX-512 VNNI and portable; AVX2 keeps
-   * the float engine): two pixels a step with an odd last one, a partial
-   * panel, strides, 5x5, dilation */
+  /* depthwise on the direct kernel (AVX-512 VNNI, AVX2, portable): two
+   * pixels a step with an odd last one, a partial panel, strides, 5x5,
+   * dilation */
   {"qlinearconv direct depthwise 3x3 u8", true, true, false, 100, 100, 100, 13, 11, 3, 1, 1, 131, 127, false, false, 0, 2, true},
   {"qlinearconv direct depthwise 3x3 s2 int8 x u8 w", true, false, true, 64, 64, 64, 15, 17, 3, 2, 1, -7, 127, false, false, 0, 1, true},
   {"qlinearconv direct depthwise 5x5 dil 2 c50", true, true, false, 50, 50, 50, 17, 14, 5, 1, 4, 128, 127, false, false, 2, 1, true},

@@ -60,10 +60,6 @@ static void qd_padded(const nn_qdc_shape *s, int64_t *Hp, int64_t *Wp) {
   *Wp = qd_max(s->PL + s->IW, (s->OW - 1) * s->SW + (s->KW - 1) * s->DW + 1);
 }
 
-/* AVX2 has no depthwise kernel here: its int16 copy doubles the traffic
- * and the float engine's depthwise kernel ran faster (0.32 against 0.40 ms
- * for 144 channels at 56x56, Zen 4 with NN_CPU=avx2). */
-static bool qd_depthwise_ok(void) { return nn_qgemm_path() != QD_AVX2; }
 
 bool nn_qdc_fits(const nn_qdc_shape *s) {
   const int64_t v[] = {s->C,  s->M,  s->IH, s->IW, s->OH, s->OW, s->KH, s->KW,
@@ -74,7 +70,7 @@ bool nn_qdc_fits(const nn_qdc_shape *s) {
   if (s->C < 1 || s->M < 1 || s->OH < 1 || s->OW < 1 || s->KH < 1 || s->KW < 1 || s->SH < 1 ||
       s->SW < 1 || s->DH < 1 || s->DW < 1)
     return false;
-  if (s->group > 1 && (s->group != s->C || s->M != s->C || !qd_depthwise_ok()))
+  if (s->group > 1 && (s->group != s->C || s->M != s->C))
     return false;
   int64_t Hp, Wp;
   qd_padded(s, &Hp, &Wp);
@@ -89,13 +85,15 @@ static qd_head *qd_head_of(const void *block) {
 }
 static int32_t *qd_sums(const qd_head *h) { return (int32_t *)((char *)h + h->sums); }
 
-static int qd_pw(int path) { return path == QD_AVX2 ? 32 : 64; }
+static bool qd_is_dw(const nn_qdc_shape *s) { return s->group > 1; }
+
+/* Lanes per panel: 64 output channels (AVX-512 VNNI, portable, and every
+ * depthwise panel), 32 on AVX2's group-1 kernel. */
+static int qd_pw(int path, bool dw) { return path == QD_AVX2 && !dw ? 32 : 64; }
 
 bool nn_qdc_worth(const nn_qdc_shape *s) {
-  return nn_qdc_fits(s) && 4 * s->M >= 3 * qd_up(s->M, qd_pw(nn_qgemm_path()));
+  return nn_qdc_fits(s) && 4 * s->M >= 3 * qd_up(s->M, qd_pw(nn_qgemm_path(), qd_is_dw(s)));
 }
-
-static bool qd_is_dw(const nn_qdc_shape *s) { return s->group > 1; }
 
 size_t nn_qdc_pack_size(const nn_qdc_shape *s) {
   const int64_t Cp = qd_up(s->C, 4), taps = s->KH * s->KW;
@@ -134,8 +132,10 @@ void nn_qdc_pack(const nn_qdc_shape *s, const int8_t *w, void *dst) {
   memset(h, 0, sizeof *h);
   h->magic = QD_MAGIC;
   h->path = nn_qgemm_path();
-  h->pw = qd_pw(h->path);
-  h->el = h->path == QD_AVX2 ? 2 : 1;
+  h->pw = qd_pw(h->path, qd_is_dw(s));
+  /* AVX2's group-1 kernel reads int16 pairs from a widened copy; its
+   * depthwise kernel widens as it loads */
+  h->el = h->path == QD_AVX2 && !qd_is_dw(s) ? 2 : 1;
   h->s = *s;
   h->Cp = qd_up(s->C, 4);
   qd_padded(s, &h->Hp, &h->Wp);
@@ -422,6 +422,91 @@ QD_AVX2_TARGET static void qd_kernel_avx2(int R, const uint8_t *const *px, const
 
 /* ---- depthwise: out[ch] for the panel's pw channels of one pixel ---------------- */
 
+#if SG_X86
+/* Channels c0 .. c0 + 15 of the panel from two 8-lane sums in order (lo:
+ * c0 .. c0 + 7), requantized as qd_avx2_requant does, to 16 bytes at dst
+ * (those at mr and beyond not written). */
+QD_AVX2_TARGET static inline __attribute__((always_inline)) void
+qd_avx2_requant16(__m256i lo, __m256i hi, const nn_qdc_requant *rq, int64_t c0, int64_t mr,
+                  uint8_t *dst) {
+  const __m256 vhi = _mm256_set1_ps((float)((rq->u8 ? 255 : 127) - rq->zp));
+  const __m256i vlo = _mm256_set1_epi32((rq->u8 ? 0 : -128) - rq->zp), vz = _mm256_set1_epi32(rq->zp);
+  __m256i v[2] = {lo, hi};
+  SG_UNROLL(2)
+  for (int q = 0; q < 2; q++) {
+    const __m256i k = qd_mask8(mr - c0 - 8 * q);
+    const __m256i b = _mm256_maskload_epi32(rq->bias + c0 + 8 * q, k);
+    const __m256 m = _mm256_castsi256_ps(_mm256_maskload_epi32((const int *)rq->mult + c0 + 8 * q, k));
+    const __m256 f = _mm256_min_ps(vhi, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(v[q], b)), m));
+    v[q] = _mm256_add_epi32(_mm256_max_epi32(_mm256_cvtps_epi32(f), vlo), vz);
+  }
+  const __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(v[0], v[1]), 0xD8);
+  const __m128i l = _mm256_castsi256_si128(p), h = _mm256_extracti128_si256(p, 1);
+  const __m128i b8 = rq->u8 ? _mm_packus_epi16(l, h) : _mm_packs_epi16(l, h);
+  if (mr - c0 >= 16) {
+    _mm_storeu_si128((__m128i *)dst, b8);
+  } else if (mr > c0) {
+    uint8_t t[16];
+    _mm_storeu_si128((__m128i *)t, b8);
+    memcpy(dst, t, (size_t)(mr - c0));
+  }
+}
+
+/* qd_dw_vnni on AVX2, from the same panels: each 32-channel vector of the
+ * VNNI layout is two 16-channel halves here (its 256-bit halves are the
+ * vpunpck*wd lanes of channels 0-15 and 16-31), the copy's bytes widened
+ * as they are loaded, vpmaddwd + vpaddd for vpdpwssd. */
+QD_AVX2_TARGET static void qd_dw_avx2(const qd_head *h, const uint8_t *pa, const uint8_t *pb,
+                                      const int64_t *toff, const int16_t *w, int32_t *oa,
+                                      int32_t *ob, const nn_qdc_requant *rq, int64_t mr,
+                                      uint8_t *const o8[2]) {
+  __m256i acc[2][2][2][2];   /* [pixel][group][16-channel half][low / high pairs] */
+  SG_UNROLL(2)
+  for (int q = 0; q < 2; q++)
+    SG_UNROLL(2)
+    for (int g = 0; g < 2; g++)
+      acc[q][g][0][0] = acc[q][g][0][1] = acc[q][g][1][0] = acc[q][g][1][1] = _mm256_setzero_si256();
+  const int16_t *wg = w;
+  for (int64_t tp = 0; tp < h->tp; tp++, wg += 128) {
+    const int64_t t0 = 2 * tp, t1 = t0 + 1 < h->taps ? t0 + 1 : t0;
+    SG_UNROLL(2)
+    for (int g = 0; g < 2; g++)
+      SG_UNROLL(2)
+      for (int b = 0; b < 2; b++) {
+        const __m256i wl = _mm256_loadu_si256((const __m256i *)(wg + 64 * g + 16 * b));
+        const __m256i wh = _mm256_loadu_si256((const __m256i *)(wg + 64 * g + 32 + 16 * b));
+        SG_UNROLL(2)
+        for (int q = 0; q < 2; q++) {
+          const uint8_t *px = (q ? pb : pa) + 32 * g + 16 * b;
+          const __m256i x0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(px + toff[t0])));
+          const __m256i x1 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(px + toff[t1])));
+          acc[q][g][b][0] = _mm256_add_epi32(acc[q][g][b][0], _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), wl));
+          acc[q][g][b][1] = _mm256_add_epi32(acc[q][g][b][1], _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), wh));
+        }
+      }
+  }
+  SG_UNROLL(2)
+  for (int q = 0; q < 2; q++)
+    SG_UNROLL(2)
+    for (int g = 0; g < 2; g++)
+      SG_UNROLL(2)
+      for (int b = 0; b < 2; b++) {
+        /* low pairs: channels 0-3 and 8-11 of the half, high: 4-7 and 12-15 */
+        const __m256i lo = acc[q][g][b][0], hi = acc[q][g][b][1];
+        const __m256i c07 = _mm256_permute2x128_si256(lo, hi, 0x20);
+        const __m256i c815 = _mm256_permute2x128_si256(lo, hi, 0x31);
+        const int64_t c0 = 32 * g + 16 * b;
+        if (rq) {
+          qd_avx2_requant16(c07, c815, rq, c0, mr, o8[q] + c0);
+          continue;
+        }
+        int32_t *o = (q ? ob : oa) + c0;
+        _mm256_storeu_si256((__m256i *)o, c07);
+        _mm256_storeu_si256((__m256i *)(o + 8), c815);
+      }
+}
+#endif
+
 /* px: the pixel's (tap 0's) first byte in the copy, at the panel's first
  * channel; w: the panel (qd_pack_dw).  The last pair of an odd tap count
  * pairs the last tap with itself, against a zero weight. */
@@ -549,6 +634,9 @@ static void qd_task(const qd_job *j, int64_t task) {
       if (h->path == QD_VNNI) {
         qd_dw_vnni(h, px[0], px[1], j->toff, w, o[0], o[1], j->rq.bias ? &rq : NULL, mr, b8);
         in_regs = j->rq.bias != NULL;
+      } else if (h->path == QD_AVX2) {
+        qd_dw_avx2(h, px[0], px[1], j->toff, w, o[0], o[1], j->rq.bias ? &rq : NULL, mr, b8);
+        in_regs = j->rq.bias != NULL;
       } else
 #endif
         for (int q = 0; q < 2; q++)
@@ -601,19 +689,31 @@ static void qd_tasks(void *arg, int64_t s0, int64_t s1) {
     }
 }
 
-/* n bytes as int16 (the AVX2 path's copy). */
-static void qd_widen(int16_t *o, const uint8_t *t, int64_t n) {
+/* n bytes, xor'd with flip, as int16 (the AVX2 path's copy). */
+static void qd_widen(int16_t *o, const uint8_t *t, int64_t n, uint8_t flip) {
   int64_t i = 0;
 #if SG_X86
-  const __m128i z = _mm_setzero_si128();
+  const __m128i z = _mm_setzero_si128(), f = _mm_set1_epi8((char)flip);
   for (; i + 16 <= n; i += 16) {
-    const __m128i v = _mm_loadu_si128((const __m128i *)(t + i));
+    const __m128i v = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(t + i)), f);
     _mm_storeu_si128((__m128i *)(o + i), _mm_unpacklo_epi8(v, z));
     _mm_storeu_si128((__m128i *)(o + i + 8), _mm_unpackhi_epi8(v, z));
   }
 #endif
   for (; i < n; i++)
-    o[i] = t[i];
+    o[i] = (uint8_t)(t[i] ^ flip);
+}
+
+/* o[i] = t[i] ^ flip for n bytes. */
+static void qd_flip_copy(uint8_t *o, const uint8_t *t, int64_t n, uint8_t flip) {
+  int64_t i = 0;
+#if SG_X86
+  const __m128i f = _mm_set1_epi8((char)flip);
+  for (; i + 16 <= n; i += 16)
+    _mm_storeu_si128((__m128i *)(o + i), _mm_xor_si128(_mm_loadu_si128((const __m128i *)(t + i)), f));
+#endif
+  for (; i < n; i++)
+    o[i] = (uint8_t)(t[i] ^ flip);
 }
 
 /* 16 channels x 16 pixels of the image (x at channel c0, flat pixel p0;
@@ -632,7 +732,7 @@ static void qd_copy16(const qd_head *h, const uint8_t *x, int64_t c0, int64_t p0
     if (h->el == 1)
       memcpy(xc + at, blk + 16 * k, 16);
     else
-      qd_widen((int16_t *)xc + at, blk + 16 * k, 16);
+      qd_widen((int16_t *)xc + at, blk + 16 * k, 16, 0);
   }
 }
 
@@ -685,16 +785,25 @@ static void qd_copy_rows_nhwc(void *arg, int64_t ih0, int64_t ih1) {
   const nn_qdc_shape *s = &h->s;
   const int64_t Cp = h->Cp;
   for (int64_t ih = ih0; ih < ih1; ih++) {
+    const int64_t at = ((ih + s->PT) * h->Wp + s->PL) * Cp;
+    const uint8_t *src = j->x + ih * s->IW * s->C;
     if (h->el == 1 && !j->flip && Cp == s->C) {
-      memcpy(j->xc + ((ih + s->PT) * h->Wp + s->PL) * Cp, j->x + ih * s->IW * s->C, (size_t)(s->IW * s->C));
+      memcpy(j->xc + at, src, (size_t)(s->IW * s->C));
       continue;
     }
-    for (int64_t iw = 0; iw < s->IW; iw++) {
-      const uint8_t *src = j->x + (ih * s->IW + iw) * s->C;
-      const int64_t at = ((ih + s->PT) * h->Wp + s->PL + iw) * Cp;
-      for (int64_t ch = 0; ch < s->C; ch++)
-        qd_put(h, j->xc, at + ch, src[ch] ^ j->flip);
+    if (h->el == 2) {   /* widened in vectors: the row at once, or a pixel at a time */
+      if (Cp == s->C)
+        qd_widen((int16_t *)j->xc + at, src, s->IW * s->C, j->flip);
+      else
+        for (int64_t iw = 0; iw < s->IW; iw++)
+          qd_widen((int16_t *)j->xc + at + iw * Cp, src + iw * s->C, s->C, j->flip);
+      continue;
     }
+    if (Cp == s->C)   /* bytes, flipped (int8): the row at once, or a pixel at a time */
+      qd_flip_copy(j->xc + at, src, s->IW * s->C, j->flip);
+    else
+      for (int64_t iw = 0; iw < s->IW; iw++)
+        qd_flip_copy(j->xc + at + iw * Cp, src + iw * s->C, s->C, j->flip);
   }
 }
 
@@ -721,7 +830,7 @@ static void qd_copy_range(void *arg, int64_t b0, int64_t b1) {
           nn_vmath_transpose_u8(tmp, 256, j->x + c0 * plane + ih * s->IW + iw0, plane, cn, 16, j->flip);
           for (int k = 0; k < 16; k++)
             qd_widen((int16_t *)j->xc + ((ih + s->PT) * h->Wp + s->PL + iw0 + k) * h->Cp + c0,
-                     tmp + 256 * k, cn);
+                     tmp + 256 * k, cn, 0);
         }
       }
     return;

@@ -30,8 +30,9 @@
  * Depthwise layers (group = C = M) take the same copy with the channels in
  * the lanes too: per pixel, two taps' values of 16 or 32 channels
  * interleaved as int16 pairs against the two taps' weights (vpdpwssd with
- * AVX-512 VNNI; portable C), 64 channels per panel, two pixels at a time;
- * w is then C x 1 x KH x KW.  Not on AVX2 (nn_qdc_worth).
+ * AVX-512 VNNI, vpmaddwd + vpaddd on AVX2 over the same panels with the
+ * bytes widened as they are loaded; portable C), 64 channels per panel,
+ * two pixels at a time; w is then C x 1 x KH x KW.
  */
 #ifndef NN_CPU_QCONV_DIRECT_H
 #define NN_CPU_QCONV_DIRECT_H
@@ -57,9 +58,8 @@ bool nn_qdc_fits(const nn_qdc_shape *s);
 
 /* Whether the kernel is worth taking for s on the path in use: it fits,
  * the output channels fill 3/4 of its panels at least (64 channels, 32 on
- * AVX2: MobileNetV2's 16- and 24-channel projections ran 3x slower in
- * 64-lane panels than on the GEMM), and a depthwise s has a kernel here
- * (not on AVX2). */
+ * AVX2's group-1 kernel: MobileNetV2's 16- and 24-channel projections ran
+ * 3x slower in 64-lane panels than on the GEMM). */
 bool nn_qdc_worth(const nn_qdc_shape *s);
 
 /* Bytes of a packed block for s: an upper bound over every path. */
