@@ -25,6 +25,8 @@ like the originals, so a weakness no model in ../shared shows comes out:
     mobilenetv2_qop  MobileNetV2 in 8 bits, QOperator format (depthwise QLinearConv)
     mobilenetv2_qdq, resnet_qdq  the two above in the QDQ format (ONNX Runtime's
                  quantizer's default: DequantizeLinear -> Conv -> QuantizeLinear), same integers
+    vit_tiny_dyn vit_tiny dynamically quantized (DynamicQuantizeLinear + MatMulInteger,
+                 ONNX Runtime's quantize_dynamic: the *_quantized.onnx transformers)
 
     tools/arch-models.py OUT_DIR [NAME ...]
 
@@ -163,11 +165,23 @@ def mobilenetv3(path):
     x=g.op('Gemm',[x,g.w(rng.standard_normal((1000,1280))*0.03),g.w(np.zeros(1000))],transB=1)
     g.save('x',[1,3,224,224],[x],path,opset=14)
 
-def vit_tiny(path, L=6, D=192, N=197, heads=3):
+def vit_tiny(path, L=6, D=192, N=197, heads=3, dyn=False):
+    """dyn: the linear layers as ONNX Runtime's quantize_dynamic writes them
+    (transformer models shipped as *_quantized.onnx): DynamicQuantizeLinear
+    of the activations, MatMulInteger against int8 weights (one scale, zero
+    point 0), Cast to float, Mul by the product of the two scales."""
     g=G('vit'); x='x'; dh=D//heads
     def ln(x):
         return g.op('LayerNormalization',[x,g.w(1+0.1*rng.standard_normal(D)),g.w(0.1*rng.standard_normal(D))],axis=-1,epsilon=1e-6)
-    def lin(x,i,o): return g.op('Add',[g.op('MatMul',[x,g.w(rng.standard_normal((i,o))/np.sqrt(i))]),g.w(0.02*rng.standard_normal(o))])
+    def mm(x,wf):
+        if not dyn: return g.op('MatMul',[x,g.w(wf)])
+        ws=np.float32(np.abs(wf).max()/127.0)
+        wq=g.t('c'); g.inits.append(nh.from_array(np.clip(np.round(wf/ws),-127,127).astype(np.int8),wq))
+        wz=g.t('c'); g.inits.append(nh.from_array(np.array(0,np.int8),wz))
+        xq,xs,xz=g.op('DynamicQuantizeLinear',[x],nout=3)
+        y=g.op('Cast',[g.op('MatMulInteger',[xq,wq,xz,wz])],to=T.FLOAT)
+        return g.op('Mul',[y,g.op('Mul',[xs,g.w(np.array(ws))])])
+    def lin(x,i,o): return g.op('Add',[mm(x,rng.standard_normal((i,o))/np.sqrt(i)),g.w(0.02*rng.standard_normal(o))])
     def gelu(x):
         e=g.op('Erf',[g.op('Div',[x,g.w(np.array(1.4142135))])]); return g.op('Mul',[g.op('Mul',[x,g.op('Add',[e,g.w(np.array(1.0))])]),g.w(np.array(0.5))])
     for l in range(L):
@@ -522,6 +536,11 @@ def mobilenetv2_qop(path, S=224, qdq=False):
     q.head(x, 1280, S, path)
 
 
+def vit_tiny_dyn(path):
+    """vit_tiny's linear layers dynamically quantized to 8 bits."""
+    vit_tiny(path, dyn=True)
+
+
 def resnet_qdq(path):
     """resnet_qop in the QDQ format: the same integers."""
     resnet_qop(path, qdq=True)
@@ -536,7 +555,7 @@ ARCHS = [('mobilenetv2', mobilenetv2), ('resnet18', resnet18), ('yolov8n', yolov
          ('unet', unet), ('deeplabv3', deeplabv3), ('espcn', espcn), ('style', style),
          ('convnext', convnext), ('crnn', crnn), ('arcface', arcface), ('u2netp', u2netp),
          ('mobilenetv2_qdq', mobilenetv2_qdq), ('resnet_qop', resnet_qop),
-         ('mobilenetv2_qop', mobilenetv2_qop), ('resnet_qdq', resnet_qdq)]
+         ('mobilenetv2_qop', mobilenetv2_qop), ('resnet_qdq', resnet_qdq), ('vit_tiny_dyn', vit_tiny_dyn)]
 
 if __name__ == '__main__':
     if len(sys.argv) < 2 or sys.argv[1].startswith('-'):

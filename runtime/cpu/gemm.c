@@ -17,7 +17,9 @@
 #include <string.h>
 
 #include "cpu/ops.h"
+#include "cpu/qconv_direct.h"
 #include "cpu/sgemm.h"
+#include "knobs.h"
 #include "ops/activation.h"
 #include "ops/gemm.h"
 
@@ -137,6 +139,14 @@ typedef struct mm_params {
   bool fold;
   /* MatMulInteger zero points: per-tensor or per-row (A) / per-column (B) */
   bool za_per_row, zb_per_col;
+  /* MatMulInteger on the direct integer kernel (cpu/qconv_direct.h), as a
+   * 1x1 convolution of A's nb * M rows (channels-last pixels of K
+   * channels) into N: 8-bit A with one zero point (a run-time value too:
+   * DynamicQuantizeLinear's), a constant 8-bit B with column zero points 0
+   * (128 for uint8); B's packed block after the struct (MM_HEAD), n->ws:
+   * N column offsets, then the kernel's scratch */
+  bool qdirect;
+  size_t q_bytes, q_head;
   nn_act act;                      /* the node's fused activation */
   /* float32 */
   bool per_worker;                 /* small products: one per worker, serial engine */
@@ -565,6 +575,99 @@ static nn_status gemm_run(nn_ctx *c, nn_node *n) {
 }
 
 /* ---- MatMulInteger -------------------------------------------------------------- */
+
+static inline int32_t mmi_get(nn_dtype dt, const void *p, int64_t i) {
+  return dt == NN_DTYPE_UINT8 ? ((const uint8_t *)p)[i] : ((const int8_t *)p)[i];
+}
+
+static void mmi_direct_shape(const mm_params *p, nn_qdc_shape *s) {
+  const int64_t rows = p->nb * p->M;
+  *s = (nn_qdc_shape){.C = p->K, .M = p->N, .IH = 1, .IW = rows, .OH = 1, .OW = rows, .KH = 1,
+                      .KW = 1, .SH = 1, .SW = 1, .DH = 1, .DW = 1, .channels_last = true};
+}
+
+static bool mmi_direct_ok(const nn_node *n, const mm_params *p) {
+  const nn_value *a = n->x[0], *b = n->x[1];
+  const nn_value *za = n->n_in > 2 ? n->x[2] : NULL, *zb = n->n_in > 3 ? n->x[3] : NULL;
+  if (nn_knobs().no_direct || !p->fold || p->za_per_row || p->K % 4 || p->nb * p->M < 1 ||
+      b->rank != 2 || !b->known || !b->data || (zb && (!zb->known || !zb->data)) ||
+      (a->dtype != NN_DTYPE_UINT8 && a->dtype != NN_DTYPE_INT8) ||
+      (b->dtype != NN_DTYPE_UINT8 && b->dtype != NN_DTYPE_INT8) || (za && za->dtype != a->dtype))
+    return false;
+  nn_qdc_shape s;
+  mmi_direct_shape(p, &s);
+  if (!nn_qdc_fits(&s) || !nn_qdc_worth(&s))
+    return false;
+  const int32_t shift = b->dtype == NN_DTYPE_UINT8 ? 128 : 0;
+  for (int64_t j = 0; zb && j < zb->numel; j++)
+    if (mmi_get(b->dtype, zb->data, j) != shift)
+      return false;
+  return !zb ? shift == 0 : true;
+}
+
+/* B (K x N) packed for the direct kernel: N x K int8, uint8 shifted by -128. */
+static nn_status mmi_direct_prepare(nn_ctx *c, nn_node *n, const mm_params *p0) {
+  nn_qdc_shape sh;
+  mmi_direct_shape(p0, &sh);
+  const size_t bytes = nn_align_up(nn_qdc_pack_size(&sh), 64);
+  mm_params *p = nn_malloc(MM_HEAD + bytes);
+  int8_t *bt = nn_malloc((size_t)(p0->N * p0->K) + 1);
+  if (!p || !bt) {
+    nn_free(p);
+    nn_free(bt);
+    return nn_fail(c, NN_ERR_NOMEM, "out of memory");
+  }
+  *p = *p0;
+  p->qdirect = true;
+  p->q_bytes = bytes;
+  p->q_head = nn_align_up((size_t)p->N * sizeof(int32_t), 64);
+  const uint8_t *b8 = n->x[1]->data;
+  const uint8_t fl = n->x[1]->dtype == NN_DTYPE_UINT8 ? 0x80 : 0;
+  for (int64_t k = 0; k < p->K; k++)
+    for (int64_t j = 0; j < p->N; j++)
+      bt[j * p->K + k] = (int8_t)(b8[k * p->N + j] ^ fl);
+  nn_qdc_pack(&sh, bt, (char *)p + MM_HEAD);
+  nn_free(bt);
+  nn_free(n->priv);
+  n->priv = p;
+  n->priv_const_bytes = bytes;   /* B repacked: counted as weights */
+  n->ws_bytes = p->q_head + nn_qdc_workspace(&sh);
+  return NN_OK;
+}
+
+typedef struct mmi_direct_job {
+  int32_t *y;
+  const int32_t *off;
+  int64_t N;
+} mmi_direct_job;
+
+/* Rows p0 .. p0 + np - 1 of Y, columns m0 .. m0 + mr - 1 (the kernel's
+ * pixel-major tile is Y's row-major layout), with the zero point's term. */
+static void mmi_direct_store(void *user, int64_t m0, int64_t mr, int64_t p0, int64_t np,
+                             const int32_t *cc, int64_t ldc) {
+  const mmi_direct_job *j = user;
+  for (int64_t t = 0; t < np; t++) {
+    uint32_t *yr = (uint32_t *)(j->y + (p0 + t) * j->N + m0);
+    const int32_t *cr = cc + t * ldc;
+    for (int64_t r = 0; r < mr; r++)
+      yr[r] = (uint32_t)cr[r] + (uint32_t)j->off[m0 + r];
+  }
+}
+
+static nn_status mmi_run_direct(nn_ctx *c, nn_node *n) {
+  const mm_params *p = n->priv;
+  const nn_value *a = n->x[0], *za = n->n_in > 2 ? n->x[2] : NULL;
+  const bool s8 = a->dtype == NN_DTYPE_INT8;
+  const int32_t zb = (za ? mmi_get(a->dtype, za->data, 0) : 0) + (s8 ? 128 : 0);
+  const void *pk = (const char *)p + MM_HEAD;
+  int32_t *off = n->ws;
+  nn_qdc_offsets(pk, zb, off);
+  mmi_direct_job j = {.y = n->y[0]->data, .off = off, .N = p->N};
+  nn_status st = nn_qdc_compute(c, pk, a->data, s8 ? 0x80 : 0, zb, mmi_direct_store, &j,
+                                (char *)n->ws + p->q_head, n->ws_bytes - p->q_head);
+  return st ? nn_fail(c, st, "the direct integer product refused its operands") : NN_OK;
+}
+
 static nn_status matmulinteger_prepare(nn_ctx *c, nn_node *n) {
   const nn_value *a = n->x[0], *b = n->x[1];
   const nn_value *za = n->n_in > 2 ? n->x[2] : NULL, *zb = n->n_in > 3 ? n->x[3] : NULL;
@@ -588,15 +691,15 @@ static nn_status matmulinteger_prepare(nn_ctx *c, nn_node *n) {
                      "b_zero_point must be a scalar or have N=%lld elements", (long long)p->N);
     p->zb_per_col = true;
   }
+  if (mmi_direct_ok(n, p))
+    return mmi_direct_prepare(c, n, p);
   return NN_OK;
-}
-
-static inline int32_t mmi_get(nn_dtype dt, const void *p, int64_t i) {
-  return dt == NN_DTYPE_UINT8 ? ((const uint8_t *)p)[i] : ((const int8_t *)p)[i];
 }
 
 static nn_status matmulinteger_run(nn_ctx *c, nn_node *n) {
   const mm_params *p = n->priv;
+  if (p->qdirect)
+    return mmi_run_direct(c, n);
   const nn_value *a = n->x[0], *b = n->x[1];
   const nn_value *za = n->n_in > 2 ? n->x[2] : NULL, *zb = n->n_in > 3 ? n->x[3] : NULL;
   int32_t *y = n->y[0]->data;

@@ -98,29 +98,33 @@ static void dequant_span(const nn_value *x, const nn_value *scale, const nn_valu
   }
 }
 
-static void quant_span(const quant_params *p, const nn_value *x, const nn_value *scale,
-                       const nn_value *zp, nn_value *y, int64_t e0, int64_t n, int64_t a) {
-  /* rint of the float quotient as (q + 1.5 * 2^23) - 1.5 * 2^23: half to
-   * even below 2^22, and beyond it (clamped there first) the 8-bit range
-   * saturates either way; NaN -> 0 as ku_clampd makes it */
-  const float magic = 12582912.0f, big = 4194304.0f, lo = (float)p->qmin, hi = (float)p->qmax;
-  const float s = ((const float *)scale->data)[a];
-  const float *xs = (const float *)x->data + e0;
-  const float z = zp ? (y->dtype == NN_DTYPE_UINT8 ? ((const uint8_t *)zp->data)[a]
-                                                    : ((const int8_t *)zp->data)[a]) : 0;
-  int64_t i = nn_vmath_quantize_f32(xs, s, z, lo, hi, y->dtype == NN_DTYPE_UINT8,
-                                    (unsigned char *)y->data + e0, n);
-  for (; i < n; i++) {
+/* n floats quantized to 8 bits: rint(x / s) + z clamped to [lo, hi],
+ * vector blocks through vmath, the rest here, value for value the same:
+ * rint of the float quotient as (q + 1.5 * 2^23) - 1.5 * 2^23, half to
+ * even below 2^22, and beyond it (clamped there first) the 8-bit range
+ * saturates either way; a NaN quotient counts as 0 (the result is z). */
+static void quant_row(const float *xs, float s, float z, float lo, float hi, bool u8, void *y,
+                      int64_t n) {
+  const float magic = 12582912.0f, big = 4194304.0f;
+  for (int64_t i = nn_vmath_quantize_f32(xs, s, z, lo, hi, u8, y, n); i < n; i++) {
     float qf = xs[i] / s;
     qf = qf > big ? big : qf < -big ? -big : qf;
     float r = (qf + magic) - magic;
     float q = r == r ? r + z : z;
     q = q < lo ? lo : q > hi ? hi : q;
-    if (y->dtype == NN_DTYPE_UINT8)
-      ((uint8_t *)y->data)[e0 + i] = (uint8_t)(int32_t)q;
+    if (u8)
+      ((uint8_t *)y)[i] = (uint8_t)(int32_t)q;
     else
-      ((int8_t *)y->data)[e0 + i] = (int8_t)(int32_t)q;
+      ((int8_t *)y)[i] = (int8_t)(int32_t)q;
   }
+}
+
+static void quant_span(const quant_params *p, const nn_value *x, const nn_value *scale,
+                       const nn_value *zp, nn_value *y, int64_t e0, int64_t n, int64_t a) {
+  const float z = zp ? (y->dtype == NN_DTYPE_UINT8 ? ((const uint8_t *)zp->data)[a]
+                                                    : ((const int8_t *)zp->data)[a]) : 0;
+  quant_row((const float *)x->data + e0, ((const float *)scale->data)[a], z, (float)p->qmin,
+            (float)p->qmax, y->dtype == NN_DTYPE_UINT8, (unsigned char *)y->data + e0, n);
 }
 
 /* The workers' share: units of at most QUANT_CHUNK elements of one axis
@@ -210,27 +214,20 @@ static nn_status quant_run(nn_ctx *c, nn_node *n) {
 
 /* ---- DynamicQuantizeLinear: uint8 over [min(0, x), max(0, x)] ------------------- */
 
+/* (The transformers ONNX Runtime's quantize_dynamic writes put one before
+ * every MatMulInteger: a scalar loop here took a third of such a ViT's
+ * time.)  NaNs are skipped by the range and quantize to the zero point. */
 static nn_status dynq_run(nn_ctx *c, nn_node *n) {
   (void)c;
   nn_value *x = n->x[0], *y = n->y[0];
-  const float *xv = x->data;
-  float mx = 0.0f, mn = 0.0f;
-  for (int64_t i = 0; i < x->numel; i++) {
-    if (xv[i] > mx)
-      mx = xv[i];
-    if (xv[i] < mn)
-      mn = xv[i];
-  }
+  float mn, mx;
+  nn_vmath_range_f32(x->data, x->numel, &mn, &mx);
   /* an all-zero input has an empty range: scale 1 keeps everything finite */
   float scale = mx == mn ? 1.0f : (mx - mn) / 255.0f;
   float zpf = 0.0f - mn / scale;
   zpf = zpf < 0.0f ? 0.0f : zpf > 255.0f ? 255.0f : zpf;
   double zp = quant_rint(zpf);
-  uint8_t *yv = y->data;
-  for (int64_t i = 0; i < x->numel; i++) {
-    double q = quant_rint((double)(xv[i] / scale)) + zp;
-    yv[i] = (uint8_t)ku_clampd(q, 0, 255);
-  }
+  quant_row(x->data, scale, (float)zp, 0.0f, 255.0f, true, y->data, x->numel);
   if (ku_out(n, 1))
     *(float *)n->y[1]->data = scale;
   if (ku_out(n, 2))

@@ -510,7 +510,39 @@ bool nn_vmath_softmax_row_f32(const float *x, float *y, int64_t n) {
   return true;
 }
 
+/* nn_vmath_range_f32's vector part: blocks of 32, max(x, acc) keeping acc
+ * where x is NaN (vmaxps returns its second operand then). */
+static SG256 int64_t vm2_range(const float *x, int64_t n, float *mn, float *mx) {
+  __m256 lo[4], hi[4];
+  for (int k = 0; k < 4; k++)
+    lo[k] = hi[k] = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 4; k++) {
+      const __m256 v = _mm256_loadu_ps(x + i + 8 * k);
+      lo[k] = _mm256_min_ps(v, lo[k]);
+      hi[k] = _mm256_max_ps(v, hi[k]);
+    }
+  float a[8], b[8];
+  _mm256_storeu_ps(a, _mm256_min_ps(_mm256_min_ps(lo[0], lo[1]), _mm256_min_ps(lo[2], lo[3])));
+  _mm256_storeu_ps(b, _mm256_max_ps(_mm256_max_ps(hi[0], hi[1]), _mm256_max_ps(hi[2], hi[3])));
+  for (int k = 0; k < 8; k++) {
+    *mn = a[k] < *mn ? a[k] : *mn;
+    *mx = b[k] > *mx ? b[k] : *mx;
+  }
+  return i;
+}
+
+static int64_t vm_range_vec(const float *x, int64_t n, float *mn, float *mx) {
+  return nn_cpu_isa_get() < NN_CPU_AVX2 ? 0 : vm2_range(x, n, mn, mx);
+}
+
 #else /* no x86 vector path */
+
+static int64_t vm_range_vec(const float *x, int64_t n, float *mn, float *mx) {
+  (void)x, (void)n, (void)mn, (void)mx;
+  return 0;
+}
 
 bool nn_vmath_requant_transpose_8(const int32_t *acc, int64_t lda, const int32_t *bias,
                                   const float *mult, int32_t zp, bool u8, uint8_t *dst, int64_t ldd,
@@ -560,3 +592,11 @@ bool nn_vmath_f32(nn_vmath_fn f, const float *x, float *y, int64_t n) {
 }
 
 #endif
+
+void nn_vmath_range_f32(const float *x, int64_t n, float *mn, float *mx) {
+  *mn = *mx = 0.0f;
+  for (int64_t i = vm_range_vec(x, n, mn, mx); i < n; i++) {
+    *mn = x[i] < *mn ? x[i] : *mn;   /* a NaN compares false: skipped */
+    *mx = x[i] > *mx ? x[i] : *mx;
+  }
+}

@@ -60,6 +60,10 @@ bool nn_vmath_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t l
  * reference; y is uint8 when u8, else int8.  Vector blocks only: returns
  * how many leading elements it wrote (a multiple of 8; 0 on a path without
  * a vector form), the caller computes the rest. */
+/* *mn, *mx: the smallest and largest of 0 and x[0 .. n), NaNs skipped
+ * (DynamicQuantizeLinear's range); vectors where the CPU has them. */
+void nn_vmath_range_f32(const float *x, int64_t n, float *mn, float *mx);
+
 int64_t nn_vmath_quantize_f32(const float *x, float s, float z, float lo, float hi, bool u8, void *y,
                            int64_t n);
 
