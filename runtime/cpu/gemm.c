@@ -696,36 +696,57 @@ static nn_status matmulinteger_prepare(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
+/* Any MatMulInteger (B not constant, other zero points): row i of a batch
+ * as sum_k a'_ik * b_kj less zb_j * sum_k a'_ik (a' = a - za), the inner
+ * loops over B's rows in its own type so the compiler vectorizes them; the
+ * rows of every batch on the workers.  int32 sums wrap like the reference
+ * (unsigned here, to stay defined). */
+typedef struct mmi_job {
+  const mm_params *p;
+  const nn_value *a, *b, *za, *zb;
+  int32_t *y;
+} mmi_job;
+
+static void mmi_rows(void *arg, int64_t r0, int64_t r1) {
+  const mmi_job *j = arg;
+  const mm_params *p = j->p;
+  const int64_t M = p->M, N = p->N, K = p->K;
+  for (int64_t r = r0; r < r1; r++) {
+    const int64_t t = r / M, i = r % M;
+    int64_t oa, ob;
+    mm_batch_offsets(p, t, &oa, &ob);
+    const char *pa = (const char *)j->a->data + (oa * M + i) * K;
+    const char *pb = (const char *)j->b->data + ob * K * N;
+    uint32_t *yr = (uint32_t *)(j->y + (t * M + i) * N);
+    const int32_t zai = j->za ? mmi_get(j->a->dtype, j->za->data, p->za_per_row ? i : 0) : 0;
+    memset(yr, 0, (size_t)N * sizeof *yr);
+    uint32_t asum = 0;
+    for (int64_t k = 0; k < K; k++) {
+      const uint32_t av = (uint32_t)(mmi_get(j->a->dtype, pa, k) - zai);
+      asum += av;
+      if (j->b->dtype == NN_DTYPE_UINT8) {
+        const uint8_t *br = (const uint8_t *)pb + k * N;
+        for (int64_t c = 0; c < N; c++)
+          yr[c] += av * (uint32_t)br[c];
+      } else {
+        const int8_t *br = (const int8_t *)pb + k * N;
+        for (int64_t c = 0; c < N; c++)
+          yr[c] += av * (uint32_t)(int32_t)br[c];
+      }
+    }
+    for (int64_t c = 0; j->zb && c < N; c++)
+      yr[c] -= asum * (uint32_t)mmi_get(j->b->dtype, j->zb->data, p->zb_per_col ? c : 0);
+  }
+}
+
 static nn_status matmulinteger_run(nn_ctx *c, nn_node *n) {
   const mm_params *p = n->priv;
   if (p->qdirect)
     return mmi_run_direct(c, n);
-  const nn_value *a = n->x[0], *b = n->x[1];
-  const nn_value *za = n->n_in > 2 ? n->x[2] : NULL, *zb = n->n_in > 3 ? n->x[3] : NULL;
-  int32_t *y = n->y[0]->data;
-  int64_t M = p->M, N = p->N, K = p->K;
-  for (int64_t t = 0; t < p->nb; t++) {
-    int64_t oa, ob;
-    mm_batch_offsets(p, t, &oa, &ob);
-    const char *pa = (const char *)a->data + oa * M * K;
-    const char *pb = (const char *)b->data + ob * K * N;
-    int32_t *py = y + t * M * N;
-    /* int32 accumulation wraps like the reference; do it unsigned to stay defined */
-    for (int64_t i = 0; i < M; i++) {
-      int32_t zai = za ? mmi_get(a->dtype, za->data, p->za_per_row ? i : 0) : 0;
-      uint32_t *yr = (uint32_t *)(py + i * N);
-      for (int64_t j = 0; j < N; j++)
-        yr[j] = 0;
-      for (int64_t k = 0; k < K; k++) {
-        uint32_t av = (uint32_t)(mmi_get(a->dtype, pa, i * K + k) - zai);
-        for (int64_t j = 0; j < N; j++) {
-          int32_t zbj = zb ? mmi_get(b->dtype, zb->data, p->zb_per_col ? j : 0) : 0;
-          yr[j] += av * (uint32_t)(mmi_get(b->dtype, pb, k * N + j) - zbj);
-        }
-      }
-    }
-  }
-  (void)c;
+  mmi_job j = {.p = p, .a = n->x[0], .b = n->x[1], .za = n->n_in > 2 ? n->x[2] : NULL,
+               .zb = n->n_in > 3 ? n->x[3] : NULL, .y = n->y[0]->data};
+  const int64_t work = p->N * p->K > 0 ? p->N * p->K : 1;
+  nn_parallel_for(c, p->nb * p->M, work >= 65536 ? 1 : 65536 / work, mmi_rows, &j);
   return NN_OK;
 }
 
