@@ -27,7 +27,8 @@ typedef struct nn_opset {
                                 (nn_value.alias_off), and the Concat copies nothing */
 #define NN_FUSE_QDQ 64u      /* DequantizeLinear -> Conv / MatMul / Add / Mul /
                                 GlobalAveragePool -> QuantizeLinear -> the 8-bit
-                                operator of the same integers (qdq.c), at load */
+                                operator of the same integers, MatMulInteger ->
+                                Cast -> Mul -> MatMulIntegerToFloat (qdq.c), at load */
 #define NN_FUSE_MATMUL_ADD 32u /* Add(MatMul(a, b), c) -> MatMul with c in its epilogue:
                                 a constant c along the last axis as its bias (x[2]),
                                 or a tensor of the output's shape as its residual

@@ -26,6 +26,12 @@
  *  - DQ -> MaxPool / Flatten / Reshape / Transpose / Squeeze / Unsqueeze ->
  *    Q with the same scale and zero point runs the op on the 8-bit tensor.
  *
+ * Dynamically quantized layers (ONNX Runtime's quantize_dynamic, the
+ * *_quantized.onnx transformers): MatMulInteger -> Cast -> Mul by the
+ * product of the two scales [-> Add bias] becomes com.microsoft
+ * MatMulIntegerToFloat, which scales each sum as it stores it (the same
+ * float32 steps, the same bytes; ONNX Runtime fuses it too).
+ *
  * DequantizeLinear nodes nothing reads afterwards are removed; the weights
  * behind them stay as they are (the 8-bit kernels read them), so the
  * model's memory shrinks by the float copies the planner would have
@@ -402,11 +408,99 @@ static nn_status fuse_concat(qdq_pass *p, nn_node *n, nn_error *err) {
   return st == NN_ERR_UNSUPPORTED ? NN_OK : st;
 }
 
+/* v is one value whatever the input: a constant of one element, or
+ * DynamicQuantizeLinear's scale or zero point (outputs 1 and 2). */
+static bool scalar_for_sure(const qdq_pass *p, int v) {
+  const nn_value *x = val(p, v);
+  if (!x)
+    return false;
+  if (is_const(x))
+    return x->numel == 1;
+  if (x->producer < 0)
+    return false;
+  const nn_node *d = &p->g->nodes[x->producer];
+  return op_is(d, "", "DynamicQuantizeLinear") && d->n_out == 3 && (d->out[1] == v || d->out[2] == v);
+}
+
+/* The sole consumer of v when it is op_type (default domain). */
+static nn_node *sole_consumer(const qdq_pass *p, int v, const char *op_type) {
+  const nn_value *x = val(p, v);
+  if (!x || x->n_uses != 1 || x->is_graph_output || p->cons[v] < 0)
+    return NULL;
+  nn_node *c = &p->g->nodes[p->cons[v]];
+  return op_is(c, "", op_type) ? c : NULL;
+}
+
+/* ONNX Runtime's quantize_dynamic: MatMulInteger(A, B, a_zp, b_zp) -> Cast
+ * to float -> Mul by Mul(a_scale, b_scale) [-> Add of a bias along the
+ * last axis]  =>  com.microsoft MatMulIntegerToFloat(A, B, a_scale,
+ * b_scale, a_zp, b_zp[, bias]), which scales each sum as it stores it (the
+ * same float32 steps: the same bytes).  Only where every operand's size is
+ * known here: B a constant matrix, a_scale and a_zp one value for sure
+ * (constants, or DynamicQuantizeLinear's), b_scale, b_zp and the bias
+ * constants of one or N values. */
+static nn_status fuse_mmi_float(qdq_pass *p, nn_node *n, nn_error *err) {
+  if (n->n_in < 2 || n->n_out != 1)
+    return NN_OK;
+  const nn_value *b = val(p, n->in[1]);
+  if (!is_const(b) || b->rank != 2)
+    return NN_OK;
+  const int64_t N = b->dims[1];
+  const int za = n->n_in > 2 ? n->in[2] : -1, zb = n->n_in > 3 ? n->in[3] : -1;
+  if ((za >= 0 && !scalar_for_sure(p, za)) ||
+      (zb >= 0 && (!is_const(val(p, zb)) || (val(p, zb)->numel != 1 && val(p, zb)->numel != N))))
+    return NN_OK;
+  nn_node *cast = sole_consumer(p, n->out[0], "Cast");
+  if (!cast || cast->n_out != 1 || nn_attr_int(cast, "to", 0) != NN_DTYPE_FLOAT || cast->n_attrs != 1)
+    return NN_OK;
+  nn_node *mul = sole_consumer(p, cast->out[0], "Mul");
+  if (!mul || mul->n_in != 2 || mul->n_out != 1)
+    return NN_OK;
+  const int s = mul->in[0] == cast->out[0] ? mul->in[1] : mul->in[0];
+  nn_node *sm = producer(p, s, "Mul");
+  if (!sm || sm->n_in != 2 || sm->n_out != 1)
+    return NN_OK;
+  int as = -1, bs = -1;   /* the scalar one is a_scale, the constant one b_scale */
+  for (int k = 0; k < 2 && as < 0; k++) {
+    const nn_value *c = val(p, sm->in[1 - k]);
+    if (scalar_for_sure(p, sm->in[k]) && is_const(c) && c->dtype == NN_DTYPE_FLOAT &&
+        (c->numel == 1 || (c->numel == N && c->rank == 1)))
+      as = sm->in[k], bs = sm->in[1 - k];
+  }
+  if (as < 0)
+    return NN_OK;
+  nn_node *last = mul, *add = sole_consumer(p, mul->out[0], "Add");
+  int bias = -1;
+  if (add && add->n_in == 2 && add->n_out == 1) {
+    const int o = add->in[0] == mul->out[0] ? add->in[1] : add->in[0];
+    const nn_value *c = val(p, o);
+    if (is_const(c) && c->dtype == NN_DTYPE_FLOAT && c->rank == 1 && c->numel == N)
+      bias = o, last = add;
+  }
+  const int in[7] = {n->in[0], n->in[1], as, bs, za, zb, bias};
+  nn_status st = become(p, n, "com.microsoft", "MatMulIntegerToFloat", in, bias >= 0 ? 7 : 6, err);
+  if (st != NN_OK)
+    return st == NN_ERR_UNSUPPORTED ? NN_OK : st;
+  nn_graph *g = p->g;
+  g->values[n->out[0]].producer = -1;
+  n->out[0] = last->out[0];
+  g->values[last->out[0]].producer = (int)(n - g->nodes);
+  cast->removed = mul->removed = true;
+  g->values[cast->out[0]].producer = -1;
+  if (last == add) {
+    add->removed = true;
+    g->values[mul->out[0]].producer = -1;
+  }
+  p->changed = true;
+  return NN_OK;
+}
+
 /* Remove DequantizeLinear nodes whose output nothing reads any more. */
 static void drop_dead_dequantize(nn_graph *g) {
   for (int i = 0; i < g->n_nodes; i++) {
     nn_node *d = &g->nodes[i];
-    if (!op_is(d, "", "DequantizeLinear") || d->n_out != 1 || d->out[0] < 0)
+    /* (and the Mul of the two scales MatMulIntegerToFloat took over) */
+    if ((!op_is(d, "", "DequantizeLinear") && !op_is(d, "", "Mul")) || d->n_out != 1 || d->out[0] < 0)
       continue;
     nn_value *y = &g->values[d->out[0]];
     if (y->n_uses == 0 && !y->is_graph_output) {
@@ -421,7 +515,7 @@ nn_status nn_graph_fuse_qdq(nn_graph *g, nn_kernel_lookup_fn find_kernel, nn_err
     return NN_OK;
   bool any = false;
   for (int i = 0; i < g->n_nodes && !any; i++)
-    any = op_is(&g->nodes[i], "", "QuantizeLinear");
+    any = op_is(&g->nodes[i], "", "QuantizeLinear") || op_is(&g->nodes[i], "", "MatMulInteger");
   if (!any)
     return NN_OK;
   qdq_pass p = {.g = g, .find_kernel = find_kernel};
@@ -459,6 +553,8 @@ nn_status nn_graph_fuse_qdq(nn_graph *g, nn_kernel_lookup_fn find_kernel, nn_err
       st = fuse_elementwise(&p, n, "QLinearLeakyRelu", err);
     else if (op_is(n, "", "Concat"))
       st = fuse_concat(&p, n, err);
+    else if (op_is(n, "", "MatMulInteger"))
+      st = fuse_mmi_float(&p, n, err);
   }
   if (p.changed) {
     nn_graph_count_uses(g);

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""matmulinteger_check.py - MatMulInteger against numpy's exact integers.
+"""matmulinteger_check.py - MatMulInteger and com.microsoft
+MatMulIntegerToFloat against numpy.
 
 MatMulInteger runs two ways (cpu/gemm.c): with a constant 8-bit B whose
 column zero points are 0 (128 for uint8) on the direct integer kernel
@@ -10,7 +11,10 @@ input, other zero points, per-row A zero points, K not a multiple of 4)
 through a portable loop over rows on the workers.  Each case below is
 built with onnx.helper, run by nn-run on 1 and 2 threads and on each
 instruction-set path, and its int32 output compared with numpy's, which
-wraps modulo 2^32 as the reference does.
+wraps modulo 2^32 as the reference does.  The same cases as
+MatMulIntegerToFloat (ONNX Runtime's contrib op: the sums times a_scale *
+b_scale, per column too, plus a bias, in float32, multiply then add) are
+compared byte for byte with numpy's float32 arithmetic.
 
     matmulinteger_check.py NN_RUN WORKDIR
 
@@ -53,7 +57,7 @@ CASES = [
 ]
 
 
-def build(work, name, ashape, bshape, adt, bdt, azp, bzp, bconst):
+def build(work, name, ashape, bshape, adt, bdt, azp, bzp, bconst, to_float=False):
     a = rand8(adt, ashape)
     b = rand8(bdt, bshape)
     M, K, N = ashape[-2], ashape[-1], bshape[-1]
@@ -82,15 +86,25 @@ def build(work, name, ashape, bshape, adt, bdt, azp, bzp, bconst):
     else:
         zb = np.full(N, bzp, np.int64)
         inits.append(nh.from_array(np.array(bzp, bdt), 'zb'))
-    if azp is not None or bzp is not None:
-        ins.append('za' if azp is not None else '')
-    if bzp is not None:
-        ins.append('zb')
-    node = h.make_node('MatMulInteger', ins, ['y'])
-    g = h.make_graph([node], 'mmi', inputs, [h.make_tensor_value_info('y', T.INT32, None)], inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid('', 13)])
+    if to_float:   # A, B, a_scale, b_scale, a_zp, b_zp, bias
+        as_ = np.float32(0.0123)
+        bs = (RNG.random(N) * 0.01 + 0.001).astype(np.float32) if N % 2 else np.float32(0.0071)
+        bias = (RNG.standard_normal(N) * 0.5).astype(np.float32)
+        inits += [nh.from_array(np.array(as_), 'as'), nh.from_array(np.asarray(bs), 'bs'),
+                  nh.from_array(bias, 'bias')]
+        ins += ['as', 'bs', 'za' if azp is not None else '', 'zb' if bzp is not None else '', 'bias']
+        node = h.make_node('MatMulIntegerToFloat', ins, ['y'], domain='com.microsoft')
+    else:
+        if azp is not None or bzp is not None:
+            ins.append('za' if azp is not None else '')
+        if bzp is not None:
+            ins.append('zb')
+        node = h.make_node('MatMulInteger', ins, ['y'])
+    g = h.make_graph([node], 'mmi', inputs, [h.make_tensor_value_info('y', T.FLOAT if to_float else T.INT32,
+                                                                      None)], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid('', 13), h.make_opsetid('com.microsoft', 1)])
     m.ir_version = 8
-    base = os.path.join(work, name.replace(' ', '_').replace(':', '').replace(',', ''))
+    base = os.path.join(work, name.replace(' ', '_').replace(':', '').replace(',', '') + ('_f' if to_float else ''))
     onnx.save(m, base + '.onnx')
     args = []
     for k, v in feeds.items():
@@ -98,6 +112,9 @@ def build(work, name, ashape, bshape, adt, bdt, azp, bzp, bconst):
         args += ['--input', '%s=%s_%s.pb' % (k, base, k)]
     want = np.matmul(a.astype(np.int64) - za[:, None], b.astype(np.int64) - zb[None, :])
     want = ((want + 2**31) % 2**32 - 2**31).astype(np.int32)
+    if to_float:   # float32 steps: the product of the scales, the sum times it, plus the bias
+        mult = (np.float32(as_) * np.asarray(bs, np.float32)).astype(np.float32)
+        want = (want.astype(np.float32) * mult).astype(np.float32) + bias
     return base, args, want
 
 
@@ -108,7 +125,8 @@ def main():
     nn_run, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
     fails = checks = 0
-    for case in CASES:
+    # (MatMulIntegerToFloat takes one A zero point: no per-row case)
+    for case in [c + (f,) for c in CASES for f in (False, True) if not (f and c[5] == 'row')]:
         base, args, want = build(work, *case)
         for cpu in ('', 'avx2', 'portable'):
             for threads in (1, 2):
@@ -118,13 +136,14 @@ def main():
                 r = subprocess.run([nn_run, base + '.onnx', *args, '--save-outputs', out, '--threads',
                                     str(threads)], capture_output=True, text=True, env=env, timeout=120)
                 checks += 1
-                tag = '%s (%s, %d threads)' % (case[0], cpu or 'native', threads)
+                tag = '%s%s (%s, %d threads)' % (case[0], ' to float' if case[-1] else '', cpu or 'native',
+                                                 threads)
                 if r.returncode != 0:
                     fails += 1
                     print('FAIL %s: nn-run exited %d: %s' % (tag, r.returncode, r.stderr.strip()[-300:]))
                     continue
                 got = nh.to_array(onnx.load_tensor(os.path.join(out, 'output_0.pb')))
-                if got.shape != want.shape or not np.array_equal(got, want):
+                if got.dtype != want.dtype or got.shape != want.shape or not np.array_equal(got, want):
                     fails += 1
                     bad = np.argwhere(got != want)[0] if got.shape == want.shape else 'shape'
                     print('FAIL %s: differs from numpy at %s' % (tag, bad))

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""qdq_check.py - 8-bit models in the QDQ format run as their QOperator twins.
+"""qdq_check.py - 8-bit models in the QDQ format run as their QOperator twins;
+dynamically quantized MatMuls as MatMulIntegerToFloat.
 
 ONNX Runtime's quantizer writes 8-bit models by default as float operators
 between DequantizeLinear (DQ) and QuantizeLinear (Q); the CPU session turns
@@ -23,8 +24,15 @@ checks:
 Groups that must stay as written are checked the other way round (the
 float operator still runs, the outputs equal NN_NO_FUSION=1's): a bias
 whose scale is not x_scale * w_scale, a Clip(0, 6) narrower than the
-output's range (the float Conv runs with it in its epilogue), a Conv output also read as a graph output, a MaxPool
-between different scales.
+output's range (the float Conv runs with it in its epilogue), a Conv
+output also read as a graph output, a MaxPool between different scales.
+
+Dynamically quantized layers (ONNX Runtime's quantize_dynamic:
+DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul by Mul(a_scale,
+b_scale) -> Add bias) become com.microsoft MatMulIntegerToFloat: its
+outputs equal NN_NO_FUSION=1's byte for byte (the same float32 steps),
+scales in either order, per-column scales, with and without bias and B's
+zero point.
 
 The three QDQ models also equal ONNX Runtime 1.30's outputs byte for byte
 (checked in development: ort-run.js --make-case on WORKDIR/*_qdq.onnx with
@@ -304,6 +312,36 @@ def run(nn_run, model, inp, outdir, env_extra=None, threads=1):
     return outs, ops
 
 
+def net_dynamic(b, scale_order=0, per_col=False, bias=True, zb_const=True):
+    """ONNX Runtime's quantize_dynamic: DynamicQuantizeLinear, MatMulInteger
+    against constant int8 weights, Cast to float, Mul by the product of the
+    scales, a bias Add; a second layer after a Relu.  Fused into
+    com.microsoft MatMulIntegerToFloat."""
+    x = 'x'
+    for (k, n) in ((16, 24), (24, 12)):
+        wf = b.rng.standard_normal((k, n)).astype(np.float32)
+        ws = (np.abs(wf).max(0) / 127).astype(np.float32) if per_col else np.float32(np.abs(wf).max() / 127)
+        wq = np.clip(np.round(wf / ws), -127, 127).astype(np.int8)
+        xq, xs, xz = [b.name() for _ in range(3)]
+        b.nodes.append(h.make_node('DynamicQuantizeLinear', [x], [xq, xs, xz]))
+        zb = b.init(np.zeros(n if per_col else (), np.int8), np.int8) if zb_const else ''
+        y = b.op('MatMulInteger', [xq, b.init(wq, np.int8), xz] + ([zb] if zb else []))
+        y = b.op('Cast', [y], to=T.FLOAT)
+        wsn = b.init(ws, np.float32)
+        sc = b.op('Mul', [xs, wsn] if scale_order == 0 else [wsn, xs])
+        y = b.op('Mul', [y, sc] if scale_order == 0 else [sc, y])
+        if bias:
+            y = b.op('Add', [y, b.init(b.rng.standard_normal(n).astype(np.float32), np.float32)])
+        x = b.op('Relu', [y])
+    return [(x, T.FLOAT)]
+
+
+# dynamic quantization: (name, builder kwargs, MatMulIntegerToFloat nodes expected)
+DYNAMIC = [('dynamic', {}, 2), ('dynamic_scales_swapped', {'scale_order': 1}, 2),
+           ('dynamic_per_column_no_bias', {'per_col': True, 'bias': False}, 2),
+           ('dynamic_no_zero_point', {'zb_const': False}, 2)]
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -366,6 +404,24 @@ def main():
         check(ops.get(stays, 0) >= 1, '%s: %s was fused away (%s)' % (name, stays, ops))
         for i, (a, r) in enumerate(zip(got, ref)):
             check(np.array_equal(a, r), '%s: output %d differs from NN_NO_FUSION=1' % (name, i))
+
+    for name, kw, want in DYNAMIC:
+        b = B(True)
+        path = os.path.join(work, name + '.onnx')
+        b.save(path, [3, 7, 16], net_dynamic(b, **kw))
+        inp = os.path.join(work, name + '_x.pb')
+        open(inp, 'wb').write(nh.from_array(RNG.standard_normal([3, 7, 16]).astype(np.float32), 'x')
+                              .SerializeToString())
+        for env, threads, tag in ((None, 1, ''), (None, 2, ' (2 threads)'), ({'NN_CPU': 'portable'}, 1,
+                                                                             ' (portable)')):
+            got, ops = run(nn_run, path, inp, os.path.join(work, name + '_out'), env, threads)
+            ref, rops = run(nn_run, path, inp, os.path.join(work, name + '_out_nofuse'),
+                            dict(env or {}, NN_NO_FUSION='1'), threads)
+            check(ops.get('MatMulIntegerToFloat', 0) == want and 'Cast' not in ops,
+                  '%s%s: not fused as expected (%s)' % (name, tag, ops))
+            check('MatMulInteger' in rops, '%s%s: NN_NO_FUSION=1 fused (%s)' % (name, tag, rops))
+            for i, (a, r) in enumerate(zip(got, ref)):
+                check(np.array_equal(a, r), '%s%s: output %d differs from NN_NO_FUSION=1' % (name, tag, i))
 
     print('qdq_check: %d checks, %d failed' % (checks, fails))
     return 1 if fails else 0

@@ -19,6 +19,7 @@
 #include "cpu/ops.h"
 #include "cpu/qconv_direct.h"
 #include "cpu/sgemm.h"
+#include "cpu/vmath.h"
 #include "knobs.h"
 #include "ops/activation.h"
 #include "ops/gemm.h"
@@ -574,10 +575,33 @@ static nn_status gemm_run(nn_ctx *c, nn_node *n) {
   return NN_OK;
 }
 
-/* ---- MatMulInteger -------------------------------------------------------------- */
+/* ---- MatMulInteger, MatMulIntegerToFloat ---------------------------------------
+ * Two paths: with a constant 8-bit B whose column zero points are 0 (128
+ * for uint8) the direct integer kernel (cpu/qconv_direct.h), A's nb * M
+ * rows as channels-last pixels of K channels and N output channels, A's
+ * zero point any value (a run-time one too: DynamicQuantizeLinear's);
+ * anything else a portable loop over rows on the workers.
+ * MatMulIntegerToFloat (com.microsoft; ops/gemm.c) scales each int32 sum
+ * as its store goes: float(sum) * (a_scale * b_scale[j]) + bias[j], in
+ * float32, multiply then add (no fma: the unfused Cast -> Mul -> Add). */
 
 static inline int32_t mmi_get(nn_dtype dt, const void *p, int64_t i) {
   return dt == NN_DTYPE_UINT8 ? ((const uint8_t *)p)[i] : ((const int8_t *)p)[i];
+}
+
+/* The node's optional input i, NULL when omitted. */
+static const nn_value *mmi_in(const nn_node *n, int i) { return i < n->n_in ? n->x[i] : NULL; }
+
+/* Which of the two ops n is: its zero points' and float inputs' slots. */
+typedef struct mmi_slots {
+  int za, zb;           /* zero points */
+  int as, bs, bias;     /* MatMulIntegerToFloat only; -1 for MatMulInteger */
+} mmi_slots;
+
+static mmi_slots mmi_slots_of(const nn_node *n) {
+  if (n->domain[0])
+    return (mmi_slots){4, 5, 2, 3, 6};
+  return (mmi_slots){2, 3, -1, -1, -1};
 }
 
 static void mmi_direct_shape(const mm_params *p, nn_qdc_shape *s) {
@@ -587,8 +611,8 @@ static void mmi_direct_shape(const mm_params *p, nn_qdc_shape *s) {
 }
 
 static bool mmi_direct_ok(const nn_node *n, const mm_params *p) {
-  const nn_value *a = n->x[0], *b = n->x[1];
-  const nn_value *za = n->n_in > 2 ? n->x[2] : NULL, *zb = n->n_in > 3 ? n->x[3] : NULL;
+  const mmi_slots sl = mmi_slots_of(n);
+  const nn_value *a = n->x[0], *b = n->x[1], *za = mmi_in(n, sl.za), *zb = mmi_in(n, sl.zb);
   if (nn_knobs().no_direct || !p->fold || p->za_per_row || p->K % 4 || p->nb * p->M < 1 ||
       b->rank != 2 || !b->known || !b->data || (zb && (!zb->known || !zb->data)) ||
       (a->dtype != NN_DTYPE_UINT8 && a->dtype != NN_DTYPE_INT8) ||
@@ -620,7 +644,6 @@ static nn_status mmi_direct_prepare(nn_ctx *c, nn_node *n, const mm_params *p0) 
   *p = *p0;
   p->qdirect = true;
   p->q_bytes = bytes;
-  p->q_head = nn_align_up((size_t)p->N * sizeof(int32_t), 64);
   const uint8_t *b8 = n->x[1]->data;
   const uint8_t fl = n->x[1]->dtype == NN_DTYPE_UINT8 ? 0x80 : 0;
   for (int64_t k = 0; k < p->K; k++)
@@ -635,42 +658,74 @@ static nn_status mmi_direct_prepare(nn_ctx *c, nn_node *n, const mm_params *p0) 
   return NN_OK;
 }
 
-typedef struct mmi_direct_job {
-  int32_t *y;
-  const int32_t *off;
+/* A store's view: int32 Y, or float Y with each column's multiplier and
+ * bias (NULL: none). */
+typedef struct mmi_out {
+  int32_t *yi;
+  float *yf;
+  const int32_t *off;   /* direct path: the zero point's term per column */
+  const float *mult, *bias;
   int64_t N;
-} mmi_direct_job;
+} mmi_out;
+
+static inline void mmi_put_row(const mmi_out *o, int64_t row, int64_t m0, int64_t mr,
+                               const int32_t *sums) {
+  const int64_t at = row * o->N + m0;
+  if (o->yf) {
+    nn_vmath_scale_i32(sums, o->off ? o->off + m0 : NULL, o->mult + m0, o->bias ? o->bias + m0 : NULL,
+                       o->yf + at, mr);
+    return;
+  }
+  for (int64_t r = 0; r < mr; r++)
+    o->yi[at + r] = (int32_t)((uint32_t)sums[r] + (uint32_t)(o->off ? o->off[m0 + r] : 0));
+}
 
 /* Rows p0 .. p0 + np - 1 of Y, columns m0 .. m0 + mr - 1 (the kernel's
- * pixel-major tile is Y's row-major layout), with the zero point's term. */
+ * pixel-major tile is Y's row-major layout). */
 static void mmi_direct_store(void *user, int64_t m0, int64_t mr, int64_t p0, int64_t np,
                              const int32_t *cc, int64_t ldc) {
-  const mmi_direct_job *j = user;
-  for (int64_t t = 0; t < np; t++) {
-    uint32_t *yr = (uint32_t *)(j->y + (p0 + t) * j->N + m0);
-    const int32_t *cr = cc + t * ldc;
-    for (int64_t r = 0; r < mr; r++)
-      yr[r] = (uint32_t)cr[r] + (uint32_t)j->off[m0 + r];
+  const mmi_out *o = user;
+  for (int64_t t = 0; t < np; t++)
+    mmi_put_row(o, p0 + t, m0, mr, cc + t * ldc);
+}
+
+/* MatMulIntegerToFloat's column multipliers a_scale * b_scale[j] (float32,
+ * as ONNX Runtime forms them) into mult; the others NULL. */
+static void mmi_out_init(const nn_node *n, const mm_params *p, float *mult, mmi_out *o) {
+  const mmi_slots sl = mmi_slots_of(n);
+  *o = (mmi_out){.N = p->N};
+  if (sl.as < 0) {
+    o->yi = n->y[0]->data;
+    return;
   }
+  const nn_value *bs = n->x[sl.bs], *bias = mmi_in(n, sl.bias);
+  const float as = *(const float *)n->x[sl.as]->data;
+  for (int64_t j = 0; j < p->N; j++)
+    mult[j] = as * ((const float *)bs->data)[bs->numel == 1 ? 0 : j];
+  o->yf = n->y[0]->data;
+  o->mult = mult;
+  o->bias = bias ? bias->data : NULL;
 }
 
 static nn_status mmi_run_direct(nn_ctx *c, nn_node *n) {
   const mm_params *p = n->priv;
-  const nn_value *a = n->x[0], *za = n->n_in > 2 ? n->x[2] : NULL;
+  const nn_value *a = n->x[0], *za = mmi_in(n, mmi_slots_of(n).za);
   const bool s8 = a->dtype == NN_DTYPE_INT8;
   const int32_t zb = (za ? mmi_get(a->dtype, za->data, 0) : 0) + (s8 ? 128 : 0);
   const void *pk = (const char *)p + MM_HEAD;
   int32_t *off = n->ws;
   nn_qdc_offsets(pk, zb, off);
-  mmi_direct_job j = {.y = n->y[0]->data, .off = off, .N = p->N};
-  nn_status st = nn_qdc_compute(c, pk, a->data, s8 ? 0x80 : 0, zb, mmi_direct_store, &j,
+  mmi_out o;
+  mmi_out_init(n, p, (float *)(off + p->N), &o);
+  o.off = off;
+  nn_status st = nn_qdc_compute(c, pk, a->data, s8 ? 0x80 : 0, zb, mmi_direct_store, &o,
                                 (char *)n->ws + p->q_head, n->ws_bytes - p->q_head);
   return st ? nn_fail(c, st, "the direct integer product refused its operands") : NN_OK;
 }
 
-static nn_status matmulinteger_prepare(nn_ctx *c, nn_node *n) {
-  const nn_value *a = n->x[0], *b = n->x[1];
-  const nn_value *za = n->n_in > 2 ? n->x[2] : NULL, *zb = n->n_in > 3 ? n->x[3] : NULL;
+static nn_status mmi_prepare(nn_ctx *c, nn_node *n) {
+  const mmi_slots sl = mmi_slots_of(n);
+  const nn_value *a = n->x[0], *b = n->x[1], *za = mmi_in(n, sl.za), *zb = mmi_in(n, sl.zb);
   mm_params *p = nn_calloc(1, sizeof *p);
   if (!p)
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
@@ -691,20 +746,23 @@ static nn_status matmulinteger_prepare(nn_ctx *c, nn_node *n) {
                      "b_zero_point must be a scalar or have N=%lld elements", (long long)p->N);
     p->zb_per_col = true;
   }
+  /* the workspace: per column its offset (direct) and multiplier (ToFloat) */
+  p->q_head = nn_align_up((size_t)p->N * (sizeof(int32_t) + sizeof(float)), 64);
   if (mmi_direct_ok(n, p))
     return mmi_direct_prepare(c, n, p);
+  n->ws_bytes = p->q_head;
   return NN_OK;
 }
 
-/* Any MatMulInteger (B not constant, other zero points): row i of a batch
- * as sum_k a'_ik * b_kj less zb_j * sum_k a'_ik (a' = a - za), the inner
- * loops over B's rows in its own type so the compiler vectorizes them; the
- * rows of every batch on the workers.  int32 sums wrap like the reference
- * (unsigned here, to stay defined). */
+/* The portable path: row i of a batch as sum_k a'_ik * b_kj less zb_j *
+ * sum_k a'_ik (a' = a - za), the inner loops over B's rows in its own type
+ * so the compiler vectorizes them; the rows of every batch on the workers.
+ * int32 sums wrap like the reference (unsigned here, to stay defined); a
+ * float Y's row is summed in place (as many bytes) and then scaled. */
 typedef struct mmi_job {
   const mm_params *p;
   const nn_value *a, *b, *za, *zb;
-  int32_t *y;
+  mmi_out o;
 } mmi_job;
 
 static void mmi_rows(void *arg, int64_t r0, int64_t r1) {
@@ -717,7 +775,7 @@ static void mmi_rows(void *arg, int64_t r0, int64_t r1) {
     mm_batch_offsets(p, t, &oa, &ob);
     const char *pa = (const char *)j->a->data + (oa * M + i) * K;
     const char *pb = (const char *)j->b->data + ob * K * N;
-    uint32_t *yr = (uint32_t *)(j->y + (t * M + i) * N);
+    uint32_t *yr = j->o.yf ? (uint32_t *)(j->o.yf + r * N) : (uint32_t *)(j->o.yi + r * N);
     const int32_t zai = j->za ? mmi_get(j->a->dtype, j->za->data, p->za_per_row ? i : 0) : 0;
     memset(yr, 0, (size_t)N * sizeof *yr);
     uint32_t asum = 0;
@@ -736,15 +794,23 @@ static void mmi_rows(void *arg, int64_t r0, int64_t r1) {
     }
     for (int64_t c = 0; j->zb && c < N; c++)
       yr[c] -= asum * (uint32_t)mmi_get(j->b->dtype, j->zb->data, p->zb_per_col ? c : 0);
+    if (j->o.yf)   /* the int32 sums in place, each read before its float is stored */
+      for (int64_t c0 = 0; c0 < N; c0 += 64) {
+        int32_t s[64];
+        const int64_t w = N - c0 < 64 ? N - c0 : 64;
+        memcpy(s, yr + c0, (size_t)w * sizeof *s);
+        mmi_put_row(&j->o, r, c0, w, s);
+      }
   }
 }
 
-static nn_status matmulinteger_run(nn_ctx *c, nn_node *n) {
+static nn_status mmi_run(nn_ctx *c, nn_node *n) {
   const mm_params *p = n->priv;
   if (p->qdirect)
     return mmi_run_direct(c, n);
-  mmi_job j = {.p = p, .a = n->x[0], .b = n->x[1], .za = n->n_in > 2 ? n->x[2] : NULL,
-               .zb = n->n_in > 3 ? n->x[3] : NULL, .y = n->y[0]->data};
+  const mmi_slots sl = mmi_slots_of(n);
+  mmi_job j = {.p = p, .a = n->x[0], .b = n->x[1], .za = mmi_in(n, sl.za), .zb = mmi_in(n, sl.zb)};
+  mmi_out_init(n, p, (float *)((int32_t *)n->ws + p->N), &j.o);
   const int64_t work = p->N * p->K > 0 ? p->N * p->K : 1;
   nn_parallel_for(c, p->nb * p->M, work >= 65536 ? 1 : 65536 / work, mmi_rows, &j);
   return NN_OK;
@@ -753,6 +819,7 @@ static nn_status matmulinteger_run(nn_ctx *c, nn_node *n) {
 const nn_kernel nn_kernels_gemm[] = {
   {.name = "MatMul", .prepare = matmul_prepare, .run = matmul_run},
   {.name = "Gemm", .prepare = gemm_prepare, .run = gemm_run},
-  {.name = "MatMulInteger", .prepare = matmulinteger_prepare, .run = matmulinteger_run},
+  {.name = "MatMulInteger", .prepare = mmi_prepare, .run = mmi_run},
+  {.name = "MatMulIntegerToFloat", .domain = "com.microsoft", .prepare = mmi_prepare, .run = mmi_run},
   {0},
 };

@@ -537,10 +537,39 @@ static int64_t vm_range_vec(const float *x, int64_t n, float *mn, float *mx) {
   return nn_cpu_isa_get() < NN_CPU_AVX2 ? 0 : vm2_range(x, n, mn, mx);
 }
 
+/* nn_vmath_scale_i32's vector part, compiled for AVX2 without FMA: the
+ * compiler may not contract the multiply and the add into one rounding. */
+__attribute__((target("avx2"))) static int64_t vm2_scale_i32(const int32_t *acc, const int32_t *off,
+                                                            const float *mult, const float *bias,
+                                                            float *y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256i a = _mm256_loadu_si256((const __m256i *)(acc + i));
+    if (off)
+      a = _mm256_add_epi32(a, _mm256_loadu_si256((const __m256i *)(off + i)));
+    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_loadu_ps(mult + i));
+    if (bias)
+      f = _mm256_add_ps(f, _mm256_loadu_ps(bias + i));
+    _mm256_storeu_ps(y + i, f);
+  }
+  return i;
+}
+
+static int64_t vm_scale_vec(const int32_t *acc, const int32_t *off, const float *mult, const float *bias,
+                            float *y, int64_t n) {
+  return nn_cpu_isa_get() < NN_CPU_AVX2 ? 0 : vm2_scale_i32(acc, off, mult, bias, y, n);
+}
+
 #else /* no x86 vector path */
 
 static int64_t vm_range_vec(const float *x, int64_t n, float *mn, float *mx) {
   (void)x, (void)n, (void)mn, (void)mx;
+  return 0;
+}
+
+static int64_t vm_scale_vec(const int32_t *acc, const int32_t *off, const float *mult, const float *bias,
+                            float *y, int64_t n) {
+  (void)acc, (void)off, (void)mult, (void)bias, (void)y, (void)n;
   return 0;
 }
 
@@ -598,5 +627,13 @@ void nn_vmath_range_f32(const float *x, int64_t n, float *mn, float *mx) {
   for (int64_t i = vm_range_vec(x, n, mn, mx); i < n; i++) {
     *mn = x[i] < *mn ? x[i] : *mn;   /* a NaN compares false: skipped */
     *mx = x[i] > *mx ? x[i] : *mx;
+  }
+}
+
+void nn_vmath_scale_i32(const int32_t *acc, const int32_t *off, const float *mult, const float *bias,
+                        float *y, int64_t n) {
+  for (int64_t i = vm_scale_vec(acc, off, mult, bias, y, n); i < n; i++) {
+    volatile float f = (float)(int32_t)((uint32_t)acc[i] + (uint32_t)(off ? off[i] : 0)) * mult[i];
+    y[i] = bias ? f + bias[i] : f;   /* (volatile: two roundings under any contraction rule) */
   }
 }

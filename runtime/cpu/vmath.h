@@ -60,6 +60,12 @@ bool nn_vmath_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t l
  * reference; y is uint8 when u8, else int8.  Vector blocks only: returns
  * how many leading elements it wrote (a multiple of 8; 0 on a path without
  * a vector form), the caller computes the rest. */
+/* y[i] = float(acc[i] + off[i]) * mult[i] + bias[i] for i < n, in float32,
+ * the int32 sum wrapping, multiply then add (two roundings, never an fma);
+ * off and bias may be NULL (0).  MatMulIntegerToFloat's store. */
+void nn_vmath_scale_i32(const int32_t *acc, const int32_t *off, const float *mult, const float *bias,
+                        float *y, int64_t n);
+
 /* *mn, *mx: the smallest and largest of 0 and x[0 .. n), NaNs skipped
  * (DynamicQuantizeLinear's range); vectors where the CPU has them. */
 void nn_vmath_range_f32(const float *x, int64_t n, float *mn, float *mx);

@@ -131,6 +131,39 @@ static nn_status matmulinteger_infer(nn_ctx *c, nn_node *n) {
   return st ? st : nn_set_output(c, n->y[0], NN_DTYPE_INT32, s.yrank, s.ydims);
 }
 
+/* com.microsoft MatMulIntegerToFloat (ONNX Runtime's contrib op, what its
+ * optimizer makes of MatMulInteger -> Cast -> Mul by the two scales, and
+ * what ours makes of it: qdq.c): inputs A, B (8-bit), a_scale (one float),
+ * b_scale (one, or one per column of B), a_zero_point, b_zero_point (one,
+ * or one per column), bias (one float per column); all but A, B and the
+ * scales optional.  Y = float((A - a_zp)(B - b_zp)) * (a_scale * b_scale)
+ * + bias, float32. */
+static nn_status mmif_infer(nn_ctx *c, nn_node *n) {
+  if (n->n_in < 4 || !n->x[0] || !n->x[1] || !n->x[2] || !n->x[3] || n->n_out < 1 || !n->y[0])
+    return nn_fail(c, NN_ERR_INVALID_MODEL, "MatMulIntegerToFloat needs A, B, a_scale, b_scale and Y");
+  const nn_value *a = n->x[0], *b = n->x[1], *as = n->x[2], *bs = n->x[3];
+  const nn_value *za = n->n_in > 4 ? n->x[4] : NULL, *zb = n->n_in > 5 ? n->x[5] : NULL;
+  const nn_value *bias = n->n_in > 6 ? n->x[6] : NULL;
+  if (!mmi_dtype_ok(a->dtype) || !mmi_dtype_ok(b->dtype))
+    return nn_fail(c, NN_ERR_UNSUPPORTED, "MatMulIntegerToFloat on %s x %s is not supported",
+                   nn_dtype_name(a->dtype), nn_dtype_name(b->dtype));
+  if ((za && za->dtype != a->dtype) || (zb && zb->dtype != b->dtype))
+    return nn_fail(c, NN_ERR_DTYPE, "zero points must have the type of their operand");
+  if (as->dtype != NN_DTYPE_FLOAT || bs->dtype != NN_DTYPE_FLOAT ||
+      (bias && bias->dtype != NN_DTYPE_FLOAT))
+    return nn_fail(c, NN_ERR_DTYPE, "scales and bias must be float32");
+  nn_matmul_shape s;
+  nn_status st = nn_matmul_shape_init(c, a, b, &s);
+  if (st)
+    return st;
+  if (as->numel != 1 || (bs->numel != 1 && bs->numel != s.N) || (za && za->numel != 1) ||
+      (zb && zb->numel != 1 && zb->numel != s.N) || (bias && bias->numel != s.N))
+    return nn_fail(c, NN_ERR_UNSUPPORTED,
+                   "a_scale and a_zero_point must be one value; b_scale, b_zero_point one or N=%lld, "
+                   "bias N", (long long)s.N);
+  return nn_set_output(c, n->y[0], NN_DTYPE_FLOAT, s.yrank, s.ydims);
+}
+
 /* The family's operators (ops/registry.c), each with its shape and dtype
  * inference; the kernels' prepare (cpu/gemm.c) refuses the types and
  * scalings they do not compute and packs constant weights. */
@@ -141,5 +174,6 @@ const nn_op_def nn_ops_gemm[] = {
    * 11: C optional.  Accepting the broadcast form everywhere covers all. */
   {.name = "Gemm", .versions = {1, 6, 7, 11}, .infer = gemm_infer},
   {.name = "MatMulInteger", .versions = {10}, .infer = matmulinteger_infer},
+  {.name = "MatMulIntegerToFloat", .domain = "com.microsoft", .versions = {1}, .infer = mmif_infer},
   {0},
 };
