@@ -348,6 +348,38 @@ def gen_dims():
                                  kernel_shape=[3, 3], pads=[20000] * 4, strides=[10000, 10000])],
                [vi("x", TensorProto.UINT8, [1, 4, 8, 8])], [vi("y", TensorProto.UINT8, None)], qdin, opset=13),
          msg="workspace, more than the arena limit")
+    # com.microsoft MatMulIntegerToFloat with operands it cannot take: a bias
+    # of the wrong length, a vector a_scale, a float A, too few inputs
+    def mmif(ins, inits, a_elem=TensorProto.UINT8):
+        m = model([helper.make_node("MatMulIntegerToFloat", ins, ["y"], domain="com.microsoft")],
+                  [vi("a", a_elem, [3, 8])], [vi("y", F, None)], inits, opset=13)
+        m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+        return m
+    mb = numpy_helper.from_array(np.ones((8, 4), np.int8), "b")
+    one = numpy_helper.from_array(np.array(0.5, np.float32), "s1")
+    case("mmif-bias-length", mmif(["a", "b", "s1", "s1", "", "", "bias"],
+                                  [mb, one, numpy_helper.from_array(np.ones(5, np.float32), "bias")]),
+         msg="bias N")
+    case("mmif-a-scale-vector", mmif(["a", "b", "s3", "s1"],
+                                     [mb, one, numpy_helper.from_array(np.ones(3, np.float32), "s3")]),
+         msg="a_scale and a_zero_point must be one value")
+    case("mmif-float-a", mmif(["a", "b", "s1", "s1"], [mb, one], a_elem=F), msg="is not supported")
+    case("mmif-too-few-inputs", mmif(["a", "b", "s1"], [mb, one]), msg="needs A, B, a_scale")
+    # a QDQ-looking Conv whose weight DequantizeLinear has an axis out of
+    # range: the load-time fusion leaves it alone, DequantizeLinear refuses it
+    qdq_inits = [numpy_helper.from_array(np.ones((4, 4, 1, 1), np.int8), "wq"),
+                 numpy_helper.from_array(np.ones(4, np.float32), "wsc"),
+                 numpy_helper.from_array(np.zeros(4, np.int8), "wzp"),
+                 numpy_helper.from_array(np.array(0.1, np.float32), "as"),
+                 numpy_helper.from_array(np.array(128, np.uint8), "az")]
+    case("qdq-conv-bad-axis",
+         model([helper.make_node("QuantizeLinear", ["x", "as", "az"], ["xq"]),
+                helper.make_node("DequantizeLinear", ["xq", "as", "az"], ["xd"]),
+                helper.make_node("DequantizeLinear", ["wq", "wsc", "wzp"], ["wd"], axis=7),
+                helper.make_node("Conv", ["xd", "wd"], ["c"]),
+                helper.make_node("QuantizeLinear", ["c", "as", "az"], ["y"])],
+               [vi("x", F, [1, 4, 5, 5])], [vi("y", TensorProto.UINT8, None)], qdq_inits, opset=13),
+         msg="axis")
     # thousands of inputs, each within the element limit, together over the
     # I/O budget
     ins = [vi(f"x{i}", F, [1 << 20]) for i in range(64)]
