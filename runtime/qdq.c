@@ -495,11 +495,12 @@ static nn_status fuse_mmi_float(qdq_pass *p, nn_node *n, nn_error *err) {
   return NN_OK;
 }
 
-/* Remove DequantizeLinear nodes whose output nothing reads any more. */
-static void drop_dead_dequantize(nn_graph *g) {
+/* Remove the nodes the fusions left unread: DequantizeLinear of weights
+ * and activations, the Mul of the two scales a MatMulIntegerToFloat took
+ * over (pure functions of their inputs: nothing else changes). */
+static void drop_dead_nodes(nn_graph *g) {
   for (int i = 0; i < g->n_nodes; i++) {
     nn_node *d = &g->nodes[i];
-    /* (and the Mul of the two scales MatMulIntegerToFloat took over) */
     if ((!op_is(d, "", "DequantizeLinear") && !op_is(d, "", "Mul")) || d->n_out != 1 || d->out[0] < 0)
       continue;
     nn_value *y = &g->values[d->out[0]];
@@ -558,7 +559,7 @@ nn_status nn_graph_fuse_qdq(nn_graph *g, nn_kernel_lookup_fn find_kernel, nn_err
   }
   if (p.changed) {
     nn_graph_count_uses(g);
-    drop_dead_dequantize(g);
+    drop_dead_nodes(g);
     nn_graph_count_uses(g);
     nn_graph_resolve_pointers(g);
   }
