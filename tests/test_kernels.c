@@ -1203,14 +1203,23 @@ static const qconv_case qconv_cases[] = {
 };
 
 /* One QLinearConv of a chain (run_qconv_chain_case): input `in`, output
- * `out`, M x (C / group) x k x k weights in [-100, 100] and a bias; the
- * scales and zero points are the chain's shared initializers (the model
- * builder holds 64 blobs). */
+ * `out`, M x (C / group) x k x k weights in [-100, 100], a bias and one
+ * weight scale per output channel (zero points 0); the activations' scales
+ * and zero points are the chain's shared initializers (the model builder
+ * holds 64 blobs). */
 static void chain_qconv(mb *m, const char *in, const char *out, int64_t C, int64_t M, int64_t k,
                         int64_t st, int64_t group) {
-  char wn_[48], bn[48], ins[256];
+  char wn_[48], bn[48], sn[48], zn[48], ins[256];
   snprintf(wn_, sizeof wn_, "%s_w", out);
   snprintf(bn, sizeof bn, "%s_b", out);
+  snprintf(sn, sizeof sn, "%s_ws", out);
+  snprintf(zn, sizeof zn, "%s_wz", out);
+  float wsc[256];
+  unsigned char wz[256] = {0};
+  for (int64_t i = 0; i < M; i++)   /* a different multiplier in each channel of 4 in a row */
+    wsc[i] = 0.002f + 0.0004f * (float)(i % 11);
+  mb_init_f32(m, sn, 1, &M, wsc);
+  init_typed(m, zn, NN_DTYPE_INT8, 1, &M, wz, 1);
   const int64_t cg = C / group, wn = M * cg * k * k;
   int64_t wd[4] = {M, cg, k, k};
   unsigned char *w = malloc((size_t)wn);
@@ -1221,7 +1230,7 @@ static void chain_qconv(mb *m, const char *in, const char *out, int64_t C, int64
     b[i] = (int32_t)(rndf() * 500.0f);
   init_typed(m, wn_, NN_DTYPE_INT8, 4, wd, w, 1);
   init_typed(m, bn, NN_DTYPE_INT32, 1, &M, b, 4);
-  snprintf(ins, sizeof ins, "%s,xs,xz,%s,ws,wz,ys,yz,%s", in, wn_, bn);
+  snprintf(ins, sizeof ins, "%s,xs,xz,%s,%s,%s,ys,yz,%s", in, wn_, sn, zn, bn);
   OnnxSubset__NodeProto *nd = mb_node(m, "QLinearConv", out, ins, out);
   int64_t pads[4] = {k / 2, k / 2, k / 2, k / 2}, strides[2] = {st, st};
   attr_ints(m, nd, "pads", 4, pads);
@@ -1234,9 +1243,11 @@ static void chain_qconv(mb *m, const char *in, const char *out, int64_t C, int64
 /* Direct integer convolutions in a chain (cpu/conv.c's qconv_link): the
  * tensors between them, used once, stay channels-last; the outputs must
  * be the GEMM path's (NN_NO_DIRECT=1, tested against references above)
- * byte for byte.  3x3 -> 1x1 -> depthwise 3x3 s2 -> 1x1, and a variant
- * whose middle tensor is also a graph output (not linked: it is compared). */
-static bool run_qconv_chain_case(bool s8, bool middle_out) {
+ * byte for byte.  3x3 -> 1x1 -> depthwise 3x3 s2 -> 1x1 with M channels in
+ * the middle (64: whole panels; 112: a last panel of 48, its channels-last
+ * rows written up to the next pixel's), and a variant whose middle tensor
+ * is also a graph output (not linked: it is compared). */
+static bool run_qconv_chain_case(bool s8, bool middle_out, int64_t M) {
   const int64_t C = 16, H = 13, W = 18;
   mb m;
   mb_init(&m, 13);
@@ -1245,17 +1256,16 @@ static bool run_qconv_chain_case(bool s8, bool middle_out) {
   mb_input(&m, "x", xdt, 4, xd);
   const int64_t one = 1;
   unsigned char z = 0, xz = (unsigned char)(s8 ? -3 : 128), yz = (unsigned char)(s8 ? 5 : 120);
-  const float ws = 0.004f, xs = 0.05f, ys = 0.05f;
-  mb_init_f32(&m, "ws", 0, NULL, &ws);
-  init_typed(&m, "wz", NN_DTYPE_INT8, 0, &one, &z, 1);
+  const float xs = 0.05f, ys = 0.05f;
+  (void)z;
   mb_init_f32(&m, "xs", 0, NULL, &xs);
   init_typed(&m, "xz", xdt, 0, &one, &xz, 1);
   mb_init_f32(&m, "ys", 0, NULL, &ys);
   init_typed(&m, "yz", xdt, 0, &one, &yz, 1);
-  chain_qconv(&m, "x", "a", C, 64, 3, 1, 1);
-  chain_qconv(&m, "a", "b", 64, 64, 1, 1, 1);
-  chain_qconv(&m, "b", "c", 64, 64, 3, 2, 64);
-  chain_qconv(&m, "c", "d", 64, 96, 1, 1, 1);
+  chain_qconv(&m, "x", "a", C, M, 3, 1, 1);
+  chain_qconv(&m, "a", "b", M, M, 1, 1, 1);
+  chain_qconv(&m, "b", "c", M, M, 3, 2, M);
+  chain_qconv(&m, "c", "d", M, 96, 1, 1, 1);
   if (middle_out)   /* first: run_raw compares output 0 */
     mb_output(&m, "b");
   mb_output(&m, "d");
@@ -1269,11 +1279,11 @@ static bool run_qconv_chain_case(bool s8, bool middle_out) {
     setenv("NN_NO_DIRECT", "1", 1);
     unsigned char *ref = run_raw(&m, threads, x, sizeof x, &rb);
     unsetenv("NN_NO_DIRECT");
-    ok = got && ref && nb == rb && nb == (size_t)(middle_out ? 64 * H * W : 96 * 7 * 9) &&
+    ok = got && ref && nb == rb && nb == (size_t)(middle_out ? M * H * W : 96 * 7 * 9) &&
          memcmp(got, ref, nb) == 0;
     if (!ok)
-      fprintf(stderr, "  qconv chain%s%s threads=%d: differs from the GEMM path\n", s8 ? " int8" : "",
-              middle_out ? " middle out" : "", threads);
+      fprintf(stderr, "  qconv chain%s%s M %lld threads=%d: differs from the GEMM path\n",
+              s8 ? " int8" : "", middle_out ? " middle out" : "", (long long)M, threads);
     free(got);
     free(ref);
   }
@@ -1447,10 +1457,11 @@ int main(void) {
     printf("%s %s\n", ok ? "ok  " : "FAIL", qconv_cases[i].name);
     ok ? g_passed++ : g_failed++;
   }
-  for (int k = 0; k < 4; k++) {
-    bool ok = run_qconv_chain_case(k & 1, k >> 1);
-    printf("%s qlinearconv chain %s%s\n", ok ? "ok  " : "FAIL", k & 1 ? "int8" : "uint8",
-           k >> 1 ? ", middle tensor an output" : "");
+  for (int k = 0; k < 6; k++) {
+    const int64_t M = k < 4 ? 64 : 112;   /* the last two: a partial last panel */
+    bool ok = run_qconv_chain_case(k & 1, (k >> 1) & 1, M);
+    printf("%s qlinearconv chain %s%s%s\n", ok ? "ok  " : "FAIL", k & 1 ? "int8" : "uint8",
+           (k >> 1) & 1 ? ", middle tensor an output" : "", M == 64 ? "" : ", 112 channels");
     ok ? g_passed++ : g_failed++;
   }
   for (int k = 0; k < 4; k++) {

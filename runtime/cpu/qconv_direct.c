@@ -223,19 +223,6 @@ static inline __mmask16 qd_mask16(int64_t lanes) {
   return lanes >= 16 ? (__mmask16)0xFFFF : lanes <= 0 ? 0 : (__mmask16)((1u << lanes) - 1);
 }
 
-/* 16 channels' sums (c0 .. c0 + 15 of the panel) requantized to bytes at
- * dst, those at mr and beyond neither read nor written. */
-QD_VNNI_TARGET static inline __attribute__((always_inline)) void
-qd_vnni_requant16(__m512i acc, const nn_qdc_requant *rq, int64_t c0, int64_t mr, uint8_t *dst) {
-  const __mmask16 k = qd_mask16(mr - c0);
-  const __m512i vb = _mm512_maskz_loadu_epi32(k, rq->bias + c0);
-  const __m512 vm = _mm512_maskz_loadu_ps(k, rq->mult + c0);
-  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, vb)), vm);
-  f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps((float)((rq->u8 ? 0 : -128) - rq->zp))),
-                    _mm512_set1_ps((float)((rq->u8 ? 255 : 127) - rq->zp)));   /* NaN -> lo */
-  _mm512_mask_cvtepi32_storeu_epi8(dst, k, _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(rq->zp)));
-}
-
 /* The tile's sums, the bias already in them (qd_vnni_r starts from it),
  * requantized (nn_qdc_requant, mult at the panel's first channel, mr of
  * them valid) to bytes, pixel r's mr at out8 + r * ld8: the steps of
@@ -528,50 +515,102 @@ static void qd_dw_c(const qd_head *h, const uint8_t *px, const int64_t *toff, co
 }
 
 #if SG_X86
-/* Two pixels at once (pa, pb; outputs oa, ob, or with rq the bytes at
- * o8[0], o8[1]): eight independent sums hide the multiply-adds' latency
- * over the few tap pairs. */
-QD_VNNI_TARGET static void qd_dw_vnni(const qd_head *h, const uint8_t *pa, const uint8_t *pb,
-                                      const int64_t *toff, const int16_t *w, int32_t *oa,
-                                      int32_t *ob, const nn_qdc_requant *rq, int64_t mr,
-                                      uint8_t *const o8[2]) {
-  __m512i acc[2][2][2];   /* [pixel][group][low / high half] */
+/* The np pixels at pxs[] (each at the panel's first channel of its tap 0),
+ * two at a time (eight independent sums hide the multiply-adds' latency
+ * over the few tap pairs): the int32 sums to out (a pixel's pw apart,
+ * channel order), or with rq the bytes at o8 (ld8 apart).  Requantizing,
+ * the sums start from the bias and stay in the unpacks' lane order (low
+ * half: lane L holds channels 8L .. 8L + 3 of its 32, high: 8L + 4 ..
+ * 8L + 7), the bias and multipliers loaded once per run in that order, and
+ * the bytes come back to channel order with two 32-bit unpacks. */
+QD_VNNI_TARGET static void qd_dw_vnni(const qd_head *h, const uint8_t *const *pxs, int64_t np,
+                                      const int64_t *toff, const int16_t *w, int32_t *out,
+                                      const nn_qdc_requant *rq, int64_t mr, uint8_t *o8,
+                                      int64_t ld8) {
+  __m512i bias[2][2];   /* [group][low / high half], lane order */
+  __m512 mult[2][2];
+  __m512 vhi = _mm512_setzero_ps();
+  __m512i vlo = _mm512_setzero_si512(), vz = _mm512_setzero_si512();
   SG_UNROLL(2)
-  for (int q = 0; q < 2; q++)
-    acc[q][0][0] = acc[q][0][1] = acc[q][1][0] = acc[q][1][1] = _mm512_setzero_si512();
-  const int16_t *wg = w;
-  for (int64_t tp = 0; tp < h->tp; tp++, wg += 128) {
-    const int64_t t0 = 2 * tp, t1 = t0 + 1 < h->taps ? t0 + 1 : t0;
+  for (int g = 0; g < 2; g++) {
+    bias[g][0] = bias[g][1] = _mm512_setzero_si512();
+    mult[g][0] = mult[g][1] = _mm512_setzero_ps();
+  }
+  if (rq) {
+    vhi = _mm512_set1_ps((float)((rq->u8 ? 255 : 127) - rq->zp));
+    vlo = _mm512_set1_epi32((rq->u8 ? 0 : -128) - rq->zp);
+    vz = _mm512_set1_epi32(rq->zp);
     SG_UNROLL(2)
     for (int g = 0; g < 2; g++) {
-      const __m512i wl = _mm512_loadu_si512((const void *)(wg + 64 * g));
-      const __m512i wh = _mm512_loadu_si512((const void *)(wg + 64 * g + 32));
-      SG_UNROLL(2)
-      for (int q = 0; q < 2; q++) {
-        const uint8_t *px = q ? pb : pa;
-        const __m512i x0 = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(px + toff[t0] + 32 * g)));
-        const __m512i x1 = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(px + toff[t1] + 32 * g)));
-        acc[q][g][0] = _mm512_dpwssd_epi32(acc[q][g][0], _mm512_unpacklo_epi16(x0, x1), wl);
-        acc[q][g][1] = _mm512_dpwssd_epi32(acc[q][g][1], _mm512_unpackhi_epi16(x0, x1), wh);
-      }
+      const __mmask16 k0 = qd_mask16(mr - 32 * g), k1 = qd_mask16(mr - 32 * g - 16);
+      const __m512i b0 = _mm512_maskz_loadu_epi32(k0, rq->bias + 32 * g);
+      const __m512i b1 = _mm512_maskz_loadu_epi32(k1, rq->bias + 32 * g + 16);
+      const __m512 m0 = _mm512_maskz_loadu_ps(k0, rq->mult + 32 * g);
+      const __m512 m1 = _mm512_maskz_loadu_ps(k1, rq->mult + 32 * g + 16);
+      bias[g][0] = _mm512_shuffle_i32x4(b0, b1, 0x88);   /* channels 0-3, 8-11, 16-19, 24-27 */
+      bias[g][1] = _mm512_shuffle_i32x4(b0, b1, 0xDD);   /* 4-7, 12-15, 20-23, 28-31 */
+      mult[g][0] = _mm512_shuffle_f32x4(m0, m1, 0x88);
+      mult[g][1] = _mm512_shuffle_f32x4(m0, m1, 0xDD);
     }
   }
-  SG_UNROLL(2)
-  for (int q = 0; q < 2; q++)
+  for (int64_t t = 0; t < np; t += 2) {
+    const uint8_t *pa = pxs[t], *pb = t + 1 < np ? pxs[t + 1] : pxs[t];
+    __m512i acc[2][2][2];   /* [pixel][group][low / high half] */
     SG_UNROLL(2)
-    for (int g = 0; g < 2; g++) {
-      /* lane L of the low half holds channels 8L .. 8L + 3, of the high 8L + 4 .. 8L + 7 */
-      const __m512i lo = acc[q][g][0], hi = acc[q][g][1];
-      const __m512i a = _mm512_shuffle_i32x4(lo, hi, 0x44), b = _mm512_shuffle_i32x4(lo, hi, 0xEE);
-      if (rq) {
-        qd_vnni_requant16(_mm512_shuffle_i32x4(a, a, 0xD8), rq, 32 * g, mr, o8[q] + 32 * g);
-        qd_vnni_requant16(_mm512_shuffle_i32x4(b, b, 0xD8), rq, 32 * g + 16, mr, o8[q] + 32 * g + 16);
-        continue;
+    for (int q = 0; q < 2; q++)
+      SG_UNROLL(2)
+      for (int g = 0; g < 2; g++)
+        acc[q][g][0] = bias[g][0], acc[q][g][1] = bias[g][1];
+    const int16_t *wg = w;
+    for (int64_t tp = 0; tp < h->tp; tp++, wg += 128) {
+      const int64_t t0 = 2 * tp, t1 = t0 + 1 < h->taps ? t0 + 1 : t0;
+      SG_UNROLL(2)
+      for (int g = 0; g < 2; g++) {
+        const __m512i wl = _mm512_loadu_si512((const void *)(wg + 64 * g));
+        const __m512i wh = _mm512_loadu_si512((const void *)(wg + 64 * g + 32));
+        SG_UNROLL(2)
+        for (int q = 0; q < 2; q++) {
+          const uint8_t *px = q ? pb : pa;
+          const __m512i x0 = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(px + toff[t0] + 32 * g)));
+          const __m512i x1 = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(px + toff[t1] + 32 * g)));
+          acc[q][g][0] = _mm512_dpwssd_epi32(acc[q][g][0], _mm512_unpacklo_epi16(x0, x1), wl);
+          acc[q][g][1] = _mm512_dpwssd_epi32(acc[q][g][1], _mm512_unpackhi_epi16(x0, x1), wh);
+        }
       }
-      int32_t *o = (q ? ob : oa) + 32 * g;
-      _mm512_storeu_si512((void *)o, _mm512_shuffle_i32x4(a, a, 0xD8));
-      _mm512_storeu_si512((void *)(o + 16), _mm512_shuffle_i32x4(b, b, 0xD8));
     }
+    const int nq = t + 1 < np ? 2 : 1;
+    for (int q = 0; q < nq; q++)
+      SG_UNROLL(2)
+      for (int g = 0; g < 2; g++) {
+        const __m512i lo = acc[q][g][0], hi = acc[q][g][1];
+        if (!rq) {
+          const __m512i a = _mm512_shuffle_i32x4(lo, hi, 0x44), b = _mm512_shuffle_i32x4(lo, hi, 0xEE);
+          int32_t *o = out + (t + q) * h->pw + 32 * g;
+          _mm512_storeu_si512((void *)o, _mm512_shuffle_i32x4(a, a, 0xD8));
+          _mm512_storeu_si512((void *)(o + 16), _mm512_shuffle_i32x4(b, b, 0xD8));
+          continue;
+        }
+        /* qd_vnni_requant's steps (the clamp split: the same bytes) */
+        __m128i b8[2];
+        SG_UNROLL(2)
+        for (int v = 0; v < 2; v++) {
+          const __m512 f = _mm512_min_ps(vhi, _mm512_mul_ps(_mm512_cvtepi32_ps(v ? hi : lo), mult[g][v]));
+          b8[v] = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_max_epi32(_mm512_cvtps_epi32(f), vlo), vz));
+        }
+        const __m128i c0 = _mm_unpacklo_epi32(b8[0], b8[1]), c1 = _mm_unpackhi_epi32(b8[0], b8[1]);
+        uint8_t *dst = o8 + (t + q) * ld8 + 32 * g;
+        const int64_t left = mr - 32 * g;
+        if (left >= 32) {
+          _mm_storeu_si128((__m128i *)dst, c0);
+          _mm_storeu_si128((__m128i *)(dst + 16), c1);
+        } else if (left > 0) {
+          uint8_t tmp[32];
+          _mm_storeu_si128((__m128i *)tmp, c0);
+          _mm_storeu_si128((__m128i *)(tmp + 16), c1);
+          memcpy(dst, tmp, (size_t)left);
+        }
+      }
+  }
 }
 
 #endif
@@ -617,24 +656,27 @@ static void qd_task(const qd_job *j, int64_t task) {
   int64_t oh = p0 / s->OW, ow = p0 % s->OW;   /* the next pixel's row and column */
   if (h->dw) {
     const int16_t *w = (const int16_t *)wp;
+    const uint8_t *pxs[NN_QDC_COLS_MAX];   /* each pixel's tap 0 in the copy, at channel m0 */
+    for (int64_t t = 0; t < np; t++, ow++) {
+      if (ow == s->OW)
+        ow = 0, oh++;
+      pxs[t] = j->xc + (size_t)(oh * s->SH * h->Wp + ow * s->SW) * pix + (size_t)(m0 * h->el);
+    }
+#if SG_X86
+    if (h->path == QD_VNNI) {
+      qd_dw_vnni(h, pxs, np, j->toff, w, run, j->rq.bias ? &rq : NULL, mr, o8, ld8);
+      in_regs = j->rq.bias != NULL;
+      goto store;
+    }
+#endif
     int32_t spare[QD_PW_MAX];   /* an odd run's second pixel, computed and dropped */
     uint8_t spare8[QD_PW_MAX];
     for (int64_t t = 0; t < np; t += 2) {
-      const uint8_t *px[2];
-      int32_t *o[2] = {run + t * pw, t + 1 < np ? run + (t + 1) * pw : spare};
+      const uint8_t *px[2] = {pxs[t], t + 1 < np ? pxs[t + 1] : pxs[t]};   /* in bounds; */
+      int32_t *o[2] = {run + t * pw, t + 1 < np ? run + (t + 1) * pw : spare};   /* to spare */
       uint8_t *const b8[2] = {o8 + t * ld8, t + 1 < np ? o8 + (t + 1) * ld8 : spare8};
-      for (int q = 0; q < 2; q++, ow++) {
-        if (ow == s->OW)
-          ow = 0, oh++;
-        px[q] = j->xc + (size_t)(oh * s->SH * h->Wp + ow * s->SW) * pix + (size_t)(m0 * h->el);
-      }
-      if (t + 1 >= np)
-        px[1] = px[0];   /* in bounds; its sums go to spare */
 #if SG_X86
-      if (h->path == QD_VNNI) {
-        qd_dw_vnni(h, px[0], px[1], j->toff, w, o[0], o[1], j->rq.bias ? &rq : NULL, mr, b8);
-        in_regs = j->rq.bias != NULL;
-      } else if (h->path == QD_AVX2) {
+      if (h->path == QD_AVX2) {
         qd_dw_avx2(h, px[0], px[1], j->toff, w, o[0], o[1], j->rq.bias ? &rq : NULL, mr, b8);
         in_regs = j->rq.bias != NULL;
       } else
