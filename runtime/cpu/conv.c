@@ -2549,9 +2549,9 @@ typedef struct qconv_gemm_job {
   int64_t ybase;          /* element offset of the group's first output row */
   int64_t mbase;          /* the group's first output channel */
   bool requant;
-  /* the direct kernel: each channel's multiplier and bias (its zero point's
-   * term folded in: nn_qdc_offsets), the output zero point */
-  const float *dmult;
+  /* the direct kernel: each channel's bias (its zero point's term folded
+   * in: nn_qdc_offsets), the output zero point (QLinearConv hands both, with
+   * the multipliers, to the kernel as an nn_qdc_requant) */
   const int32_t *dbias;
   int32_t dzp;
 } qconv_gemm_job;
@@ -2658,7 +2658,6 @@ static nn_status qconv_run_qgemm(nn_ctx *c, nn_node *n, const nn_qconv_in *q) {
     nn_qdc_offsets(pk, zb, bias);
     if (jb.requant)
       qconv_requant_all(n, q, p->M, mult, bias, &jb.dzp);
-    jb.dmult = mult;
     jb.dbias = bias;
     nn_qdc_requant rq = {bias, mult, jb.dzp, n->y[0]->dtype == NN_DTYPE_UINT8, NULL, p->M};
     for (int64_t bi = 0; bi < p->batch; bi++) {

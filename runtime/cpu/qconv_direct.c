@@ -714,8 +714,9 @@ store:
     j->store(j->user, m0, mr, p0, np, run, pw);
     return;
   }
-  for (int64_t t = 0; t < np && !in_regs; t++)
-    nn_vmath_requant_8_lanes(run + t * pw, rq.bias, rq.mult, rq.zp, rq.u8, o8 + t * ld8, mr);
+  for (int64_t t = 0; t < np && !in_regs; t++)   /* the portable kernels' sums */
+    for (int64_t r = 0; r < mr; r++)
+      nn_vmath_requant_1(run[t * pw + r], rq.bias[r], rq.mult[r], rq.zp, rq.u8, o8 + t * ld8 + r);
   if (!j->rq.dst)
     j->store8(j->user, m0, mr, p0, np, run8, pw);
 }

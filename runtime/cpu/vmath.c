@@ -304,25 +304,8 @@ static SG256 int64_t vm2_requant(const float *af, const int32_t *ai, int32_t bia
   return i;
 }
 
-static SG256 int64_t vm2_requant_lanes(const int32_t *ai, const int32_t *bias, const float *mult,
-                                       int32_t zp, bool u8, void *y, int64_t n) {
-  const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
-  const __m256i vz = _mm256_set1_epi32(zp);
-  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256i a = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(ai + i)),
-                                 _mm256_loadu_si256((const __m256i *)(bias + i)));
-    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_loadu_ps(mult + i));
-    v = _mm256_min_ps(_mm256_max_ps(v, vlo), vhi);   /* NaN -> lo, as MLAS */
-    vm2_store8(_mm256_add_epi32(_mm256_cvtps_epi32(v), vz), u8, (unsigned char *)y + i);
-  }
-  return i;
-}
-
-/* vm2_requant and vm2_requant_lanes 16 lanes at a time (the values are in
- * range after the clamp, so vpmovdb's truncation is the pack), the rest
- * through them. */
+/* vm2_requant 16 lanes at a time (the values are in range after the
+ * clamp, so vpmovdb's truncation is the pack), the rest through it. */
 static SG512 int64_t vm5_requant(const float *af, const int32_t *ai, int32_t bias, float mult,
                                  int32_t zp, bool u8, void *y, int64_t n) {
   const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
@@ -338,33 +321,6 @@ static SG512 int64_t vm5_requant(const float *af, const int32_t *ai, int32_t bia
   }
   return i + vm2_requant(af ? af + i : NULL, af ? NULL : ai + i, bias, mult, zp, u8,
                          (unsigned char *)y + i, n - i);
-}
-
-static SG512 int64_t vm5_requant_lanes(const int32_t *ai, const int32_t *bias, const float *mult,
-                                       int32_t zp, bool u8, void *y, int64_t n) {
-  const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
-  const __m512i vz = _mm512_set1_epi32(zp);
-  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m512i a = _mm512_add_epi32(_mm512_loadu_si512((const void *)(ai + i)),
-                                 _mm512_loadu_si512((const void *)(bias + i)));
-    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), _mm512_loadu_ps(mult + i));
-    v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);   /* NaN -> lo, as MLAS */
-    _mm_storeu_si128((__m128i *)((unsigned char *)y + i),
-                     _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), vz)));
-  }
-  return i + vm2_requant_lanes(ai + i, bias + i, mult + i, zp, u8, (unsigned char *)y + i, n - i);
-}
-
-void nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const float *mult, int32_t zp,
-                              bool u8, void *y, int64_t n) {
-  const nn_cpu_isa isa = nn_cpu_isa_get();
-  int64_t i = isa >= NN_CPU_AVX512 ? vm5_requant_lanes(ai, bias, mult, zp, u8, y, n)
-              : isa >= NN_CPU_AVX2 ? vm2_requant_lanes(ai, bias, mult, zp, u8, y, n)
-                                   : 0;
-  for (; i < n; i++)
-    nn_vmath_requant_1(ai[i], bias[i], mult[i], zp, u8, (uint8_t *)y + i);
 }
 
 /* A 16 x 16 block of bytes in registers: four unpack stages (bytes, then
@@ -408,62 +364,6 @@ static void vm_transpose16_u8(uint8_t *dst, int64_t ldd, const uint8_t *src, int
   for (int i = 0; i < 16; i++)
     a[i] = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + i * lds)), f);
   vm_tr16_store(a, dst, ldd);
-}
-
-/* nn_vmath_requant_transpose_8's 16 x 16 blocks: each row's 16 sums
- * requantized in registers (vm2_requant's steps) to 16 bytes, the block
- * transposed and stored; AVX-512 takes a row in one vector, AVX2 in two. */
-static SG512 void vm5_rqt16(const int32_t *acc, int64_t lda, const int32_t *bias, const float *mult,
-                            int32_t zp, bool u8, uint8_t *dst, int64_t ldd) {
-  const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
-  const __m512i vb = _mm512_loadu_si512((const void *)bias), vz = _mm512_set1_epi32(zp);
-  const __m512 vm = _mm512_loadu_ps(mult), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-  __m128i a[16];
-  SG_UNROLL(16)
-  for (int r = 0; r < 16; r++) {
-    __m512i x = _mm512_add_epi32(_mm512_loadu_si512((const void *)(acc + r * lda)), vb);
-    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(x), vm);
-    v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);   /* NaN -> lo, as MLAS */
-    a[r] = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), vz));   /* in range */
-  }
-  vm_tr16_store(a, dst, ldd);
-}
-
-static SG256 void vm2_rqt16(const int32_t *acc, int64_t lda, const int32_t *bias, const float *mult,
-                            int32_t zp, bool u8, uint8_t *dst, int64_t ldd) {
-  const float lo = (float)((u8 ? 0 : -128) - zp), hi = (float)((u8 ? 255 : 127) - zp);
-  const __m256i vz = _mm256_set1_epi32(zp);
-  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-  const __m256i b0 = _mm256_loadu_si256((const __m256i *)bias), b1 = _mm256_loadu_si256((const __m256i *)(bias + 8));
-  const __m256 m0 = _mm256_loadu_ps(mult), m1 = _mm256_loadu_ps(mult + 8);
-  __m128i a[16];
-  SG_UNROLL(16)
-  for (int r = 0; r < 16; r++) {
-    __m256i x0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc + r * lda)), b0);
-    __m256i x1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc + r * lda + 8)), b1);
-    __m256 v0 = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(x0), m0), vlo), vhi);
-    __m256 v1 = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(x1), m1), vlo), vhi);
-    __m256i i0 = _mm256_add_epi32(_mm256_cvtps_epi32(v0), vz), i1 = _mm256_add_epi32(_mm256_cvtps_epi32(v1), vz);
-    __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(i0, i1), 0xD8);   /* 16 int16 in order */
-    __m128i l = _mm256_castsi256_si128(p), h = _mm256_extracti128_si256(p, 1);
-    a[r] = u8 ? _mm_packus_epi16(l, h) : _mm_packs_epi16(l, h);
-  }
-  vm_tr16_store(a, dst, ldd);
-}
-
-bool nn_vmath_requant_transpose_8(const int32_t *acc, int64_t lda, const int32_t *bias,
-                                  const float *mult, int32_t zp, bool u8, uint8_t *dst, int64_t ldd,
-                                  int64_t rows, int64_t cols) {
-  const nn_cpu_isa isa = nn_cpu_isa_get();
-  if (isa < NN_CPU_AVX2 || rows < 16 || cols < 16)
-    return false;
-  for (int64_t i = 0; i < rows; i += 16)
-    for (int64_t j = 0; j < cols; j += 16) {
-      const int64_t i0 = i + 16 <= rows ? i : rows - 16, j0 = j + 16 <= cols ? j : cols - 16;
-      (isa >= NN_CPU_AVX512 ? vm5_rqt16 : vm2_rqt16)(acc + i0 * lda + j0, lda, bias + j0, mult + j0, zp,
-                                                     u8, dst + j0 * ldd + i0, ldd);
-    }
-  return true;
 }
 
 void nn_vmath_transpose_u8(uint8_t *dst, int64_t ldd, const uint8_t *src, int64_t lds, int64_t rows,
@@ -571,20 +471,6 @@ static int64_t vm_scale_vec(const int32_t *acc, const int32_t *off, const float 
                             float *y, int64_t n) {
   (void)acc, (void)off, (void)mult, (void)bias, (void)y, (void)n;
   return 0;
-}
-
-bool nn_vmath_requant_transpose_8(const int32_t *acc, int64_t lda, const int32_t *bias,
-                                  const float *mult, int32_t zp, bool u8, uint8_t *dst, int64_t ldd,
-                                  int64_t rows, int64_t cols) {
-  (void)acc, (void)lda, (void)bias, (void)mult, (void)zp, (void)u8, (void)dst, (void)ldd,
-      (void)rows, (void)cols;
-  return false;
-}
-
-void nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const float *mult, int32_t zp,
-                              bool u8, void *y, int64_t n) {
-  for (int64_t i = 0; i < n; i++)
-    nn_vmath_requant_1(ai[i], bias[i], mult[i], zp, u8, (uint8_t *)y + i);
 }
 
 void nn_vmath_transpose_u8(uint8_t *dst, int64_t ldd, const uint8_t *src, int64_t lds, int64_t rows,

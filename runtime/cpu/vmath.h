@@ -88,22 +88,6 @@ int64_t nn_vmath_requant_8(const float *af, const int32_t *ai, int32_t bias, flo
  * u8, else int8).  The vector paths' scalar twin, value for value. */
 void nn_vmath_requant_1(int32_t acc, int32_t bias, float mult, int32_t zp, bool u8, void *y);
 
-/* nn_vmath_requant_8 with a bias and a multiplier per element (an output
- * channel's, when the lanes are channels): v = float(ai[i] + bias[i]) *
- * mult[i], the same steps, for all n elements (vector blocks, then
- * nn_vmath_requant_1). */
-void nn_vmath_requant_8_lanes(const int32_t *ai, const int32_t *bias, const float *mult, int32_t zp,
-                              bool u8, void *y, int64_t n);
-
-/* nn_vmath_requant_8_lanes over a block and transposed: row i of acc (lda
- * apart) is requantized with bias[j] / mult[j] for column j and lands in
- * dst[j * ldd + i], for i < rows, j < cols, in 16 x 16 blocks held in
- * registers (no bytes stored and reloaded).  false (nothing written) on a
- * path without vectors or when rows or cols is below 16. */
-bool nn_vmath_requant_transpose_8(const int32_t *acc, int64_t lda, const int32_t *bias,
-                                  const float *mult, int32_t zp, bool u8, uint8_t *dst, int64_t ldd,
-                                  int64_t rows, int64_t cols);
-
 /* dst[j * ldd + i] = src[i * lds + j] ^ flip for i < rows, j < cols (bytes):
  * 16 x 16 blocks of SSE2 unpacks where both sides reach 16 (an edge block
  * overlapping the one before it), element by element otherwise. */
