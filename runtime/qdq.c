@@ -77,13 +77,19 @@ static nn_node *producer(const qdq_pass *p, int v, const char *op_type) {
   return op_is(n, "", op_type) ? n : NULL;
 }
 
-/* The QuantizeLinear reading v and nothing else reading it. */
-static nn_node *sole_quantize(const qdq_pass *p, int v) {
+/* The sole consumer of v when it is op_type (default domain). */
+static nn_node *sole_consumer(const qdq_pass *p, int v, const char *op_type) {
   const nn_value *x = val(p, v);
   if (!x || x->n_uses != 1 || x->is_graph_output || p->cons[v] < 0)
     return NULL;
-  nn_node *q = &p->g->nodes[p->cons[v]];
-  return op_is(q, "", "QuantizeLinear") && q->in[0] == v ? q : NULL;
+  nn_node *c = &p->g->nodes[p->cons[v]];
+  return op_is(c, "", op_type) ? c : NULL;
+}
+
+/* The QuantizeLinear reading v (as its input) and nothing else reading it. */
+static nn_node *sole_quantize(const qdq_pass *p, int v) {
+  nn_node *q = sole_consumer(p, v, "QuantizeLinear");
+  return q && q->in[0] == v ? q : NULL;
 }
 
 /* (scale, zero point) of a DequantizeLinear or QuantizeLinear quantizing
@@ -420,15 +426,6 @@ static bool scalar_for_sure(const qdq_pass *p, int v) {
     return false;
   const nn_node *d = &p->g->nodes[x->producer];
   return op_is(d, "", "DynamicQuantizeLinear") && d->n_out == 3 && (d->out[1] == v || d->out[2] == v);
-}
-
-/* The sole consumer of v when it is op_type (default domain). */
-static nn_node *sole_consumer(const qdq_pass *p, int v, const char *op_type) {
-  const nn_value *x = val(p, v);
-  if (!x || x->n_uses != 1 || x->is_graph_output || p->cons[v] < 0)
-    return NULL;
-  nn_node *c = &p->g->nodes[p->cons[v]];
-  return op_is(c, "", op_type) ? c : NULL;
 }
 
 /* ONNX Runtime's quantize_dynamic: MatMulInteger(A, B, a_zp, b_zp) -> Cast

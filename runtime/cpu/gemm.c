@@ -147,7 +147,7 @@ typedef struct mm_params {
    * (128 for uint8); B's packed block after the struct (MM_HEAD), n->ws:
    * N column offsets, then the kernel's scratch */
   bool qdirect;
-  size_t q_bytes, q_head;
+  size_t q_head;
   nn_act act;                      /* the node's fused activation */
   /* float32 */
   bool per_worker;                 /* small products: one per worker, serial engine */
@@ -604,10 +604,9 @@ static mmi_slots mmi_slots_of(const nn_node *n) {
   return (mmi_slots){2, 3, -1, -1, -1};
 }
 
+/* A's batches are one tall matrix (B is shared: p->fold) */
 static void mmi_direct_shape(const mm_params *p, nn_qdc_shape *s) {
-  const int64_t rows = p->nb * p->M;
-  *s = (nn_qdc_shape){.C = p->K, .M = p->N, .IH = 1, .IW = rows, .OH = 1, .OW = rows, .KH = 1,
-                      .KW = 1, .SH = 1, .SW = 1, .DH = 1, .DW = 1, .channels_last = true};
+  nn_qdc_matrix_shape(p->nb * p->M, p->K, p->N, s);
 }
 
 static bool mmi_direct_ok(const nn_node *n, const mm_params *p) {
@@ -629,28 +628,19 @@ static bool mmi_direct_ok(const nn_node *n, const mm_params *p) {
   return !zb ? shift == 0 : true;
 }
 
-/* B (K x N) packed for the direct kernel: N x K int8, uint8 shifted by -128. */
+/* B packed for the direct kernel after the struct. */
 static nn_status mmi_direct_prepare(nn_ctx *c, nn_node *n, const mm_params *p0) {
   nn_qdc_shape sh;
   mmi_direct_shape(p0, &sh);
   const size_t bytes = nn_align_up(nn_qdc_pack_size(&sh), 64);
   mm_params *p = nn_malloc(MM_HEAD + bytes);
-  int8_t *bt = nn_malloc((size_t)(p0->N * p0->K) + 1);
-  if (!p || !bt) {
+  if (!p || !nn_qdc_pack_matrix(&sh, n->x[1]->data, n->x[1]->dtype == NN_DTYPE_UINT8,
+                                (char *)p + MM_HEAD)) {
     nn_free(p);
-    nn_free(bt);
     return nn_fail(c, NN_ERR_NOMEM, "out of memory");
   }
   *p = *p0;
   p->qdirect = true;
-  p->q_bytes = bytes;
-  const uint8_t *b8 = n->x[1]->data;
-  const uint8_t fl = n->x[1]->dtype == NN_DTYPE_UINT8 ? 0x80 : 0;
-  for (int64_t k = 0; k < p->K; k++)
-    for (int64_t j = 0; j < p->N; j++)
-      bt[j * p->K + k] = (int8_t)(b8[k * p->N + j] ^ fl);
-  nn_qdc_pack(&sh, bt, (char *)p + MM_HEAD);
-  nn_free(bt);
   nn_free(n->priv);
   n->priv = p;
   n->priv_const_bytes = bytes;   /* B repacked: counted as weights */

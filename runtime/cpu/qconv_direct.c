@@ -177,6 +177,25 @@ void nn_qdc_pack(const nn_qdc_shape *s, const int8_t *w, void *dst) {
   }
 }
 
+void nn_qdc_matrix_shape(int64_t rows, int64_t K, int64_t N, nn_qdc_shape *s) {
+  *s = (nn_qdc_shape){.C = K, .M = N, .IH = 1, .IW = rows, .OH = 1, .OW = rows, .KH = 1, .KW = 1,
+                      .SH = 1, .SW = 1, .DH = 1, .DW = 1, .channels_last = true};
+}
+
+bool nn_qdc_pack_matrix(const nn_qdc_shape *s, const uint8_t *b, bool b_u8, void *dst) {
+  const int64_t K = s->C, N = s->M;
+  int8_t *bt = nn_malloc((size_t)(N * K) + 1);
+  if (!bt)
+    return false;
+  const uint8_t fl = b_u8 ? 0x80 : 0;   /* uint8 at 128 -> int8 at 0 */
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t j = 0; j < N; j++)
+      bt[j * K + k] = (int8_t)(b[k * N + j] ^ fl);
+  nn_qdc_pack(s, bt, dst);
+  nn_free(bt);
+  return true;
+}
+
 void nn_qdc_offsets(const void *packed, int32_t zb, int32_t *off) {
   const qd_head *h = qd_head_of(packed);
   const int32_t *sums = qd_sums(h);

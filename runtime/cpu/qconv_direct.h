@@ -71,6 +71,17 @@ size_t nn_qdc_pack_size(const nn_qdc_shape *s);
  * weights' sums; it does not retain w. */
 void nn_qdc_pack(const nn_qdc_shape *s, const int8_t *w, void *dst);
 
+/* A matrix product rows x K by K x N as the kernel sees it: a 1x1
+ * convolution of `rows` channels-last pixels of K channels into N
+ * (QLinearMatMul, MatMulInteger, MatMulIntegerToFloat). */
+void nn_qdc_matrix_shape(int64_t rows, int64_t K, int64_t N, nn_qdc_shape *s);
+
+/* nn_qdc_pack for such a product's B, given as ONNX lays it out (K x N,
+ * row-major, 8-bit; b_u8: uint8 with column zero points 128, else int8
+ * with 0): transposed to N x K int8 first.  false when that transposed
+ * copy (N x K bytes, freed before returning) cannot be allocated. */
+bool nn_qdc_pack_matrix(const nn_qdc_shape *s, const uint8_t *b, bool b_u8, void *dst);
+
 /* The sums of output channels m0 .. m0 + mr - 1 (mr <= 64) at output
  * pixels p0 .. p0 + np - 1 (np <= NN_QDC_COLS_MAX, pixels numbered
  * oh * OW + ow), pixel-major and before the zero point's term:

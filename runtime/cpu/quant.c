@@ -262,18 +262,13 @@ static inline int32_t qlmm_ld(const void *p, nn_dtype dt, int64_t i) {
   return dt == NN_DTYPE_INT8 ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
 }
 
-static void qlmm_direct_shape(const nn_qlmm_geom *g, nn_qdc_shape *s) {
-  *s = (nn_qdc_shape){.C = g->K, .M = g->N, .IH = 1, .IW = g->M, .OH = 1, .OW = g->M, .KH = 1,
-                      .KW = 1, .SH = 1, .SW = 1, .DH = 1, .DW = 1, .channels_last = true};
-}
-
 static bool qlmm_direct_ok(const nn_node *n, const nn_qlmm_geom *g) {
   const nn_value *b = n->x[3], *bzp = n->x[5];
   if (nn_knobs().no_direct || g->a_row || g->y_col || g->K % 4 || g->M < 1 ||
       !b->known || !b->data || !bzp->known || !bzp->data || g->brank > 0)
     return false;
   nn_qdc_shape s;
-  qlmm_direct_shape(g, &s);
+  nn_qdc_matrix_shape(g->M, g->K, g->N, &s);
   if (!nn_qdc_worth(&s))
     return false;
   const int32_t shift = b->dtype == NN_DTYPE_UINT8 ? 128 : 0;
@@ -294,27 +289,18 @@ static nn_status qlmm_prepare(nn_ctx *c, nn_node *n) {
   p.fast = is_q8(n->x[0]->dtype) && is_q8(n->x[3]->dtype);
   if (p.fast && qlmm_direct_ok(n, &p.g)) {
     nn_qdc_shape sh;
-    qlmm_direct_shape(&p.g, &sh);
+    nn_qdc_matrix_shape(p.g.M, p.g.K, p.g.N, &sh);
     p.direct = true;
     p.d_bytes = nn_align_up(nn_qdc_pack_size(&sh), 64);
     p.d_head = nn_align_up((size_t)p.g.N * (sizeof(float) + sizeof(int32_t)), 64);
     n->ws_bytes = p.d_head + nn_qdc_workspace(&sh);
     qlmm_params *pp = nn_malloc(QLMM_HEAD + p.d_bytes);
-    int8_t *bt = nn_malloc((size_t)(p.g.N * p.g.K) + 1);
-    if (!pp || !bt) {
+    if (!pp || !nn_qdc_pack_matrix(&sh, n->x[3]->data, n->x[3]->dtype == NN_DTYPE_UINT8,
+                                   (char *)pp + QLMM_HEAD)) {
       nn_free(pp);
-      nn_free(bt);
       return nn_fail(c, NN_ERR_NOMEM, "out of memory");
     }
-    /* B (K x N) as N x K int8, uint8 shifted by -128 */
-    const uint8_t *b8 = n->x[3]->data;
-    const uint8_t fl = n->x[3]->dtype == NN_DTYPE_UINT8 ? 0x80 : 0;
-    for (int64_t k = 0; k < p.g.K; k++)
-      for (int64_t j = 0; j < p.g.N; j++)
-        bt[j * p.g.K + k] = (int8_t)(b8[k * p.g.N + j] ^ fl);
     *pp = p;
-    nn_qdc_pack(&sh, bt, (char *)pp + QLMM_HEAD);
-    nn_free(bt);
     n->priv = pp;
     n->priv_const_bytes = p.d_bytes;   /* B repacked: counted as weights */
     return NN_OK;
