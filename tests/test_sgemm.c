@@ -335,6 +335,54 @@ static void test_gemm_shapes(void) {
   nn_free(bias);
 }
 
+/* The lean kernels (one K slice of up to 96, alpha 1, beta 0, none / Relu /
+ * Clip, row bias or none, a residual or none: 1x1 convs of few channels),
+ * over every row count of a panel, whole and partial last column panels,
+ * and K on both sides of the lean limit. */
+static void test_gemm_lean(void) {
+  static const int64_t shapes[][3] = {
+      {24, 1024, 24}, {6, 16, 1},   {5, 48, 8},    {14, 64, 16},  {13, 100, 33},
+      {28, 96, 96},   {30, 70, 97}, {1, 32, 24},   {17, 531, 40}, {48, 256, 48},
+  };
+  static const nn_sgemm_act acts[] = {NN_SGEMM_ACT_NONE, NN_SGEMM_ACT_RELU, NN_SGEMM_ACT_CLIP};
+  float *bias = nn_malloc(sizeof(float) * 4096);
+  fill(bias, 4096);
+  for (int isa = 0; isa < NN_CPU_ISA_COUNT; isa++) {
+    if (!nn_cpu_isa_set((nn_cpu_isa)isa))
+      continue;
+    int before = g_failed, cases = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+      for (int v = 0; v < 12; v++)
+        for (int en = 0; en < ENTRY_COUNT; en++) {
+          gemm_case g;
+          memset(&g, 0, sizeof g);
+          g.M = shapes[s][0], g.N = shapes[s][1], g.K = shapes[s][2];
+          g.alpha = 1.0f, g.beta = 0.0f;
+          g.use_epi = true;
+          g.epi.act = acts[v % 3];
+          g.epi.lo = 0.0f;
+          g.epi.hi = 0.75f;
+          g.epi.bias_kind = v / 3 % 2 ? NN_SGEMM_BIAS_ROW : NN_SGEMM_BIAS_NONE;
+          g.epi.bias = g.epi.bias_kind ? bias : NULL;
+          nn_free(g_res);
+          g_res = NULL;
+          if (v / 6) {   /* its own row stride, one more than N */
+            g_res = nn_malloc(sizeof(float) * (size_t)(g.M * (g.N + 1) + 1));
+            fill(g_res, g.M * (g.N + 1) + 1);
+            g.epi.res = g_res;
+            g.epi.ldres = g.N + 1;
+          }
+          tally(run_case(&g, (entry)en, en % 2 ? g_ctx2 : NULL, false));
+          cases++;
+        }
+    printf("  %-8s %d lean-epilogue cases, %d failed\n", nn_cpu_isa_name((nn_cpu_isa)isa), cases,
+           g_failed - before);
+  }
+  nn_free(g_res);
+  g_res = NULL;
+  nn_free(bias);
+}
+
 /* Every activation x bias kind x entry on a multi-slice, multi-tile shape. */
 static void test_gemm_epilogues(void) {
   float *bias = nn_malloc(sizeof(float) * 4096);
@@ -1831,6 +1879,7 @@ int main(int argc, char **argv) {
   test_gemm_nan();
   test_gemm_shapes();
   test_gemm_epilogues();
+  test_gemm_lean();
   test_gemm_large();
   test_conv_im2col();
   test_pack_b_fn_rows();

@@ -141,8 +141,12 @@ typedef enum conv_dwpw_mode {
  * (64x64 and less) and 7-16% slower on the back model's 128x128 ones than
  * the whole depthwise output as planes first, which bands beat in turn:
  * the back model 6.27 -> 5.54 ms on 1 thread, 4.69 -> 3.84 on 2 (AVX2,
- * Zen 4; bands at 64x64 were no faster than in-GEMM). */
-#define CONV_DWPW_MAX_PIXELS 4096
+ * Zen 4).  Since the GEMM's lean kernels (sgemm.c) bands win at 64x64
+ * too (Zen 4, 1 thread): a 24-channel block 0.102 -> 0.092 ms (AVX2),
+ * 0.110 -> 0.100 (AVX-512); the back model 5.21 -> 5.14 ms (AVX2), the
+ * front 0.878 -> 0.849, MobileNetV2 7.22 -> 7.14 (AVX-512).  Smaller maps
+ * stay in the GEMM: a band or two there would leave a thread idle. */
+#define CONV_DWPW_MAX_PIXELS 1024
 /* DWPW_BANDS: a band's depthwise output holds about this many floats, in
  * whole output rows: 96 KiB, in L2 when the GEMM reads it (12K to 96K
  * floats ran the same, Zen 4). */
