@@ -176,18 +176,21 @@ static inline float sg_bias_at(const sg_rt *e, int64_t i, int64_t j) {
 
 /* ---- kernel table -------------------------------------------------------------- */
 
+/* The lean kernels run products of K up to this: past it the general
+ * kernel's entry costs little against its loop (ResNet-18's 256-channel
+ * Winograd products at 14x14 ran 8% slower through them, AVX-512, Zen 4). */
+#define SG_LEAN_MAX_K 96
+/* Lean kernel: C[mr x npan * NR] = epilogue(A panel * B), the product's only
+ * K slice, with the lean epilogue (sg_rt.lean); B panel p at bp + p *
+ * bstride, its row k bsk floats after row k - 1 (see sg2_lean_t). */
+typedef void (*sg_lean_fn)(int64_t kc, const float *pa, const float *bp, int64_t bstride,
+                           int64_t bsk, float *crow, int64_t ldc, int64_t npan, const sg_rt *e,
+                           int64_t i0, int64_t j0);
 /* Micro-kernel: C[mr x nr] (+)= A panel (kc x MR, MR-strided) * B panel
  * (kc x NR, row k at pb + k * bsk: NR in a packed panel, ldb when B is read
  * in place); mr is fixed by the table entry, nr <= NR is masked at the store
  * (the kernel still reads NR columns of every row of B).  (i0, j0): position
  * of the tile in C, for the bias. */
-/* The lean kernels run products of K up to this: past it the general
- * kernel's entry costs little against its loop (ResNet-18's 256-channel
- * Winograd products at 14x14 ran 8% slower through them, AVX-512, Zen 4). */
-#define SG_LEAN_MAX_K 96
-typedef void (*sg_lean_fn)(int64_t kc, const float *pa, const float *bp, int64_t bstride,
-                           int64_t bsk, float *crow, int64_t ldc, int64_t npan, const sg_rt *e,
-                           int64_t i0, int64_t j0);
 typedef void (*sg_ukr_fn)(int64_t kc, const float *pa, const float *pb, int64_t bsk, float *c,
                           int64_t ldc, int nr, unsigned flags, const sg_rt *e, int64_t i0,
                           int64_t j0);
