@@ -1447,9 +1447,15 @@ int main(void) {
   {
     /* NCHW -> NHWC and back with neither side a multiple of 8, a 5-D-like
      * middle permutation, and the last dim moved first */
-    static const int64_t tdims[][4] = {{2, 19, 37, 13}, {1, 96, 14, 14}, {2, 13, 11, 21}, {3, 9, 17, 10}};
-    static const int64_t tperm[][4] = {{0, 2, 3, 1}, {0, 2, 3, 1}, {0, 3, 1, 2}, {3, 1, 2, 0}};
-    for (int i = 0; i < 4; i++)
+    /* the last four: a few interleaved channels to planes (NHWC -> NCHW
+     * of RGB / RGBA / two-channel images), 3 through vmath's deinterleave,
+     * with a tail of pixels past the last 8 and a batch of two */
+    static const int64_t tdims[][4] = {{2, 19, 37, 13}, {1, 96, 14, 14}, {2, 13, 11, 21},
+                                       {3, 9, 17, 10},  {1, 37, 29, 3},  {2, 16, 16, 3},
+                                       {1, 9, 11, 4},   {1, 5, 7, 2}};
+    static const int64_t tperm[][4] = {{0, 2, 3, 1}, {0, 2, 3, 1}, {0, 3, 1, 2}, {3, 1, 2, 0},
+                                       {0, 3, 1, 2}, {0, 3, 1, 2}, {0, 3, 1, 2}, {0, 3, 1, 2}};
+    for (int i = 0; i < 8; i++)
       run_transpose_case(tdims[i], tperm[i]) ? g_passed++ : g_failed++;
   }
   for (size_t i = 0; i < sizeof qconv_cases / sizeof qconv_cases[0]; i++) {

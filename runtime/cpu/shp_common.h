@@ -240,10 +240,14 @@ static inline void shp_copy_plan(shp_copy *p, size_t es, int rank, const int64_t
     p->rows *= d[i];
   }
   /* A strided inner loop with some outer dim contiguous in src is a
-   * transpose: tile it when the blocks are big enough to matter. */
+   * transpose: tile it when the blocks are big enough to matter, or when
+   * that dim is a few interleaved channels (NHWC -> NCHW of an RGB image:
+   * TensorFlow exports' first node), whose rows each gathered alone read
+   * the whole input once per channel. */
   if (p->inner_sstr != (int64_t)es && p->inner_sstr != 0 && p->inner_n >= 8) {
     for (int i = r - 1; i >= 0; i--) {
-      if (p->sstr[i] == (int64_t)es && p->dims[i] >= 8) {
+      if (p->sstr[i] == (int64_t)es &&
+          (p->dims[i] >= 8 || (p->dims[i] >= 2 && p->inner_sstr == p->dims[i] * (int64_t)es))) {
         p->tile_dim = i;
         p->walk_rows = p->rows / p->dims[i];
         break;

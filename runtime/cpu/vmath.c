@@ -242,8 +242,37 @@ bool nn_vmath_f32(nn_vmath_fn f, const float *x, float *y, int64_t n) {
   return true;
 }
 
+/* Three interleaved rows (src: cols pixels of 3 channels) to three planes,
+ * 8 pixels at a time: each plane's 8 values lie in distinct lanes of the
+ * three loaded vectors, two blends gather them and one permute orders them. */
+static SG256 void vm2_deinterleave3(float *dst, int64_t ldd, const float *src, int64_t cols) {
+  const __m256i i0 = _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5);
+  const __m256i i1 = _mm256_setr_epi32(1, 4, 7, 2, 5, 0, 3, 6);
+  const __m256i i2 = _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7);
+  int64_t j = 0;
+  for (; j + 8 <= cols; j += 8) {
+    const float *s = src + 3 * j;
+    const __m256 v0 = _mm256_loadu_ps(s), v1 = _mm256_loadu_ps(s + 8), v2 = _mm256_loadu_ps(s + 16);
+    /* channel 0 at lanes 0 3 6 of v0, 1 4 7 of v1, 2 5 of v2; channel 1 at
+     * 1 4 7 / 2 5 / 0 3 6; channel 2 at 2 5 / 0 3 6 / 1 4 7 */
+    const __m256 c0 = _mm256_blend_ps(_mm256_blend_ps(v0, v1, 0x92), v2, 0x24);
+    const __m256 c1 = _mm256_blend_ps(_mm256_blend_ps(v0, v1, 0x24), v2, 0x49);
+    const __m256 c2 = _mm256_blend_ps(_mm256_blend_ps(v0, v1, 0x49), v2, 0x92);
+    _mm256_storeu_ps(dst + j, _mm256_permutevar8x32_ps(c0, i0));
+    _mm256_storeu_ps(dst + ldd + j, _mm256_permutevar8x32_ps(c1, i1));
+    _mm256_storeu_ps(dst + 2 * ldd + j, _mm256_permutevar8x32_ps(c2, i2));
+  }
+  for (; j < cols; j++)
+    for (int q = 0; q < 3; q++)
+      dst[q * ldd + j] = src[3 * j + q];
+}
+
 static SG256 void vm2_transpose(float *dst, int64_t ldd, const float *src, int64_t lds,
                                int64_t rows, int64_t cols) {
+  if (rows == 3 && lds == 3) {
+    vm2_deinterleave3(dst, ldd, src, cols);
+    return;
+  }
   int64_t i = 0;
   for (; i + 8 <= rows; i += 8) {
     int64_t j = 0;
