@@ -1231,6 +1231,18 @@ static void test_dwconv(void) {
             cases++;
             v++;
           }
+    /* every activation on 3x3 stride-1 "same" maps wide and tall enough
+     * for the interior kernel of four rows (dw2_k3s1_rows4, one instance
+     * per clamp kind), with and without a bias */
+    for (int a = 0; a < SG_TEST_ACTS; a++)
+      for (int bias = 0; bias < 2; bias++) {
+        nn_dwconv_shape s = {.batch = 1, .C = 2, .mult = 1, .IH = 21, .IW = 48, .OH = 21, .OW = 48,
+                             .KH = 3, .KW = 3, .SH = 1, .SW = 1, .PT = 1, .PL = 1};
+        nn_sgemm_epi e = {(nn_sgemm_act)a, 0.1f, 0.0f, 0.75f,
+                          bias ? NN_SGEMM_BIAS_ROW : NN_SGEMM_BIAS_NONE, NULL};
+        tally(run_dw_case(&s, &e, false, bias ? g_ctx2 : NULL));
+        cases++;
+      }
     printf("  %-8s %d depthwise cases, %d failed\n", nn_cpu_isa_name((nn_cpu_isa)isa), cases,
            g_failed - before);
   }

@@ -521,12 +521,12 @@ SG_UNROLL(4)
  * 24-channel 3x3 convs at 64x64 and 128x128 took 1.41-1.63 cycles an
  * output before this and the uniform rows (UNI), 1.14-1.25 after, edges
  * included (AVX2, Zen 4). */
-static SG_ALWAYS_INLINE SG256 void dw2_k3s1_rows4(const dw_k3_env *e, const float *xb,
-                                                  int64_t ld, float *yb, int64_t c0,
-                                                  int64_t c1, const float *wc, float bias) {
+static SG_ALWAYS_INLINE SG256 void dw2_k3s1_rows4(const int CK, const dw_k3_env *e,
+                                                  const float *xb, int64_t ld, float *yb,
+                                                  int64_t c0, int64_t c1, const float *wc,
+                                                  float bias) {
   const int64_t OW = e->OW;
-  const int ck = e->ck;
-  const __m256 lo = _mm256_set1_ps(e->lo), hi = _mm256_set1_ps(e->hi), b = _mm256_set1_ps(bias);
+  const __m256 b = _mm256_set1_ps(bias);
   for (int64_t c = c0; c + 16 <= c1; c += 16) {
     const float *xp = xb + (c - c0);
     __m256 acc[4][2];
@@ -555,8 +555,17 @@ SG_UNROLL(4)
     for (int r = 0; r < 4; r++)
 SG_UNROLL(2)
       for (int v = 0; v < 2; v++) {
+        /* the clamp kind a template argument: bounds of no clamp (or
+         * Relu's zero) held across the loop took two of the 16 registers,
+         * and GCC spilled accumulators (8 of them, the weights, a load) */
         __m256 o = acc[r][v];
-        o = ck >= 0 ? sg2_clamp(ck, o, lo, hi) : sg2_act(&e->j->act, o);
+        if (CK == 1)   /* NaN kept, as sg2_clamp */
+          o = _mm256_max_ps(_mm256_setzero_ps(), o);
+        else if (CK == 2)
+          o = sg2_clamp(2, o, _mm256_broadcast_ss(&e->j->clamp.lo),
+                        _mm256_broadcast_ss(&e->j->clamp.hi));
+        else if (CK < 0)
+          o = sg2_act(&e->j->act, o);
         _mm256_storeu_ps(yb + r * OW + c + 8 * v, o);
       }
   }
@@ -590,7 +599,14 @@ static SG_ALWAYS_INLINE SG256 void dw2_k3s1_step(const int R, const bool UNI,
       /* the plain 16-column blocks of four rows inside the plane */
       int64_t n = ow1 - ow < IW + PL - 2 - ow ? ow1 - ow : IW + PL - 2 - ow;
       n = n > 0 ? n / 16 * 16 : 0;
-      dw2_k3s1_rows4(e, xr[0] + ow - PL, IW, yc + (oh - e->om.oh0) * OW, ow, ow + n, wc, bias);
+      const float *xb = xr[0] + ow - PL;
+      float *yb = yc + (oh - e->om.oh0) * OW;
+      switch (e->ck) {
+      case 0: dw2_k3s1_rows4(0, e, xb, IW, yb, ow, ow + n, wc, bias); break;
+      case 1: dw2_k3s1_rows4(1, e, xb, IW, yb, ow, ow + n, wc, bias); break;
+      case 2: dw2_k3s1_rows4(2, e, xb, IW, yb, ow, ow + n, wc, bias); break;
+      default: dw2_k3s1_rows4(-1, e, xb, IW, yb, ow, ow + n, wc, bias); break;
+      }
       ow += n;
     }
     if (R > 2)
