@@ -144,9 +144,13 @@ typedef enum conv_dwpw_mode {
  * Zen 4).  Since the GEMM's lean kernels (sgemm.c) bands win at 64x64
  * too (Zen 4, 1 thread): a 24-channel block 0.102 -> 0.092 ms (AVX2),
  * 0.110 -> 0.100 (AVX-512); the back model 5.21 -> 5.14 ms (AVX2), the
- * front 0.878 -> 0.849, MobileNetV2 7.22 -> 7.14 (AVX-512).  Smaller maps
- * stay in the GEMM: a band or two there would leave a thread idle. */
-#define CONV_DWPW_MAX_PIXELS 1024
+ * front 0.878 -> 0.849, MobileNetV2 7.22 -> 7.14 (AVX-512).  And from
+ * 32x32 up since the four-row interior depthwise kernel stopped spilling
+ * (dwconv.c), which bands reach and in-GEMM panels do not: a 48-channel
+ * block at 32x32 0.074 -> 0.064 ms, the back model 5.00 -> 4.91 (AVX2, 1
+ * thread; 2 threads the same within noise, the front model 2% slower).
+ * 16x16 maps stay in the GEMM: one band there would leave a thread idle. */
+#define CONV_DWPW_MAX_PIXELS 256
 /* DWPW_BANDS: a band's depthwise output holds about this many floats, in
  * whole output rows: 96 KiB, in L2 when the GEMM reads it (12K to 96K
  * floats ran the same, Zen 4). */
