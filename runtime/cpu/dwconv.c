@@ -766,18 +766,22 @@ static SG_ALWAYS_INLINE SG256 void dw2_k3s2_step(const int R, const dw_job *j,
                                                  int64_t oh) {
   const nn_dwconv_shape *s = j->s;
   const int64_t OW = s->OW;
-  for (int64_t ow = 0; ow < OW;) {
-    /* a 16-output block reads columns 2 ow - PL .. 2 ow - PL + 33 */
-    int64_t c = 2 * ow - s->PL;
-    if (ow + 16 <= OW && c >= 0 && c + 34 <= s->IW) {
-      dw2_k3s2_block(R, 2, false, j, xr, wc, bias, yc, rc, oh, ow, 16);
-      ow += 16;
-    } else {
-      dw2_k3s2_block(R, 1, true, j, xr, wc, bias, yc, rc, oh, ow,
-                     (int)(OW - ow < 8 ? OW - ow : 8));
-      ow += 8;
-    }
+  /* a block of 8V outputs at ow reads columns 2 ow - PL .. 2 ow - PL + 16V
+   * (+ 1 for 16): edge blocks of 8 left of the row, plain blocks of 16
+   * inside it, one plain block of 8 where 16 would pass its end (half of
+   * a 28-wide map's right side went through edge blocks), edge blocks for
+   * the rest */
+  int64_t ow = 0;
+  for (; ow < OW && 2 * ow - s->PL < 0; ow += 8)
+    dw2_k3s2_block(R, 1, true, j, xr, wc, bias, yc, rc, oh, ow, (int)(OW - ow < 8 ? OW - ow : 8));
+  for (; ow + 16 <= OW && 2 * ow - s->PL + 34 <= s->IW; ow += 16)
+    dw2_k3s2_block(R, 2, false, j, xr, wc, bias, yc, rc, oh, ow, 16);
+  if (ow + 8 <= OW && 2 * ow - s->PL + 17 <= s->IW) {
+    dw2_k3s2_block(R, 1, false, j, xr, wc, bias, yc, rc, oh, ow, 8);
+    ow += 8;
   }
+  for (; ow < OW; ow += 8)
+    dw2_k3s2_block(R, 1, true, j, xr, wc, bias, yc, rc, oh, ow, (int)(OW - ow < 8 ? OW - ow : 8));
 }
 
 static SG256 void dw2_rows_k3s2(const dw_job *j, const float *xc, const float *wc, float *yc,
