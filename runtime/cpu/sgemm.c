@@ -751,11 +751,8 @@ SG_UNROLL(6)
     const float *pb = bp + jp * bstride, *a = pa;
     __m256 c0[SG2_MR], c1[SG2_MR];
 SG_UNROLL(6)
-    for (int r = 0; r < MR; r++) {
+    for (int r = 0; r < MR; r++)
       c0[r] = c1[r] = _mm256_setzero_ps();
-      _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
-      _mm_prefetch((const char *)(c + r * ldc + 15), _MM_HINT_T0);
-    }
     for (int64_t k = 0; k < kc; k++) {
       const __m256 b0 = _mm256_loadu_ps(pb), b1 = _mm256_loadu_ps(pb + 8);
       _mm_prefetch((const char *)(a + SG2_MR * SG2_PF_K), _MM_HINT_T0);
@@ -1164,11 +1161,8 @@ static SG_ALWAYS_INLINE SG512 void sg5_lean_t(const int MR, int64_t kc, const fl
     const float *pb = bp + jp * bstride, *a = pa;
     __m512 c0[SG5_MR], c1[SG5_MR];
 SG_UNROLL(14)
-    for (int r = 0; r < MR; r++) {
+    for (int r = 0; r < MR; r++)
       c0[r] = c1[r] = _mm512_setzero_ps();
-      _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
-      _mm_prefetch((const char *)(c + r * ldc + 31), _MM_HINT_T0);
-    }
     for (int64_t k = 0; k < kc; k++) {
       const __m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16);
       _mm_prefetch((const char *)(a + SG5_MR * SG5_PF_K), _MM_HINT_T0);
