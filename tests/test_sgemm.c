@@ -335,8 +335,9 @@ static void test_gemm_shapes(void) {
   nn_free(bias);
 }
 
-/* The lean kernels (one K slice of up to 96, alpha 1, beta 0, none / Relu /
- * Clip, row bias or none, a residual or none: 1x1 convs of few channels),
+/* The lean kernels (one K slice of up to 96, alpha 1, beta 0, any
+ * activation, row bias or none, a residual or none: 1x1 convs of few
+ * channels),
  * over every row count of a panel, whole and partial last column panels,
  * and K on both sides of the lean limit. */
 static void test_gemm_lean(void) {
@@ -344,7 +345,8 @@ static void test_gemm_lean(void) {
       {24, 1024, 24}, {6, 16, 1},   {5, 48, 8},    {14, 64, 16},  {13, 100, 33},
       {28, 96, 96},   {30, 70, 97}, {1, 32, 24},   {17, 531, 40}, {48, 256, 48},
   };
-  static const nn_sgemm_act acts[] = {NN_SGEMM_ACT_NONE, NN_SGEMM_ACT_RELU, NN_SGEMM_ACT_CLIP};
+  static const nn_sgemm_act acts[] = {NN_SGEMM_ACT_NONE, NN_SGEMM_ACT_RELU, NN_SGEMM_ACT_CLIP,
+                                      NN_SGEMM_ACT_SILU, NN_SGEMM_ACT_GELU, NN_SGEMM_ACT_LEAKY};
   float *bias = nn_malloc(sizeof(float) * 4096);
   fill(bias, 4096);
   for (int isa = 0; isa < NN_CPU_ISA_COUNT; isa++) {
@@ -352,21 +354,22 @@ static void test_gemm_lean(void) {
       continue;
     int before = g_failed, cases = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-      for (int v = 0; v < 12; v++)
+      for (int v = 0; v < 24; v++)
         for (int en = 0; en < ENTRY_COUNT; en++) {
           gemm_case g;
           memset(&g, 0, sizeof g);
           g.M = shapes[s][0], g.N = shapes[s][1], g.K = shapes[s][2];
           g.alpha = 1.0f, g.beta = 0.0f;
           g.use_epi = true;
-          g.epi.act = acts[v % 3];
+          g.epi.act = acts[v % 6];
+          g.epi.alpha = 0.1f;
           g.epi.lo = 0.0f;
           g.epi.hi = 0.75f;
-          g.epi.bias_kind = v / 3 % 2 ? NN_SGEMM_BIAS_ROW : NN_SGEMM_BIAS_NONE;
+          g.epi.bias_kind = v / 6 % 2 ? NN_SGEMM_BIAS_ROW : NN_SGEMM_BIAS_NONE;
           g.epi.bias = g.epi.bias_kind ? bias : NULL;
           nn_free(g_res);
           g_res = NULL;
-          if (v / 6) {   /* its own row stride, one more than N */
+          if (v / 12) {   /* its own row stride, one more than N */
             g_res = nn_malloc(sizeof(float) * (size_t)(g.M * (g.N + 1) + 1));
             fill(g_res, g.M * (g.N + 1) + 1);
             g.epi.res = g_res;

@@ -145,6 +145,8 @@ typedef struct sg_rt {
    * clamp to [clo, chi] (none, Relu, Clip): a single-K-block tile's
    * epilogue is then add, clamp, store (sg2_ukr_t) */
   bool lean;
+  /* the same with any activation: what the lean kernels take (sg_lean_fn) */
+  bool lean_act;
   sg_clamp clamp;
 } sg_rt;
 
@@ -181,7 +183,7 @@ static inline float sg_bias_at(const sg_rt *e, int64_t i, int64_t j) {
  * Winograd products at 14x14 ran 8% slower through them, AVX-512, Zen 4). */
 #define SG_LEAN_MAX_K 96
 /* Lean kernel: C[mr x npan * NR] = epilogue(A panel * B), the product's only
- * K slice, with the lean epilogue (sg_rt.lean); B panel p at bp + p *
+ * K slice, alpha 1, beta 0, no column bias (sg_rt.lean_act); B panel p at bp + p *
  * bstride, its row k bsk floats after row k - 1 (see sg2_lean_t). */
 typedef void (*sg_lean_fn)(int64_t kc, const float *pa, const float *bp, int64_t bstride,
                            int64_t bsk, float *crow, int64_t ldc, int64_t npan, const sg_rt *e,
@@ -730,7 +732,7 @@ SG2_UKR(5)
 SG2_UKR(6)
 
 /* The lean single-K-block case of sg2_ukr_t (first and last slice, alpha 1,
- * beta 0, a clamp) over npan whole NR panels of one MR-row panel, in one call:
+ * beta 0, no column bias) over npan whole NR panels of one MR-row panel, in one call:
  * with a short K (1x1 convs of 16-32 channels: 24 k-steps, about 150
  * cycles), the general kernel's entry and its epilogue's branches cost a
  * third as much again as the loop. */
@@ -773,8 +775,15 @@ SG_UNROLL(6)
         v0 = _mm256_add_ps(v0, _mm256_loadu_ps(rr));
         v1 = _mm256_add_ps(v1, _mm256_loadu_ps(rr + 8));
       }
-      _mm256_storeu_ps(c + r * ldc, sg2_clamp(ck, v0, lo, hi));
-      _mm256_storeu_ps(c + r * ldc + 8, sg2_clamp(ck, v1, lo, hi));
+      if (ck >= 0) {
+        v0 = sg2_clamp(ck, v0, lo, hi);
+        v1 = sg2_clamp(ck, v1, lo, hi);
+      } else {   /* SiLU, sigmoid, GELU...: as the general kernel's epilogue */
+        v0 = sg2_act(&e->act, v0);
+        v1 = sg2_act(&e->act, v1);
+      }
+      _mm256_storeu_ps(c + r * ldc, v0);
+      _mm256_storeu_ps(c + r * ldc + 8, v1);
     }
   }
 }
@@ -1188,8 +1197,15 @@ SG_UNROLL(14)
         v0 = _mm512_add_ps(v0, _mm512_loadu_ps(rr));
         v1 = _mm512_add_ps(v1, _mm512_loadu_ps(rr + 16));
       }
-      _mm512_storeu_ps(c + r * ldc, sg5_clamp(ck, v0, lo, hi));
-      _mm512_storeu_ps(c + r * ldc + 16, sg5_clamp(ck, v1, lo, hi));
+      if (ck >= 0) {
+        v0 = sg5_clamp(ck, v0, lo, hi);
+        v1 = sg5_clamp(ck, v1, lo, hi);
+      } else {
+        v0 = sg5_act(&e->act, v0);
+        v1 = sg5_act(&e->act, v1);
+      }
+      _mm512_storeu_ps(c + r * ldc, v0);
+      _mm512_storeu_ps(c + r * ldc + 16, v1);
     }
   }
 }
@@ -1757,7 +1773,7 @@ static void sg_panel_row(const sg_job *j, int mr, int64_t kc, const float *a, co
   const int NR = kn->nr;
   sg_ukr_fn ukr = kn->ukr[mr];
   int64_t jp = 0;
-  if (kn->lean[mr] && j->rt.lean && flags == (SG_FIRST | SG_LAST) && kc <= SG_LEAN_MAX_K &&
+  if (kn->lean[mr] && j->rt.lean_act && flags == (SG_FIRST | SG_LAST) && kc <= SG_LEAN_MAX_K &&
       ncur >= NR) {
     jp = ncur / NR;
     kn->lean[mr](kc, a, bp, bstride, bsk, crow, j->ldc, jp, &j->rt, i, j0);
@@ -2080,8 +2096,8 @@ static void sg_rt_init(sg_rt *rt, float alpha, float beta, const nn_sgemm_epi *e
     rt->ldres = epi->ldres;
   }
   rt->clamp = sg_clamp_of(&rt->act);
-  rt->lean = alpha == 1.0f && beta == 0.0f && rt->bias_kind != NN_SGEMM_BIAS_COL &&
-             rt->clamp.kind >= 0;
+  rt->lean_act = alpha == 1.0f && beta == 0.0f && rt->bias_kind != NN_SGEMM_BIAS_COL;
+  rt->lean = rt->lean_act && rt->clamp.kind >= 0;
 }
 
 int64_t nn_sgemm_rows_per_tile(void) { return sg_kern_for(nn_cpu_isa_get())->mc; }
