@@ -255,8 +255,9 @@ static SG_ALWAYS_INLINE SG256 __m256 sg2_act(const sg_act *a, __m256 v) {
   }
   case NN_SGEMM_ACT_SIGMOID:
     return sg2_sigmoid(v);
-  case NN_SGEMM_ACT_SILU:   /* v / (1 + exp(-v)): one rounding less than v * sigmoid(v), and a
-                              multiply: the conv + SiLU pair of EfficientNet 5% faster */
+  case NN_SGEMM_ACT_SILU:
+    /* v / (1 + exp(-v)): one rounding and one multiply less than
+     * v * sigmoid(v) (a 1x1 conv + SiLU of EfficientNet 5% faster) */
     return _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f),
                                           sg2_exp(_mm256_sub_ps(_mm256_setzero_ps(), v))));
   case NN_SGEMM_ACT_GELU:

@@ -50,7 +50,8 @@ bool nn_vmath_softmax_row_f32(const float *x, float *y, int64_t n);
 /* A block transposed: dst[i * ldd + j] = src[j * lds + i] for i < rows,
  * j < cols (strides in floats), 8x8 blocks in registers on AVX2 and up.
  * Transpose's tiles (NCHW <-> NHWC in ConvNeXt, Swin, ViT's patch
- * embedding) moved an element at a time.  Returns false, writing nothing,
+ * embedding) moved an element at a time.  Three rows read from pixels of
+ * three channels (lds 3: an RGB image to planes) go by blends instead.  Returns false, writing nothing,
  * on a path without a vector form. */
 bool nn_vmath_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,
                             int64_t cols);
