@@ -2091,18 +2091,12 @@ static void qconv_requant_of(const nn_node *n, const nn_qconv_in *q, int64_t m, 
  * channel's bias added to bias[m] (mod 2^32), the zero point. */
 static void qconv_requant_all(const nn_node *n, const nn_qconv_in *q, int64_t M, float *mult,
                               int32_t *bias, int32_t *zp) {
-  const nn_value *wsv = conv_qget(n, q->w_scale), *bv = conv_qget(n, q->bias);
-  const nn_value *yzpv = conv_qget(n, q->y_zp);
-  const float xs = *(const float *)conv_qget(n, q->x_scale)->data;
-  const float ys = *(const float *)conv_qget(n, q->y_scale)->data;
-  const float *wsc = wsv->data;
-  const int32_t *b = bv ? bv->data : NULL;
+  *zp = 0;   /* set by every channel below (with M = 0 nothing is stored) */
   for (int64_t m = 0; m < M; m++) {
-    mult[m] = xs * wsc[wsv->numel == 1 ? 0 : m] / ys;   /* qconv_requant_of's order */
-    if (b)
-      bias[m] = (int32_t)((uint32_t)bias[m] + (uint32_t)b[m]);
+    int32_t b;
+    qconv_requant_of(n, q, m, &mult[m], &b, zp);
+    bias[m] = (int32_t)((uint32_t)bias[m] + (uint32_t)b);
   }
-  *zp = yzpv ? conv_q8(yzpv, 0) : 0;
 }
 
 /* Store n requantized sums (from af, floats holding exact integers, or
